@@ -1,0 +1,80 @@
+//! The command line: `serve`, `migrate`, `evaluate`. Errors print one line and set the exit
+//! code; nothing here panics on bad input.
+
+mod serve;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "fleetglass",
+    version,
+    about = "A truthful status board for Flux fleets: is version X of this domain deployed and healthy everywhere?",
+    long_about = None
+)]
+pub struct Cli {
+    /// Log as JSON lines instead of text (levels from RUST_LOG, default info).
+    #[arg(long, global = true)]
+    pub log_json: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run the collector and the web server in one process.
+    ///
+    /// Watches the configured clusters (or the demo fleet with --demo), keeps state and history
+    /// in Postgres (DATABASE_URL or database_url in the config) and serves the dashboard, the
+    /// JSON API and /healthz, /readyz.
+    Serve(serve::ServeArgs),
+    /// Apply the database migrations and exit.
+    Migrate {
+        /// Config file (YAML); DATABASE_URL in the environment overrides its database_url.
+        #[arg(long, short)]
+        config: Option<PathBuf>,
+    },
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.log_json);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Serve(args) => serve::run(args).await,
+            Command::Migrate { config } => serve::migrate(config.as_deref()).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&format!("{e:#}")),
+    }
+}
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("fleetglass: {message}");
+    ExitCode::FAILURE
+}
+
+fn init_logging(json: bool) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,kube=warn,tower_http=warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}

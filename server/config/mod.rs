@@ -1,0 +1,91 @@
+//! One typed configuration: a YAML file, then environment overrides, validated at start-up.
+//! Errors name the file, the key and what is wrong.
+
+mod load;
+
+pub use load::{ConfigError, from_yaml_str, load};
+
+use crate::health::{DomainSpec, Thresholds};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+#[derive(Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Postgres URL; `DATABASE_URL` in the environment overrides it.
+    #[serde(default)]
+    pub database_url: Option<Secret>,
+    /// Address the web server listens on; `--listen` overrides it.
+    #[serde(default)]
+    pub listen: Option<String>,
+    #[serde(default)]
+    pub clusters: Vec<ClusterConfig>,
+    #[serde(default)]
+    pub domains: Vec<DomainSpec>,
+    #[serde(default)]
+    pub thresholds: Thresholds,
+    /// The cluster label the fleet page groups columns by.
+    #[serde(default = "default_group_by")]
+    pub group_by: String,
+    /// Public URL of this fleetglass, used in alert links.
+    #[serde(default)]
+    pub public_url: Option<String>,
+}
+
+fn default_group_by() -> String {
+    "ring".to_string()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterConfig {
+    pub name: String,
+    /// Path to a kubeconfig file; `$KUBECONFIG` (or ~/.kube/config) when absent.
+    #[serde(default)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Context in the kubeconfig; its current context when absent.
+    #[serde(default)]
+    pub context: Option<String>,
+    /// Use the pod's service account (the cluster fleetglass runs in).
+    #[serde(default)]
+    pub in_cluster: bool,
+    /// Labels such as ring, region, environment; domains select clusters by them.
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+}
+
+/// A string that never appears in logs or `Debug` output (database URLs carry passwords).
+#[derive(Clone, Deserialize, PartialEq, Eq)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("database_url", &self.database_url)
+            .field("listen", &self.listen)
+            .field("clusters", &self.clusters)
+            .field("domains", &self.domains.len())
+            .field("thresholds", &self.thresholds)
+            .field("group_by", &self.group_by)
+            .finish()
+    }
+}

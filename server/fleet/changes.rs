@@ -1,0 +1,235 @@
+//! Turns an evaluation into the rows that changed since the last write: objects whose verdict
+//! or body changed, a transition for every state change, and the roll-ups of clusters whose
+//! root causes or domain verdicts changed.
+
+use super::Snapshot;
+use crate::health::{Evaluation, State, Verdict};
+use crate::model::ObjectId;
+use crate::store::{
+    ChangeSet, ClusterRow, DomainRow, ObjectKey, ObjectRow, RootCauseRow, TransitionRow,
+};
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// What was last handed to the store, to write only differences.
+#[derive(Debug, Default)]
+pub struct Written {
+    verdicts: HashMap<ObjectId, WrittenVerdict>,
+    rollups: HashMap<String, (Vec<RootCauseRow>, Vec<DomainRow>)>,
+    clusters: HashMap<String, ClusterRow>,
+}
+
+#[derive(Debug, PartialEq)]
+struct WrittenVerdict {
+    state: State,
+    since: Option<DateTime<Utc>>,
+    reason: String,
+    message: String,
+    root_causes: Vec<ObjectId>,
+}
+
+impl From<&Verdict> for WrittenVerdict {
+    fn from(v: &Verdict) -> Self {
+        WrittenVerdict {
+            state: v.state,
+            since: v.since,
+            reason: v.reason.clone(),
+            message: v.message.clone(),
+            root_causes: v.root_causes.clone(),
+        }
+    }
+}
+
+/// Roll-ups to replace, for the clusters whose roll-ups changed.
+#[derive(Debug, Default)]
+pub struct RollupChanges {
+    pub clusters: Vec<String>,
+    pub causes: Vec<RootCauseRow>,
+    pub domains: Vec<DomainRow>,
+}
+
+impl RollupChanges {
+    pub fn is_empty(&self) -> bool {
+        self.clusters.is_empty()
+    }
+
+    /// Merges a later set in; the later rows win for the clusters they cover.
+    pub fn absorb(&mut self, later: RollupChanges) {
+        let covered: HashSet<&String> = later.clusters.iter().collect();
+        self.causes.retain(|r| !covered.contains(&r.cluster));
+        self.domains.retain(|r| !covered.contains(&r.cluster));
+        self.clusters.retain(|c| !covered.contains(c));
+        self.clusters.extend(later.clusters);
+        self.causes.extend(later.causes);
+        self.domains.extend(later.domains);
+    }
+}
+
+pub fn key_of(id: &ObjectId) -> ObjectKey {
+    let (cluster, kind, namespace, name) = id.parts().unwrap_or_default();
+    ObjectKey {
+        cluster: cluster.to_string(),
+        kind: kind.to_string(),
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+    }
+}
+
+impl Written {
+    /// Object rows and transitions; `touched` are the ids whose object body changed.
+    pub fn object_changes(
+        &mut self,
+        evaluation: &Evaluation,
+        snapshot: &Snapshot,
+        touched: &HashSet<ObjectId>,
+        now: DateTime<Utc>,
+    ) -> ChangeSet {
+        let mut changes = ChangeSet::default();
+        let mut present = HashSet::with_capacity(evaluation.objects.len());
+        for verdict in &evaluation.objects {
+            present.insert(&verdict.id);
+            let next = WrittenVerdict::from(verdict);
+            let previous = self.verdicts.get(&verdict.id);
+            if previous == Some(&next) && !touched.contains(&verdict.id) {
+                continue;
+            }
+            let key = key_of(&verdict.id);
+            if previous.map(|p| p.state) != Some(verdict.state) {
+                changes.transitions.push(TransitionRow {
+                    key: key.clone(),
+                    from: previous.map(|p| p.state.as_str().to_string()),
+                    to: verdict.state.as_str().to_string(),
+                    reason: verdict.reason.clone(),
+                    message: verdict.message.clone(),
+                    // The first sighting dates from the evidence; later changes from now.
+                    at: match previous {
+                        None => verdict.since.filter(|s| *s <= now).unwrap_or(now),
+                        Some(_) => now,
+                    },
+                });
+            }
+            let body = snapshot
+                .get(&verdict.id)
+                .and_then(|o| serde_json::to_value(o).ok())
+                .unwrap_or(Value::Null);
+            changes.upserts.push(ObjectRow {
+                key,
+                state: verdict.state.as_str().to_string(),
+                since: verdict.since,
+                reason: verdict.reason.clone(),
+                message: verdict.message.clone(),
+                root_causes: verdict.root_causes.iter().map(|id| id.0.clone()).collect(),
+                body,
+            });
+            self.verdicts.insert(verdict.id.clone(), next);
+        }
+        let gone: Vec<ObjectId> = self
+            .verdicts
+            .keys()
+            .filter(|id| !present.contains(id))
+            .cloned()
+            .collect();
+        for id in gone {
+            self.verdicts.remove(&id);
+            changes.deletes.push(key_of(&id));
+        }
+        changes
+    }
+
+    /// Root causes and domain verdicts of every cluster whose set changed.
+    pub fn rollup_changes(
+        &mut self,
+        evaluation: &Evaluation,
+        clusters: &[String],
+    ) -> RollupChanges {
+        let mut by_cluster: BTreeMap<&str, (Vec<RootCauseRow>, Vec<DomainRow>)> = clusters
+            .iter()
+            .map(|c| (c.as_str(), Default::default()))
+            .collect();
+        for cause in &evaluation.root_causes {
+            let cluster = cause.id.parts().map_or("", |p| p.0);
+            if let Some(entry) = by_cluster.get_mut(cluster) {
+                entry.0.push(RootCauseRow {
+                    id: cause.id.0.clone(),
+                    cluster: cluster.to_string(),
+                    state: cause.state.as_str().to_string(),
+                    since: cause.since,
+                    reason: cause.reason.clone(),
+                    message: cause.message.clone(),
+                    affected: json!(cause.affected),
+                });
+            }
+        }
+        for domain in &evaluation.domains {
+            if let Some(entry) = by_cluster.get_mut(domain.cluster.as_str()) {
+                entry.1.push(DomainRow {
+                    domain: domain.domain.clone(),
+                    cluster: domain.cluster.clone(),
+                    version: domain.version.clone(),
+                    state: domain.state.as_str().to_string(),
+                    fully_healthy: domain.fully_healthy,
+                    objects: domain.objects as i32,
+                    healthy: domain.healthy as i32,
+                    blockers: json!(domain.blockers),
+                });
+            }
+        }
+        let mut changes = RollupChanges::default();
+        for (cluster, rows) in by_cluster {
+            if self.rollups.get(cluster) == Some(&rows) {
+                continue;
+            }
+            changes.clusters.push(cluster.to_string());
+            changes.causes.extend(rows.0.iter().cloned());
+            changes.domains.extend(rows.1.iter().cloned());
+            self.rollups.insert(cluster.to_string(), rows);
+        }
+        changes
+    }
+
+    /// Cluster rows (freshness, counts by state) that changed.
+    pub fn cluster_changes(
+        &mut self,
+        evaluation: &Evaluation,
+        snapshot: &Snapshot,
+        now: DateTime<Utc>,
+    ) -> Vec<ClusterRow> {
+        let mut counts: HashMap<&str, BTreeMap<&str, u64>> = HashMap::new();
+        for verdict in &evaluation.objects {
+            *counts
+                .entry(verdict.cluster.as_str())
+                .or_default()
+                .entry(verdict.state.as_str())
+                .or_default() += 1;
+        }
+        let mut rows = Vec::new();
+        for info in snapshot.clusters() {
+            let row = ClusterRow {
+                name: info.name.clone(),
+                labels: json!(info.labels),
+                last_good: info.last_good,
+                error: info.error.clone(),
+                kind_errors: json!(info.kind_errors),
+                state_counts: json!(counts.get(info.name.as_str()).cloned().unwrap_or_default()),
+                updated_at: now,
+            };
+            let unchanged = self.clusters.get(&info.name).is_some_and(|old| {
+                ClusterRow {
+                    updated_at: now,
+                    ..old.clone()
+                } == row
+            });
+            if !unchanged {
+                self.clusters.insert(info.name.clone(), row.clone());
+                rows.push(row);
+            }
+        }
+        rows
+    }
+
+    /// After a failed write, forget the cluster rows so the next round rewrites them all.
+    pub fn forget_clusters(&mut self) {
+        self.clusters.clear();
+    }
+}

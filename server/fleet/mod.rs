@@ -1,0 +1,46 @@
+//! The fleet: the in-memory snapshot the sources feed, the runner that evaluates it, and the
+//! change tracking that writes only differences to the store.
+
+mod changes;
+mod runner;
+mod snapshot;
+
+pub use runner::{Evaluated, Latest, Runner};
+pub use snapshot::Snapshot;
+
+use crate::config::Config;
+use crate::health::{ClusterInfo, DomainSpec, Thresholds};
+use std::collections::BTreeMap;
+
+/// What the runner needs from the configuration.
+#[derive(Debug, Clone, Default)]
+pub struct FleetSettings {
+    pub cluster_labels: BTreeMap<String, BTreeMap<String, String>>,
+    pub domains: Vec<DomainSpec>,
+    pub thresholds: Thresholds,
+}
+
+impl FleetSettings {
+    pub fn from_config(config: &Config) -> FleetSettings {
+        FleetSettings {
+            cluster_labels: config
+                .clusters
+                .iter()
+                .map(|c| (c.name.clone(), c.labels.clone()))
+                .collect(),
+            domains: config.domains.clone(),
+            thresholds: config.thresholds.clone(),
+        }
+    }
+
+    fn cluster_infos(&self) -> Vec<ClusterInfo> {
+        self.cluster_labels
+            .iter()
+            .map(|(name, labels)| ClusterInfo {
+                name: name.clone(),
+                labels: labels.clone(),
+                ..ClusterInfo::default()
+            })
+            .collect()
+    }
+}

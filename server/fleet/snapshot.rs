@@ -1,0 +1,236 @@
+//! The in-memory fleet: every object the sources reported, and what is known about each
+//! cluster's data. Applying an event is cheap; evaluation reads the objects as one slice.
+
+use crate::health::ClusterInfo;
+use crate::model::{Kind, Object, ObjectId};
+use crate::sources::SourceEvent;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    objects: Vec<Object>,
+    index: HashMap<ObjectId, usize>,
+    /// Ids seen since a `SyncStart`, per (cluster, kind); the rest are swept at `SyncDone`.
+    listing: HashMap<(String, Kind), HashSet<ObjectId>>,
+    clusters: BTreeMap<String, ClusterInfo>,
+    /// Ids applied or deleted since the last `take_touched`.
+    touched: HashSet<ObjectId>,
+}
+
+impl Snapshot {
+    pub fn new(clusters: impl IntoIterator<Item = ClusterInfo>) -> Snapshot {
+        Snapshot {
+            clusters: clusters.into_iter().map(|c| (c.name.clone(), c)).collect(),
+            ..Snapshot::default()
+        }
+    }
+
+    pub fn objects(&self) -> &[Object] {
+        &self.objects
+    }
+
+    pub fn get(&self, id: &ObjectId) -> Option<&Object> {
+        self.index.get(id).map(|&i| &self.objects[i])
+    }
+
+    pub fn clusters(&self) -> impl Iterator<Item = &ClusterInfo> {
+        self.clusters.values()
+    }
+
+    pub fn cluster_names(&self) -> Vec<String> {
+        self.clusters.keys().cloned().collect()
+    }
+
+    /// Ids whose object changed since the last call.
+    pub fn take_touched(&mut self) -> HashSet<ObjectId> {
+        std::mem::take(&mut self.touched)
+    }
+
+    /// Applies one event; returns whether anything changed.
+    pub fn apply(&mut self, event: SourceEvent) -> bool {
+        match event {
+            SourceEvent::SyncStart { cluster, kind } => {
+                self.listing.insert((cluster, kind), HashSet::new());
+                false
+            }
+            SourceEvent::Apply(object) => {
+                let id = object.id();
+                if let Some(seen) = self.listing.get_mut(&(object.cluster.clone(), object.kind)) {
+                    seen.insert(id.clone());
+                }
+                self.upsert(id, *object)
+            }
+            SourceEvent::Delete(id) => self.remove(&id),
+            SourceEvent::SyncDone { cluster, kind } => self.sweep(cluster, kind),
+            SourceEvent::ClusterAlive { cluster, at } => {
+                let info = self.cluster_mut(&cluster);
+                let changed = info.error.is_some();
+                info.error = None;
+                info.last_good = Some(info.last_good.map_or(at, |t| t.max(at)));
+                changed
+            }
+            SourceEvent::ClusterError { cluster, error } => {
+                let info = self.cluster_mut(&cluster);
+                let changed = info.error.as_deref() != Some(error.as_str());
+                info.error = Some(error);
+                changed
+            }
+            SourceEvent::KindError {
+                cluster,
+                kind,
+                error,
+            } => {
+                let info = self.cluster_mut(&cluster);
+                match error {
+                    Some(error) => {
+                        info.kind_errors.insert(kind, error.clone()).as_ref() != Some(&error)
+                    }
+                    None => info.kind_errors.remove(&kind).is_some(),
+                }
+            }
+        }
+    }
+
+    fn cluster_mut(&mut self, name: &str) -> &mut ClusterInfo {
+        self.clusters
+            .entry(name.to_string())
+            .or_insert_with(|| ClusterInfo {
+                name: name.to_string(),
+                ..ClusterInfo::default()
+            })
+    }
+
+    fn upsert(&mut self, id: ObjectId, object: Object) -> bool {
+        match self.index.get(&id) {
+            Some(&i) if self.objects[i] == object => false,
+            Some(&i) => {
+                self.objects[i] = object;
+                self.touched.insert(id);
+                true
+            }
+            None => {
+                self.index.insert(id.clone(), self.objects.len());
+                self.objects.push(object);
+                self.touched.insert(id);
+                true
+            }
+        }
+    }
+
+    fn remove(&mut self, id: &ObjectId) -> bool {
+        let Some(i) = self.index.remove(id) else {
+            return false;
+        };
+        self.objects.swap_remove(i);
+        if let Some(moved) = self.objects.get(i) {
+            self.index.insert(moved.id(), i);
+        }
+        self.touched.insert(id.clone());
+        true
+    }
+
+    fn sweep(&mut self, cluster: String, kind: Kind) -> bool {
+        let Some(seen) = self.listing.remove(&(cluster.clone(), kind)) else {
+            return false;
+        };
+        let gone: Vec<ObjectId> = self
+            .objects
+            .iter()
+            .filter(|o| o.cluster == cluster && o.kind == kind)
+            .map(Object::id)
+            .filter(|id| !seen.contains(id))
+            .collect();
+        let mut changed = false;
+        for id in gone {
+            changed |= self.remove(&id);
+        }
+        changed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(cluster: &str, name: &str, revision: &str) -> Object {
+        crate::model::parse_object(
+            cluster,
+            &json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+                    "metadata": {"name": name, "namespace": "flux-system"},
+                    "status": {"artifact": {"revision": revision}}}),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn apply_is_change_only_and_delete_keeps_the_index_right() {
+        let mut snap = Snapshot::default();
+        assert!(snap.apply(SourceEvent::Apply(Box::new(object("a", "x", "r1")))));
+        assert!(!snap.apply(SourceEvent::Apply(Box::new(object("a", "x", "r1")))));
+        assert!(snap.apply(SourceEvent::Apply(Box::new(object("a", "y", "r1")))));
+        assert!(snap.apply(SourceEvent::Apply(Box::new(object("a", "x", "r2")))));
+        assert!(snap.apply(SourceEvent::Delete(object("a", "x", "").id())));
+        let y = object("a", "y", "r1");
+        assert_eq!(snap.get(&y.id()), Some(&y));
+        assert_eq!(snap.objects().len(), 1);
+        assert_eq!(snap.take_touched().len(), 2);
+    }
+
+    #[test]
+    fn a_relist_sweeps_what_vanished_on_that_cluster_and_kind_only() {
+        let mut snap = Snapshot::default();
+        for (cluster, name) in [("a", "keep"), ("a", "gone"), ("b", "other")] {
+            snap.apply(SourceEvent::Apply(Box::new(object(cluster, name, "r"))));
+        }
+        snap.apply(SourceEvent::SyncStart {
+            cluster: "a".into(),
+            kind: Kind::GitRepository,
+        });
+        snap.apply(SourceEvent::Apply(Box::new(object("a", "keep", "r"))));
+        assert!(snap.apply(SourceEvent::SyncDone {
+            cluster: "a".into(),
+            kind: Kind::GitRepository
+        }));
+        let mut names: Vec<_> = snap.objects().iter().map(|o| o.name.as_str()).collect();
+        names.sort();
+        assert_eq!(names, vec!["keep", "other"]);
+    }
+
+    #[test]
+    fn cluster_errors_and_recovery_are_tracked() {
+        let mut snap = Snapshot::default();
+        let at = chrono::Utc::now();
+        snap.apply(SourceEvent::ClusterAlive {
+            cluster: "a".into(),
+            at,
+        });
+        assert!(snap.apply(SourceEvent::ClusterError {
+            cluster: "a".into(),
+            error: "connection refused".into()
+        }));
+        assert!(!snap.apply(SourceEvent::ClusterError {
+            cluster: "a".into(),
+            error: "connection refused".into()
+        }));
+        let info = snap.clusters().next().unwrap();
+        assert_eq!(
+            (info.last_good, info.error.as_deref()),
+            (Some(at), Some("connection refused"))
+        );
+        assert!(snap.apply(SourceEvent::ClusterAlive {
+            cluster: "a".into(),
+            at
+        }));
+        assert!(snap.apply(SourceEvent::KindError {
+            cluster: "a".into(),
+            kind: Kind::HelmRelease,
+            error: Some("forbidden".into())
+        }));
+        assert!(snap.apply(SourceEvent::KindError {
+            cluster: "a".into(),
+            kind: Kind::HelmRelease,
+            error: None
+        }));
+    }
+}

@@ -1,0 +1,70 @@
+//! What the engine returns: a verdict per object, the root causes, and the domain roll-ups.
+
+use super::State;
+use crate::model::{Kind, ObjectId};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+/// One object's verdict. The JSON field names are a contract (the `evaluate` command and the
+/// API both print them): `id, cluster, kind, namespace, name, state, since, reason, message,
+/// root_causes`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    pub id: ObjectId,
+    pub cluster: String,
+    pub kind: Kind,
+    pub namespace: String,
+    pub name: String,
+    pub state: State,
+    /// When the object entered this state, from the conditions' transition times.
+    pub since: Option<DateTime<Utc>>,
+    /// Short classified reason a human can act on ("RBAC Forbidden", "admission denied by …").
+    pub reason: String,
+    pub message: String,
+    /// Ids of the root causes; empty when healthy; its own id when it is its own root cause.
+    pub root_causes: Vec<ObjectId>,
+}
+
+/// A problem none of whose prerequisites is a problem: the thing to fix.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RootCause {
+    pub id: ObjectId,
+    pub state: State,
+    pub since: Option<DateTime<Utc>>,
+    pub reason: String,
+    pub message: String,
+    /// Every object whose verdict lists this root cause (itself included).
+    pub affected: Vec<ObjectId>,
+}
+
+/// A domain on one cluster.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DomainVerdict {
+    pub domain: String,
+    pub cluster: String,
+    /// The version read as configured; None when the version object is missing.
+    pub version: Option<String>,
+    /// The worst state among the domain's objects on the cluster.
+    pub state: State,
+    /// Every object of the domain on the cluster is healthy and at the version.
+    pub fully_healthy: bool,
+    pub objects: usize,
+    pub healthy: usize,
+    /// The root causes keeping the domain from being fully healthy on this cluster.
+    pub blockers: Vec<ObjectId>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Evaluation {
+    /// Sorted by id.
+    pub objects: Vec<Verdict>,
+    /// Worst first, then most affected.
+    pub root_causes: Vec<RootCause>,
+    /// Sorted by domain, then cluster.
+    pub domains: Vec<DomainVerdict>,
+}
+
+/// The id the engine gives a cluster when the cluster itself is the root cause (stale data).
+pub fn cluster_id(cluster: &str) -> ObjectId {
+    ObjectId(format!("{cluster}/Cluster//{cluster}"))
+}

@@ -1,0 +1,204 @@
+//! The kinds fleetglass understands, with the facts about each that the rest of the code needs:
+//! API group, which controller reconciles it, and what role it plays in the graph.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Kind {
+    Kustomization,
+    HelmRelease,
+    GitRepository,
+    OCIRepository,
+    HelmRepository,
+    HelmChart,
+    Bucket,
+    Terraform,
+    Deployment,
+    StatefulSet,
+    DaemonSet,
+    Pod,
+    CustomResourceDefinition,
+    Namespace,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 14] = [
+        Kind::Kustomization,
+        Kind::HelmRelease,
+        Kind::GitRepository,
+        Kind::OCIRepository,
+        Kind::HelmRepository,
+        Kind::HelmChart,
+        Kind::Bucket,
+        Kind::Terraform,
+        Kind::Deployment,
+        Kind::StatefulSet,
+        Kind::DaemonSet,
+        Kind::Pod,
+        Kind::CustomResourceDefinition,
+        Kind::Namespace,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Kustomization => "Kustomization",
+            Kind::HelmRelease => "HelmRelease",
+            Kind::GitRepository => "GitRepository",
+            Kind::OCIRepository => "OCIRepository",
+            Kind::HelmRepository => "HelmRepository",
+            Kind::HelmChart => "HelmChart",
+            Kind::Bucket => "Bucket",
+            Kind::Terraform => "Terraform",
+            Kind::Deployment => "Deployment",
+            Kind::StatefulSet => "StatefulSet",
+            Kind::DaemonSet => "DaemonSet",
+            Kind::Pod => "Pod",
+            Kind::CustomResourceDefinition => "CustomResourceDefinition",
+            Kind::Namespace => "Namespace",
+        }
+    }
+
+    /// The API group the kind lives in ("" for the core group).
+    pub fn group(self) -> &'static str {
+        match self {
+            Kind::Kustomization => "kustomize.toolkit.fluxcd.io",
+            Kind::HelmRelease => "helm.toolkit.fluxcd.io",
+            Kind::GitRepository
+            | Kind::OCIRepository
+            | Kind::HelmRepository
+            | Kind::HelmChart
+            | Kind::Bucket => "source.toolkit.fluxcd.io",
+            Kind::Terraform => "infra.contrib.fluxcd.io",
+            Kind::Deployment | Kind::StatefulSet | Kind::DaemonSet => "apps",
+            Kind::Pod | Kind::Namespace => "",
+            Kind::CustomResourceDefinition => "apiextensions.k8s.io",
+        }
+    }
+
+    /// Flux objects are the ones a controller reconciles and that carry Flux conditions.
+    pub fn is_flux(self) -> bool {
+        self.controller().is_some()
+    }
+
+    pub fn is_source(self) -> bool {
+        self.group() == "source.toolkit.fluxcd.io"
+    }
+
+    pub fn is_workload(self) -> bool {
+        matches!(self, Kind::Deployment | Kind::StatefulSet | Kind::DaemonSet)
+    }
+
+    pub fn is_cluster_scoped(self) -> bool {
+        matches!(self, Kind::CustomResourceDefinition | Kind::Namespace)
+    }
+
+    /// The controller Deployment (unsharded name) that reconciles this kind.
+    pub fn controller(self) -> Option<&'static str> {
+        match self {
+            Kind::Kustomization => Some("kustomize-controller"),
+            Kind::HelmRelease => Some("helm-controller"),
+            Kind::GitRepository
+            | Kind::OCIRepository
+            | Kind::HelmRepository
+            | Kind::HelmChart
+            | Kind::Bucket => Some("source-controller"),
+            Kind::Terraform => Some("tofu-controller"),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Kind {
+    type Err = UnknownKind;
+
+    /// Accepts the kind as Kubernetes spells it, case-insensitively (`helmrelease` works too).
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Kind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str().eq_ignore_ascii_case(text))
+            .ok_or_else(|| UnknownKind(text.to_string()))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownKind(pub String);
+
+impl fmt::Display for UnknownKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let known: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
+        write!(f, "unknown kind {:?} (known: {})", self.0, known.join(", "))
+    }
+}
+
+impl std::error::Error for UnknownKind {}
+
+/// Names of the Flux controllers whose Deployments fleetglass tracks for liveness.
+pub const CONTROLLER_NAMES: [&str; 8] = [
+    "source-controller",
+    "kustomize-controller",
+    "helm-controller",
+    "notification-controller",
+    "image-reflector-controller",
+    "image-automation-controller",
+    "source-watcher",
+    "tofu-controller",
+];
+
+/// The controller a Deployment name stands for, shards included (`kustomize-controller-shard1`).
+pub fn controller_of_deployment(name: &str) -> Option<&'static str> {
+    CONTROLLER_NAMES
+        .into_iter()
+        .filter(|controller| {
+            name == *controller
+                || name
+                    .strip_prefix(controller)
+                    .is_some_and(|rest| rest.starts_with('-'))
+        })
+        .max_by_key(|controller| controller.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_round_trip_and_are_case_insensitive() {
+        for kind in Kind::ALL {
+            assert_eq!(kind.as_str().parse::<Kind>().unwrap(), kind);
+        }
+        assert_eq!("helmrelease".parse::<Kind>().unwrap(), Kind::HelmRelease);
+        assert!(
+            "Gadget"
+                .parse::<Kind>()
+                .unwrap_err()
+                .to_string()
+                .contains("Gadget")
+        );
+    }
+
+    #[test]
+    fn controller_deployments_are_recognised_with_shards() {
+        assert_eq!(
+            controller_of_deployment("kustomize-controller"),
+            Some("kustomize-controller")
+        );
+        assert_eq!(
+            controller_of_deployment("kustomize-controller-shard1"),
+            Some("kustomize-controller")
+        );
+        assert_eq!(
+            controller_of_deployment("source-watcher"),
+            Some("source-watcher")
+        );
+        assert_eq!(controller_of_deployment("podinfo"), None);
+        assert_eq!(controller_of_deployment("kustomize-controllerx"), None);
+    }
+}

@@ -1,0 +1,14 @@
+//! The data model shared by every part of fleetglass: kinds, slim objects, durations.
+
+mod duration;
+mod kind;
+mod object;
+mod parse;
+
+pub use duration::{DurationError, human, parse_go_duration, serde_go};
+pub use kind::{CONTROLLER_NAMES, Kind, UnknownKind, controller_of_deployment};
+pub use object::*;
+pub use parse::{Skip, parse_object};
+
+#[cfg(test)]
+mod parse_tests;

@@ -1,0 +1,213 @@
+//! The slim object: only the fields the health engine reads, the same whichever source
+//! (a kube watcher, the demo fleet, a file given to `fleetglass evaluate`) produced it.
+
+use super::Kind;
+use chrono::{DateTime, TimeDelta, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// `cluster/Kind/namespace/name`; the namespace is empty for cluster-scoped objects.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ObjectId(pub String);
+
+impl ObjectId {
+    pub fn new(cluster: &str, kind: Kind, namespace: &str, name: &str) -> Self {
+        ObjectId(format!("{cluster}/{kind}/{namespace}/{name}"))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Splits the id back into (cluster, kind, namespace, name).
+    pub fn parts(&self) -> Option<(&str, &str, &str, &str)> {
+        let mut it = self.0.splitn(4, '/');
+        Some((it.next()?, it.next()?, it.next()?, it.next()?))
+    }
+}
+
+impl fmt::Display for ObjectId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Object {
+    pub cluster: String,
+    pub kind: Kind,
+    pub api_version: String,
+    pub namespace: String,
+    pub name: String,
+    pub generation: Option<i64>,
+    pub labels: BTreeMap<String, String>,
+    pub deleting: bool,
+    pub owners: Vec<OwnerRef>,
+    pub spec: Spec,
+    pub status: Status,
+    /// What was malformed in the object as read; the engine reports these instead of guessing.
+    pub defects: Vec<String>,
+}
+
+impl Object {
+    pub fn id(&self) -> ObjectId {
+        ObjectId::new(&self.cluster, self.kind, &self.namespace, &self.name)
+    }
+
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.labels.get(key).map(String::as_str)
+    }
+
+    pub fn condition(&self, type_: &str) -> Option<&Condition> {
+        self.status.conditions.iter().find(|c| c.type_ == type_)
+    }
+
+    /// The Flux object (kind, namespace, name) that applied this object, from Flux's own labels.
+    pub fn applied_by(&self) -> Option<(Kind, &str, &str)> {
+        let pairs = [
+            (Kind::Kustomization, "kustomize.toolkit.fluxcd.io"),
+            (Kind::HelmRelease, "helm.toolkit.fluxcd.io"),
+        ];
+        pairs.into_iter().find_map(|(kind, prefix)| {
+            let name = self.label(&format!("{prefix}/name"))?;
+            let namespace = self.label(&format!("{prefix}/namespace"))?;
+            Some((kind, namespace, name))
+        })
+    }
+}
+
+impl Spec {
+    pub fn interval(&self) -> Option<TimeDelta> {
+        self.interval_secs.map(TimeDelta::seconds)
+    }
+
+    pub fn timeout(&self) -> Option<TimeDelta> {
+        self.timeout_secs.map(TimeDelta::seconds)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwnerRef {
+    pub kind: String,
+    pub name: String,
+}
+
+/// A reference from one object to another (sourceRef, dependsOn, chartRef, healthChecks).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ref {
+    /// As written; may name a kind fleetglass does not know.
+    pub kind: String,
+    pub name: String,
+    /// Already defaulted to the referring object's namespace when the reference omits it.
+    pub namespace: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Spec {
+    pub suspend: bool,
+    /// `spec.interval` and `spec.timeout` in seconds (seconds keep the struct serialisable).
+    pub interval_secs: Option<i64>,
+    pub timeout_secs: Option<i64>,
+    /// Kustomization/Terraform/HelmChart sourceRef, HelmRelease chart.spec.sourceRef or chartRef.
+    pub source_ref: Option<Ref>,
+    /// HelmRelease `spec.chartRef` was used (the source is an OCIRepository or HelmChart directly).
+    pub uses_chart_ref: bool,
+    pub chart: Option<String>,
+    pub chart_version: Option<String>,
+    pub depends_on: Vec<Ref>,
+    pub wait: bool,
+    pub health_checks: Vec<Ref>,
+    /// HelmRepository `spec.type` (`oci` repositories have no status at all).
+    pub source_type: Option<String>,
+    pub service_account: Option<String>,
+    /// Workloads: `spec.selector.matchLabels`.
+    pub selector: BTreeMap<String, String>,
+    /// Workloads: desired replicas (DaemonSets: desired number scheduled, from status).
+    pub replicas: Option<i64>,
+    /// Workloads and pods: container images.
+    pub images: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Status {
+    /// False when the object has no `status` at all.
+    pub present: bool,
+    pub observed_generation: Option<i64>,
+    pub conditions: Vec<Condition>,
+    pub last_attempted_revision: Option<String>,
+    pub last_applied_revision: Option<String>,
+    /// Sources: `status.artifact.revision`.
+    pub artifact_revision: Option<String>,
+    /// HelmRelease: `status.helmChart` as `namespace/name`.
+    pub helm_chart: Option<String>,
+    /// HelmRelease: newest `status.history` entry.
+    pub release: Option<ReleaseSnapshot>,
+    /// Kustomization/HelmRelease: `status.inventory.entries[].id`.
+    pub inventory: Vec<String>,
+    pub workload: Option<WorkloadStatus>,
+    pub pod: Option<PodStatus>,
+    /// Namespace: `status.phase` (Terminating matters).
+    pub phase: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Condition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: ConditionStatus,
+    pub reason: String,
+    pub message: String,
+    pub last_transition: Option<DateTime<Utc>>,
+    pub observed_generation: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ConditionStatus {
+    True,
+    False,
+    Unknown,
+}
+
+impl Condition {
+    pub fn is_true(&self) -> bool {
+        self.status == ConditionStatus::True
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReleaseSnapshot {
+    pub chart_name: Option<String>,
+    pub chart_version: Option<String>,
+    pub app_version: Option<String>,
+    pub status: Option<String>,
+}
+
+/// Replica counts, normalised across Deployment, StatefulSet and DaemonSet.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkloadStatus {
+    pub desired: i64,
+    pub ready: i64,
+    pub available: i64,
+    pub updated: i64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PodStatus {
+    pub phase: Option<String>,
+    pub containers: Vec<ContainerState>,
+    pub started: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContainerState {
+    pub name: String,
+    pub ready: bool,
+    pub restarts: i64,
+    /// `state.waiting.reason`, e.g. CrashLoopBackOff, ImagePullBackOff, ErrImagePull.
+    pub waiting_reason: Option<String>,
+    pub waiting_message: Option<String>,
+    /// `lastState.terminated.reason` (why it last died), e.g. Error, OOMKilled.
+    pub last_terminated_reason: Option<String>,
+}

@@ -1,0 +1,162 @@
+use super::*;
+use serde_json::json;
+
+fn kustomization() -> serde_json::Value {
+    json!({
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+        "kind": "Kustomization",
+        "metadata": {"name": "apps", "namespace": "flux-system", "generation": 3,
+                     "labels": {"sharding.fluxcd.io/key": "shard1"}},
+        "spec": {"interval": "10m", "timeout": "5m0s", "wait": true,
+                 "sourceRef": {"kind": "GitRepository", "name": "flux-system"},
+                 "dependsOn": [{"name": "infra"}, {"name": "crds", "namespace": "platform"}]},
+        "status": {"observedGeneration": 2,
+                   "lastAttemptedRevision": "main@sha1:bbb", "lastAppliedRevision": "main@sha1:aaa",
+                   "conditions": [{"type": "Ready", "status": "False", "reason": "HealthCheckFailed",
+                                   "message": "timeout", "observedGeneration": 3,
+                                   "lastTransitionTime": "2026-11-20T10:00:00Z"}],
+                   "inventory": {"entries": [{"id": "default_podinfo_apps_Deployment", "v": "v1"}]}}
+    })
+}
+
+#[test]
+fn reads_the_fields_the_engine_needs() {
+    let object = parse_object("prod", &kustomization()).unwrap();
+    assert_eq!(object.id().as_str(), "prod/Kustomization/flux-system/apps");
+    assert_eq!(object.spec.interval_secs, Some(600));
+    assert_eq!(object.spec.timeout_secs, Some(300));
+    assert!(object.spec.wait);
+    let source = object.spec.source_ref.as_ref().unwrap();
+    assert_eq!(
+        (source.kind.as_str(), source.namespace.as_str()),
+        ("GitRepository", "flux-system")
+    );
+    assert_eq!(object.spec.depends_on[0].namespace, "flux-system");
+    assert_eq!(object.spec.depends_on[0].kind, "Kustomization");
+    assert_eq!(object.spec.depends_on[1].namespace, "platform");
+    let ready = object.condition("Ready").unwrap();
+    assert_eq!(ready.reason, "HealthCheckFailed");
+    assert_eq!(ready.observed_generation, Some(3));
+    assert_eq!(
+        object.status.inventory,
+        vec!["default_podinfo_apps_Deployment"]
+    );
+    assert!(object.defects.is_empty(), "{:?}", object.defects);
+}
+
+#[test]
+fn malformed_fields_become_defects_not_failures() {
+    let mut value = kustomization();
+    value["status"]["conditions"] = json!([
+        {"type": "Ready", "status": "Maybe", "lastTransitionTime": "yesterday"},
+        "not a condition",
+        {"status": "True"}
+    ]);
+    value["spec"]["interval"] = json!(17);
+    let object = parse_object("c", &value).unwrap();
+    assert_eq!(object.status.conditions.len(), 1);
+    let defects = object.defects.join("\n");
+    assert!(defects.contains("status.conditions[0].status"), "{defects}");
+    assert!(
+        defects.contains("\"yesterday\" is not an RFC 3339 time"),
+        "{defects}"
+    );
+    assert!(
+        defects.contains("status.conditions[1]: expected a mapping"),
+        "{defects}"
+    );
+    assert!(
+        defects.contains("status.conditions[2].type: missing"),
+        "{defects}"
+    );
+    assert!(
+        defects.contains("spec.interval: expected a string"),
+        "{defects}"
+    );
+}
+
+#[test]
+fn kustomize_config_kustomization_is_not_a_flux_object() {
+    let value = json!({"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+                       "metadata": {"name": "x"}});
+    assert!(matches!(
+        parse_object("c", &value),
+        Err(Skip::UnknownKind { .. })
+    ));
+    let config_map = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}});
+    assert!(matches!(
+        parse_object("c", &config_map),
+        Err(Skip::UnknownKind { .. })
+    ));
+    assert!(matches!(
+        parse_object("c", &json!([1])),
+        Err(Skip::Invalid(_))
+    ));
+    let nameless = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {}});
+    assert!(matches!(
+        parse_object("c", &nameless),
+        Err(Skip::Invalid(_))
+    ));
+}
+
+#[test]
+fn helm_release_chart_and_history() {
+    let value = json!({
+        "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+        "metadata": {"name": "netop", "namespace": "networking", "generation": 1},
+        "spec": {"interval": "30m", "chart": {"spec": {"chart": "netop", "version": "2.x",
+                 "sourceRef": {"kind": "HelmRepository", "name": "charts", "namespace": "flux-system"}}}},
+        "status": {"history": [{"chartName": "netop", "chartVersion": "2.14.0", "status": "deployed"},
+                               {"chartName": "netop", "chartVersion": "2.13.0", "status": "superseded"}],
+                   "helmChart": "flux-system/networking-netop"}
+    });
+    let object = parse_object("c", &value).unwrap();
+    assert_eq!(object.spec.source_ref.as_ref().unwrap().name, "charts");
+    assert_eq!(
+        object
+            .status
+            .release
+            .as_ref()
+            .unwrap()
+            .chart_version
+            .as_deref(),
+        Some("2.14.0")
+    );
+    assert_eq!(
+        object.status.helm_chart.as_deref(),
+        Some("flux-system/networking-netop")
+    );
+}
+
+#[test]
+fn workloads_and_pods_are_normalised() {
+    let deployment = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "netop", "namespace": "networking",
+                     "labels": {"helm.toolkit.fluxcd.io/name": "netop", "helm.toolkit.fluxcd.io/namespace": "networking"}},
+        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "netop"}},
+                 "template": {"spec": {"containers": [{"name": "m", "image": "netop:2.14.0"}]}}},
+        "status": {"readyReplicas": 2, "availableReplicas": 2, "updatedReplicas": 1}
+    });
+    let object = parse_object("c", &deployment).unwrap();
+    assert_eq!(
+        object.applied_by(),
+        Some((Kind::HelmRelease, "networking", "netop"))
+    );
+    let w = object.status.workload.unwrap();
+    assert_eq!((w.desired, w.available, w.updated), (3, 2, 1));
+    assert_eq!(object.spec.images, vec!["netop:2.14.0"]);
+
+    let pod = json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "netop-1", "namespace": "networking", "ownerReferences": [{"kind": "ReplicaSet", "name": "netop-5d9"}]},
+        "status": {"phase": "Running", "containerStatuses": [{"name": "m", "ready": false, "restartCount": 7,
+            "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s"}},
+            "lastState": {"terminated": {"reason": "Error"}}}]}
+    });
+    let pod = parse_object("c", &pod).unwrap();
+    let c = &pod.status.pod.as_ref().unwrap().containers[0];
+    assert_eq!(c.waiting_reason.as_deref(), Some("CrashLoopBackOff"));
+    assert_eq!(c.restarts, 7);
+    assert_eq!(pod.owners[0].kind, "ReplicaSet");
+}

@@ -1,0 +1,102 @@
+//! The demo fleet as a source: once a second it computes the world as of now and sends what
+//! changed since the last second, through the same events the kube watchers send.
+
+use super::{DEMO_CLUSTERS, DEMO_DOMAINS_YAML, world};
+use crate::config::{ClusterConfig, Config};
+use crate::health::DomainSpec;
+use crate::model::{ObjectId, parse_object};
+use crate::sources::{EventSender, SourceEvent};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+/// Fills in the demo clusters and domains where the config has none of its own.
+pub fn apply_to_config(config: &mut Config) {
+    if config.clusters.is_empty() {
+        config.clusters = DEMO_CLUSTERS
+            .iter()
+            .map(|cluster| ClusterConfig {
+                name: cluster.name.to_string(),
+                kubeconfig: None,
+                context: None,
+                in_cluster: false,
+                labels: cluster
+                    .labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            })
+            .collect();
+    }
+    if config.domains.is_empty() {
+        config.domains = demo_domains();
+    }
+}
+
+pub fn demo_domains() -> Vec<DomainSpec> {
+    serde_yaml::from_str(DEMO_DOMAINS_YAML).unwrap_or_else(|error| {
+        tracing::error!(%error, "the built-in demo domains do not parse");
+        Vec::new()
+    })
+}
+
+/// Sends the demo fleet's changes once a second until the receiver is gone.
+pub async fn run(sender: EventSender) {
+    let started = Utc::now();
+    let mut differ = WorldDiff::default();
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tick.tick().await;
+        for event in differ.step(started, Utc::now()) {
+            if sender.send(event).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// Remembers the last world so each step sends only differences.
+#[derive(Default)]
+pub struct WorldDiff {
+    previous: HashMap<ObjectId, Value>,
+}
+
+impl WorldDiff {
+    pub fn step(&mut self, started: DateTime<Utc>, now: DateTime<Utc>) -> Vec<SourceEvent> {
+        let mut events = Vec::new();
+        let mut seen = HashSet::new();
+        for (cluster, value) in world(started, now) {
+            match parse_object(&cluster, &value) {
+                Ok(object) => {
+                    let id = object.id();
+                    if self.previous.get(&id) != Some(&value) {
+                        events.push(SourceEvent::Apply(Box::new(object)));
+                        self.previous.insert(id.clone(), value);
+                    }
+                    seen.insert(id);
+                }
+                Err(skip) => tracing::warn!(%cluster, %skip, "demo object skipped"),
+            }
+        }
+        let gone: Vec<ObjectId> = self
+            .previous
+            .keys()
+            .filter(|id| !seen.contains(*id))
+            .cloned()
+            .collect();
+        for id in gone {
+            self.previous.remove(&id);
+            events.push(SourceEvent::Delete(id));
+        }
+        events.extend(
+            DEMO_CLUSTERS
+                .iter()
+                .map(|cluster| SourceEvent::ClusterAlive {
+                    cluster: cluster.name.to_string(),
+                    at: now,
+                }),
+        );
+        events
+    }
+}

@@ -1,0 +1,62 @@
+//! Everything that produces object events: the kube watchers and the demo fleet. Both emit the
+//! same [`SourceEvent`]s, so everything downstream is exercised identically.
+
+use crate::model::{Kind, Object, ObjectId};
+use chrono::{DateTime, Utc};
+use tokio::sync::mpsc;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SourceEvent {
+    /// A full list of (cluster, kind) begins: objects not applied again before the matching
+    /// `SyncDone` disappeared while the watch was down and are swept.
+    SyncStart {
+        cluster: String,
+        kind: Kind,
+    },
+    Apply(Box<Object>),
+    Delete(ObjectId),
+    SyncDone {
+        cluster: String,
+        kind: Kind,
+    },
+    /// The cluster answered at `at` (a watch event, a bookmark, a successful list).
+    ClusterAlive {
+        cluster: String,
+        at: DateTime<Utc>,
+    },
+    /// The cluster stopped answering, with why ("connection refused", "401 Unauthorized").
+    ClusterError {
+        cluster: String,
+        error: String,
+    },
+    /// A kind cannot be read on a cluster (RBAC Forbidden, not served), or can again (`None`).
+    KindError {
+        cluster: String,
+        kind: Kind,
+        error: Option<String>,
+    },
+}
+
+impl SourceEvent {
+    pub fn cluster(&self) -> &str {
+        match self {
+            SourceEvent::SyncStart { cluster, .. }
+            | SourceEvent::SyncDone { cluster, .. }
+            | SourceEvent::ClusterAlive { cluster, .. }
+            | SourceEvent::ClusterError { cluster, .. }
+            | SourceEvent::KindError { cluster, .. } => cluster,
+            SourceEvent::Apply(object) => &object.cluster,
+            SourceEvent::Delete(id) => id.parts().map_or("", |(cluster, ..)| cluster),
+        }
+    }
+}
+
+pub type EventSender = mpsc::Sender<SourceEvent>;
+pub type EventReceiver = mpsc::Receiver<SourceEvent>;
+
+/// Bounded so a flood from one source applies back-pressure instead of growing memory.
+pub fn channel() -> (EventSender, EventReceiver) {
+    mpsc::channel(16_384)
+}
+
+pub mod demo;

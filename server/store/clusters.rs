@@ -1,0 +1,43 @@
+//! Clusters: labels, freshness, and their objects counted by state.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::PgConnection;
+
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct ClusterRow {
+    pub name: String,
+    pub labels: Value,
+    pub last_good: Option<DateTime<Utc>>,
+    pub error: Option<String>,
+    pub kind_errors: Value,
+    pub state_counts: Value,
+    pub updated_at: DateTime<Utc>,
+}
+
+pub async fn upsert_clusters(
+    conn: &mut PgConnection,
+    rows: &[ClusterRow],
+) -> Result<(), sqlx::Error> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    sqlx::query(
+        "INSERT INTO clusters (name, labels, last_good, error, kind_errors, state_counts, updated_at)
+         SELECT * FROM UNNEST($1::text[], $2::jsonb[], $3::timestamptz[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[])
+         ON CONFLICT (name) DO UPDATE SET
+             labels = excluded.labels, last_good = excluded.last_good, error = excluded.error,
+             kind_errors = excluded.kind_errors, state_counts = excluded.state_counts,
+             updated_at = excluded.updated_at",
+    )
+    .bind(rows.iter().map(|r| r.name.clone()).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.labels.clone()).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.last_good).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.error.clone()).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.kind_errors.clone()).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.state_counts.clone()).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.updated_at).collect::<Vec<_>>())
+    .execute(conn)
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,165 @@
+//! Object state and transition history, written in batches: one statement per table per batch.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::PgConnection;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectKey {
+    pub cluster: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjectRow {
+    pub key: ObjectKey,
+    pub state: String,
+    pub since: Option<DateTime<Utc>>,
+    pub reason: String,
+    pub message: String,
+    pub root_causes: Vec<String>,
+    pub body: Value,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransitionRow {
+    pub key: ObjectKey,
+    pub from: Option<String>,
+    pub to: String,
+    pub reason: String,
+    pub message: String,
+    pub at: DateTime<Utc>,
+}
+
+/// Everything that changed since the last write.
+#[derive(Debug, Clone, Default)]
+pub struct ChangeSet {
+    pub upserts: Vec<ObjectRow>,
+    pub deletes: Vec<ObjectKey>,
+    pub transitions: Vec<TransitionRow>,
+}
+
+impl ChangeSet {
+    pub fn is_empty(&self) -> bool {
+        self.upserts.is_empty() && self.deletes.is_empty() && self.transitions.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.upserts.len() + self.deletes.len() + self.transitions.len()
+    }
+
+    /// Appends a later change set (used when a write failed and must be retried with more).
+    pub fn absorb(&mut self, later: ChangeSet) {
+        let replaced: std::collections::HashSet<&ObjectKey> = later
+            .upserts
+            .iter()
+            .map(|r| &r.key)
+            .chain(&later.deletes)
+            .collect();
+        self.upserts.retain(|row| !replaced.contains(&row.key));
+        self.deletes.retain(|key| !replaced.contains(key));
+        self.upserts.extend(later.upserts);
+        self.deletes.extend(later.deletes);
+        self.transitions.extend(later.transitions);
+    }
+}
+
+struct Columns {
+    cluster: Vec<String>,
+    kind: Vec<String>,
+    namespace: Vec<String>,
+    name: Vec<String>,
+}
+
+impl Columns {
+    fn of<'a>(keys: impl ExactSizeIterator<Item = &'a ObjectKey>) -> Columns {
+        let mut columns = Columns {
+            cluster: Vec::with_capacity(keys.len()),
+            kind: Vec::with_capacity(keys.len()),
+            namespace: Vec::with_capacity(keys.len()),
+            name: Vec::with_capacity(keys.len()),
+        };
+        for key in keys {
+            columns.cluster.push(key.cluster.clone());
+            columns.kind.push(key.kind.clone());
+            columns.namespace.push(key.namespace.clone());
+            columns.name.push(key.name.clone());
+        }
+        columns
+    }
+}
+
+/// Writes one change set; call inside a transaction so state and history stay consistent.
+#[tracing::instrument(skip_all, fields(upserts = changes.upserts.len(), deletes = changes.deletes.len(), transitions = changes.transitions.len()))]
+pub async fn write_changes(
+    conn: &mut PgConnection,
+    changes: &ChangeSet,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    if !changes.upserts.is_empty() {
+        let rows = &changes.upserts;
+        let keys = Columns::of(rows.iter().map(|r| &r.key));
+        sqlx::query(
+            "INSERT INTO objects (cluster, kind, namespace, name, state, since, reason, message, root_causes, body, updated_at)
+             SELECT c, k, ns, n, s, si, r, m, rc, b, $11
+             FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[],
+                         $7::text[], $8::text[], $9::jsonb[], $10::jsonb[]) AS t(c, k, ns, n, s, si, r, m, rc, b)
+             ON CONFLICT (cluster, kind, namespace, name) DO UPDATE SET
+                 state = excluded.state, since = excluded.since, reason = excluded.reason,
+                 message = excluded.message, root_causes = excluded.root_causes, body = excluded.body,
+                 updated_at = excluded.updated_at
+             WHERE (objects.state, objects.since, objects.reason, objects.message, objects.root_causes, objects.body)
+                   IS DISTINCT FROM
+                   (excluded.state, excluded.since, excluded.reason, excluded.message, excluded.root_causes, excluded.body)",
+        )
+        .bind(keys.cluster)
+        .bind(keys.kind)
+        .bind(keys.namespace)
+        .bind(keys.name)
+        .bind(rows.iter().map(|r| r.state.clone()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.since).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.reason.clone()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.message.clone()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| Value::from(r.root_causes.clone())).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.body.clone()).collect::<Vec<_>>())
+        .bind(now)
+        .execute(&mut *conn)
+        .await?;
+    }
+    if !changes.deletes.is_empty() {
+        let keys = Columns::of(changes.deletes.iter());
+        sqlx::query(
+            "DELETE FROM objects o USING UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) AS t(c, k, ns, n)
+             WHERE o.cluster = t.c AND o.kind = t.k AND o.namespace = t.ns AND o.name = t.n",
+        )
+        .bind(keys.cluster)
+        .bind(keys.kind)
+        .bind(keys.namespace)
+        .bind(keys.name)
+        .execute(&mut *conn)
+        .await?;
+    }
+    if !changes.transitions.is_empty() {
+        let rows = &changes.transitions;
+        let keys = Columns::of(rows.iter().map(|r| &r.key));
+        sqlx::query(
+            "INSERT INTO transitions (cluster, kind, namespace, name, from_state, to_state, reason, message, at)
+             SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+                                  $7::text[], $8::text[], $9::timestamptz[])",
+        )
+        .bind(keys.cluster)
+        .bind(keys.kind)
+        .bind(keys.namespace)
+        .bind(keys.name)
+        .bind(rows.iter().map(|r| r.from.clone()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.to.clone()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.reason.clone()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.message.clone()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.at).collect::<Vec<_>>())
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}

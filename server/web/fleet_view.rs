@@ -1,0 +1,280 @@
+//! The fleet at a glance, built from the store's roll-ups: domains × cluster groups, counts by
+//! state, root causes, and clusters whose data is not fresh. The page and `/api/v1/fleet`
+//! both render this one model.
+
+use super::state::Site;
+use crate::health::State;
+use crate::model::human;
+use crate::store::{ClusterRow, DomainRow, RootCauseRow, Store};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Serialize)]
+pub struct FleetView {
+    pub generated_at: DateTime<Utc>,
+    pub group_by: String,
+    pub groups: Vec<Group>,
+    pub clusters: Vec<ClusterView>,
+    pub domains: Vec<DomainView>,
+    pub counts: BTreeMap<String, u64>,
+    pub root_causes: Vec<CauseView>,
+    pub affected_total: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Group {
+    pub name: String,
+    pub clusters: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ClusterView {
+    pub name: String,
+    pub group: String,
+    pub labels: serde_json::Value,
+    pub fresh: bool,
+    pub last_good: Option<DateTime<Utc>>,
+    pub error: Option<String>,
+    pub state_counts: serde_json::Value,
+    #[serde(skip)]
+    pub age: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DomainView {
+    pub name: String,
+    pub clusters: Vec<DomainCell>,
+    pub groups: Vec<GroupCell>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DomainCell {
+    pub cluster: String,
+    pub version: Option<String>,
+    pub state: State,
+    pub fully_healthy: bool,
+    pub objects: i32,
+    pub healthy: i32,
+    pub blockers: Vec<String>,
+}
+
+/// A domain on one group of clusters (a ring): versions seen, the worst state, n of m healthy.
+#[derive(Debug, Serialize)]
+pub struct GroupCell {
+    pub group: String,
+    pub versions: Vec<String>,
+    pub state: Option<State>,
+    pub fully_healthy_clusters: usize,
+    pub clusters: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CauseView {
+    pub id: String,
+    pub cluster: String,
+    pub state: State,
+    pub since: Option<DateTime<Utc>>,
+    pub reason: String,
+    pub message: String,
+    pub affected: Vec<String>,
+    #[serde(skip)]
+    pub for_how_long: String,
+}
+
+impl GroupCell {
+    pub fn version_text(&self) -> String {
+        match self.versions.as_slice() {
+            [] => "—".to_string(),
+            [one] => one.clone(),
+            many => many.join(" / "),
+        }
+    }
+}
+
+impl FleetView {
+    pub async fn load(
+        store: &Store,
+        site: &Site,
+        now: DateTime<Utc>,
+    ) -> Result<FleetView, sqlx::Error> {
+        let clusters = store.clusters().await?;
+        let domains = store.domain_verdicts().await?;
+        let causes = store.root_causes().await?;
+        Ok(FleetView::build(site, clusters, domains, causes, now))
+    }
+
+    pub fn build(
+        site: &Site,
+        clusters: Vec<ClusterRow>,
+        domains: Vec<DomainRow>,
+        causes: Vec<RootCauseRow>,
+        now: DateTime<Utc>,
+    ) -> FleetView {
+        let mut clusters: Vec<ClusterView> = clusters
+            .into_iter()
+            .map(|c| cluster_view(site, c, now))
+            .collect();
+        let order = |name: &str| {
+            site.cluster_order
+                .iter()
+                .position(|n| n == name)
+                .unwrap_or(usize::MAX)
+        };
+        clusters.sort_by(|a, b| {
+            order(&a.name)
+                .cmp(&order(&b.name))
+                .then(a.name.cmp(&b.name))
+        });
+        let groups = groups_of(&clusters);
+        let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+        for cluster in &clusters {
+            if let Some(map) = cluster.state_counts.as_object() {
+                for (state, n) in map {
+                    *counts.entry(state.clone()).or_default() += n.as_u64().unwrap_or(0);
+                }
+            }
+        }
+        let domains = domain_views(site, &groups, domains);
+        let mut root_causes: Vec<CauseView> = causes
+            .into_iter()
+            .filter_map(|c| {
+                Some(CauseView {
+                    state: c.state.parse().ok()?,
+                    for_how_long: c.since.map(|s| human(now - s)).unwrap_or_default(),
+                    affected: serde_json::from_value(c.affected).unwrap_or_default(),
+                    id: c.id,
+                    cluster: c.cluster,
+                    since: c.since,
+                    reason: c.reason,
+                    message: c.message,
+                })
+            })
+            .collect();
+        root_causes.sort_by(|a, b| {
+            a.state
+                .severity_rank()
+                .cmp(&b.state.severity_rank())
+                .then(b.affected.len().cmp(&a.affected.len()))
+                .then(a.id.cmp(&b.id))
+        });
+        let affected_total = root_causes.iter().map(|c| c.affected.len()).sum();
+        FleetView {
+            generated_at: now,
+            group_by: site.group_by.clone(),
+            groups,
+            clusters,
+            domains,
+            counts,
+            root_causes,
+            affected_total,
+        }
+    }
+
+    pub fn stale_clusters(&self) -> impl Iterator<Item = &ClusterView> {
+        self.clusters.iter().filter(|c| !c.fresh)
+    }
+
+    /// Counts in severity order, for the summary line.
+    pub fn ordered_counts(&self) -> Vec<(State, u64)> {
+        State::BY_SEVERITY
+            .into_iter()
+            .filter_map(|s| Some((s, *self.counts.get(s.as_str())?)))
+            .collect()
+    }
+}
+
+fn cluster_view(site: &Site, row: ClusterRow, now: DateTime<Utc>) -> ClusterView {
+    let group = row
+        .labels
+        .get(&site.group_by)
+        .and_then(|v| v.as_str())
+        .unwrap_or("ungrouped")
+        .to_string();
+    let fresh = row.error.is_none()
+        && row
+            .last_good
+            .is_some_and(|t| now - t <= site.thresholds.freshness);
+    ClusterView {
+        age: row
+            .last_good
+            .map_or_else(|| "never".to_string(), |t| human(now - t)),
+        name: row.name,
+        group,
+        labels: row.labels,
+        fresh,
+        last_good: row.last_good,
+        error: row.error,
+        state_counts: row.state_counts,
+    }
+}
+
+fn groups_of(clusters: &[ClusterView]) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
+    for cluster in clusters {
+        match groups.iter_mut().find(|g| g.name == cluster.group) {
+            Some(group) => group.clusters.push(cluster.name.clone()),
+            None => groups.push(Group {
+                name: cluster.group.clone(),
+                clusters: vec![cluster.name.clone()],
+            }),
+        }
+    }
+    groups
+}
+
+fn domain_views(site: &Site, groups: &[Group], rows: Vec<DomainRow>) -> Vec<DomainView> {
+    let mut by_domain: BTreeMap<String, Vec<DomainCell>> = site
+        .domains
+        .iter()
+        .map(|d| (d.name.clone(), Vec::new()))
+        .collect();
+    for row in rows {
+        let Ok(state) = row.state.parse() else {
+            continue;
+        };
+        by_domain
+            .entry(row.domain.clone())
+            .or_default()
+            .push(DomainCell {
+                cluster: row.cluster,
+                version: row.version,
+                state,
+                fully_healthy: row.fully_healthy,
+                objects: row.objects,
+                healthy: row.healthy,
+                blockers: serde_json::from_value(row.blockers).unwrap_or_default(),
+            });
+    }
+    by_domain
+        .into_iter()
+        .map(|(name, cells)| {
+            let groups = groups
+                .iter()
+                .map(|group| group_cell(group, &cells))
+                .collect();
+            DomainView {
+                name,
+                clusters: cells,
+                groups,
+            }
+        })
+        .collect()
+}
+
+fn group_cell(group: &Group, cells: &[DomainCell]) -> GroupCell {
+    let in_group: Vec<&DomainCell> = cells
+        .iter()
+        .filter(|c| group.clusters.contains(&c.cluster))
+        .collect();
+    let mut versions: Vec<String> = in_group.iter().filter_map(|c| c.version.clone()).collect();
+    versions.sort();
+    versions.dedup();
+    GroupCell {
+        group: group.name.clone(),
+        versions,
+        state: in_group.iter().map(|c| c.state).reduce(State::worst),
+        fully_healthy_clusters: in_group.iter().filter(|c| c.fully_healthy).count(),
+        clusters: in_group.len(),
+    }
+}

@@ -1,0 +1,48 @@
+//! The web: server-rendered pages with htmx refresh, the JSON API, probes and assets.
+
+mod api;
+mod assets;
+mod error;
+mod fleet_view;
+mod pages;
+mod probes;
+mod state;
+
+pub use state::{AppState, Site};
+
+use axum::Router;
+use axum::http::{HeaderName, HeaderValue, header};
+use axum::routing::get;
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::trace::TraceLayer;
+
+/// Largest request body accepted; the API is read-mostly.
+const BODY_LIMIT: usize = 64 * 1024;
+
+pub fn router(state: AppState) -> Router {
+    let security_headers = [
+        (
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+        ),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::REFERRER_POLICY, "same-origin"),
+    ];
+    let mut router = Router::new()
+        .merge(pages::router())
+        .merge(api::router())
+        .route("/healthz", get(probes::healthz))
+        .route("/readyz", get(probes::readyz))
+        .route("/static/{*path}", get(assets::serve))
+        .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
+        .layer(TraceLayer::new_for_http());
+    for (name, value) in security_headers {
+        router = router.layer(SetResponseHeaderLayer::overriding(
+            HeaderName::from(name),
+            HeaderValue::from_static(value),
+        ));
+    }
+    router.with_state(state)
+}

@@ -1,0 +1,33 @@
+//! `/`: domains × cluster groups, counts by state, root causes first, stale data called out.
+
+use super::render;
+use crate::web::AppState;
+use crate::web::error::PageError;
+use crate::web::fleet_view::FleetView;
+use askama::Template;
+use axum::extract::State;
+use axum::response::Response;
+use chrono::Utc;
+
+#[derive(Template)]
+#[template(path = "fleet.html")]
+struct FleetPage {
+    view: FleetView,
+}
+
+#[derive(Template)]
+#[template(path = "fleet_body.html")]
+struct FleetFragment {
+    view: FleetView,
+}
+
+pub async fn page(State(state): State<AppState>) -> Result<Response, PageError> {
+    let view = FleetView::load(&state.store, &state.site, Utc::now()).await?;
+    render(&FleetPage { view })
+}
+
+/// The live part of the page, for htmx to swap in place.
+pub async fn fragment(State(state): State<AppState>) -> Result<Response, PageError> {
+    let view = FleetView::load(&state.store, &state.site, Utc::now()).await?;
+    render(&FleetFragment { view })
+}

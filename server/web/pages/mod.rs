@@ -1,0 +1,24 @@
+//! Server-rendered pages: one askama struct per page, defined beside its handler.
+
+mod fleet;
+
+use super::AppState;
+use super::error::PageError;
+use askama::Template;
+use axum::Router;
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/", get(fleet::page))
+        .route("/fragments/fleet", get(fleet::fragment))
+}
+
+/// Renders any page template into a response.
+pub fn render(template: &impl Template) -> Result<Response, PageError> {
+    template
+        .render()
+        .map(|html| Html(html).into_response())
+        .map_err(|e| PageError(super::error::ApiError::Internal(format!("template: {e}"))))
+}

@@ -1,0 +1,90 @@
+//! The binary's contract for people: clear one-line errors, never a panic or a backtrace.
+
+use std::process::{Command, Output};
+
+fn fleetglass(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fleetglass"));
+    command
+        .args(args)
+        .env_remove("DATABASE_URL")
+        .env("RUST_LOG", "error");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.output().expect("run fleetglass")
+}
+
+fn one_line_error(output: &Output) -> String {
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(
+        stderr.lines().count(),
+        1,
+        "expected one line, got: {stderr}"
+    );
+    assert!(stderr.starts_with("fleetglass: "), "{stderr}");
+    stderr
+}
+
+fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("fleetglass-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_bad_config_names_the_file_and_the_key() {
+    let path = temp_file("bad.yaml", "clusters:\n  - name: prod\n    kubconfig: /x\n");
+    let output = fleetglass(&["serve", "--config", path.to_str().unwrap()], &[]);
+    let error = one_line_error(&output);
+    assert!(error.contains("bad.yaml"), "{error}");
+    assert!(error.contains("clusters[0]"), "{error}");
+    assert!(error.contains("kubconfig"), "{error}");
+}
+
+#[test]
+fn a_missing_config_file_is_named() {
+    let output = fleetglass(
+        &["migrate", "--config", "/nonexistent/fleetglass.yaml"],
+        &[],
+    );
+    let error = one_line_error(&output);
+    assert!(error.contains("/nonexistent/fleetglass.yaml"), "{error}");
+}
+
+#[test]
+fn an_unreachable_database_is_one_clear_line_without_the_password() {
+    // Port 9 (discard) on loopback: nothing listens there.
+    let url = "postgres://fleet:s3cret-pw@127.0.0.1:9/fleet";
+    let output = fleetglass(&["migrate"], &[("DATABASE_URL", url)]);
+    let error = one_line_error(&output);
+    assert!(
+        error.contains("cannot reach the database at 127.0.0.1:9/fleet"),
+        "{error}"
+    );
+    assert!(!error.contains("s3cret-pw"), "{error}");
+}
+
+#[test]
+fn no_database_at_all_says_how_to_give_one() {
+    let output = fleetglass(&["migrate"], &[]);
+    let error = one_line_error(&output);
+    assert!(error.contains("DATABASE_URL"), "{error}");
+}
+
+#[test]
+fn help_explains_each_command() {
+    let output = fleetglass(&["--help"], &[]);
+    let help = String::from_utf8_lossy(&output.stdout);
+    for command in ["serve", "migrate"] {
+        assert!(help.contains(command), "{help}");
+    }
+    let serve = fleetglass(&["serve", "--help"], &[]);
+    let serve_help = String::from_utf8_lossy(&serve.stdout);
+    for flag in ["--config", "--demo", "--listen"] {
+        assert!(serve_help.contains(flag), "{serve_help}");
+    }
+}

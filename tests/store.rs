@@ -1,0 +1,185 @@
+//! The store against a real Postgres: migrations, round trips, change-only writes, history.
+
+mod common;
+
+use chrono::{TimeZone, Utc};
+use fleetglass::store::{
+    ChangeSet, ClusterRow, DomainRow, ObjectFilter, ObjectKey, ObjectRow, RootCauseRow,
+    TransitionRow,
+};
+use fleetglass::store::{replace_rollups, upsert_clusters, write_changes};
+use serde_json::json;
+
+fn key(name: &str) -> ObjectKey {
+    ObjectKey {
+        cluster: "prod-eu-1".into(),
+        kind: "Kustomization".into(),
+        namespace: "flux-system".into(),
+        name: name.into(),
+    }
+}
+
+fn row(name: &str, state: &str) -> ObjectRow {
+    ObjectRow {
+        key: key(name),
+        state: state.into(),
+        since: Some(Utc.with_ymd_and_hms(2026, 11, 20, 10, 0, 0).unwrap()),
+        reason: format!("{state} reason"),
+        message: "message".into(),
+        root_causes: vec![format!("prod-eu-1/Kustomization/flux-system/{name}")],
+        body: json!({"name": name}),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn objects_round_trip_and_history_is_kept() {
+    let store = common::fresh_store().await;
+    let now = Utc::now();
+    let mut changes = ChangeSet::default();
+    changes.upserts = vec![row("apps", "failed"), row("infra", "healthy")];
+    changes.transitions.push(TransitionRow {
+        key: key("apps"),
+        from: None,
+        to: "failed".into(),
+        reason: "BuildFailed".into(),
+        message: "kustomize build failed".into(),
+        at: now,
+    });
+    let mut conn = store.pool().acquire().await.unwrap();
+    write_changes(&mut conn, &changes, now).await.unwrap();
+
+    let apps = store.object(&key("apps")).await.unwrap().unwrap();
+    assert_eq!(apps.state, "failed");
+    assert_eq!(
+        apps.root_causes,
+        json!(["prod-eu-1/Kustomization/flux-system/apps"])
+    );
+    assert_eq!(apps.body, json!({"name": "apps"}));
+    let history = store.transitions(&key("apps"), 10).await.unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(
+        (
+            history[0].from_state.as_deref(),
+            history[0].to_state.as_str()
+        ),
+        (None, "failed")
+    );
+
+    let failed = store
+        .objects(&ObjectFilter {
+            state: Some("failed".into()),
+            limit: 10,
+            ..ObjectFilter::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!((failed.total, failed.items[0].name.as_str()), (1, "apps"));
+    let by_name = store
+        .objects(&ObjectFilter {
+            query: Some("INF".into()),
+            limit: 10,
+            ..ObjectFilter::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(by_name.items[0].name, "infra");
+
+    let deletes = ChangeSet {
+        deletes: vec![key("infra")],
+        ..ChangeSet::default()
+    };
+    write_changes(&mut conn, &deletes, now).await.unwrap();
+    assert!(store.object(&key("infra")).await.unwrap().is_none());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unchanged_rows_are_not_rewritten() {
+    let store = common::fresh_store().await;
+    let first = Utc.with_ymd_and_hms(2026, 11, 29, 10, 0, 0).unwrap();
+    let later = Utc.with_ymd_and_hms(2026, 11, 29, 11, 0, 0).unwrap();
+    let mut conn = store.pool().acquire().await.unwrap();
+    let changes = ChangeSet {
+        upserts: vec![row("apps", "healthy")],
+        ..ChangeSet::default()
+    };
+    write_changes(&mut conn, &changes, first).await.unwrap();
+    write_changes(&mut conn, &changes, later).await.unwrap();
+    let stored = store.object(&key("apps")).await.unwrap().unwrap();
+    assert_eq!(
+        stored.updated_at, first,
+        "an identical row must not be rewritten"
+    );
+
+    let changed = ChangeSet {
+        upserts: vec![row("apps", "stuck")],
+        ..ChangeSet::default()
+    };
+    write_changes(&mut conn, &changed, later).await.unwrap();
+    let stored = store.object(&key("apps")).await.unwrap().unwrap();
+    assert_eq!((stored.state.as_str(), stored.updated_at), ("stuck", later));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rollups_are_replaced_per_cluster() {
+    let store = common::fresh_store().await;
+    let now = Utc::now();
+    let cause = |cluster: &str| RootCauseRow {
+        id: format!("{cluster}/Deployment/flux-system/tofu-controller"),
+        cluster: cluster.into(),
+        state: "failed".into(),
+        since: None,
+        reason: "controller down".into(),
+        message: "ImagePullBackOff".into(),
+        affected: json!(["a", "b"]),
+    };
+    let domain = |cluster: &str| DomainRow {
+        domain: "gateway".into(),
+        cluster: cluster.into(),
+        version: Some("v1.4.2".into()),
+        state: "healthy".into(),
+        fully_healthy: true,
+        objects: 3,
+        healthy: 3,
+        blockers: json!([]),
+    };
+    let mut conn = store.pool().acquire().await.unwrap();
+    let both = ["a".to_string(), "b".to_string()];
+    replace_rollups(
+        &mut conn,
+        &both,
+        &[cause("a"), cause("b")],
+        &[domain("a"), domain("b")],
+        now,
+    )
+    .await
+    .unwrap();
+    replace_rollups(&mut conn, &["a".to_string()], &[], &[], now)
+        .await
+        .unwrap();
+    let causes = store.root_causes().await.unwrap();
+    assert_eq!(
+        causes
+            .iter()
+            .map(|c| c.cluster.as_str())
+            .collect::<Vec<_>>(),
+        vec!["b"]
+    );
+    assert_eq!(store.domain_verdicts().await.unwrap().len(), 1);
+
+    upsert_clusters(
+        &mut conn,
+        &[ClusterRow {
+            name: "a".into(),
+            labels: json!({"ring": "prod"}),
+            last_good: Some(now),
+            error: None,
+            kind_errors: json!({}),
+            state_counts: json!({"healthy": 3}),
+            updated_at: now,
+        }],
+    )
+    .await
+    .unwrap();
+    let clusters = store.clusters().await.unwrap();
+    assert_eq!(clusters[0].state_counts, json!({"healthy": 3}));
+}
