@@ -1,19 +1,16 @@
-//! INTERIM demo module shell until the demo fleet lands.
-mod source;
-pub use source::{WorldDiff, apply_to_config, run};
+//! The demo fleet: an in-process simulated fleet of Flux clusters whose objects look exactly like
+//! what the API servers would return, replaying the seed incidents (see `scenario` for the
+//! incident table), and the source that feeds it to the runner.
 
-pub struct DemoCluster {
-    pub name: &'static str,
-    pub labels: &'static [(&'static str, &'static str)],
-}
-pub const DEMO_CLUSTERS: &[DemoCluster] = &[DemoCluster {
-    name: "dev-1",
-    labels: &[("ring", "dev")],
-}];
-pub const DEMO_DOMAINS_YAML: &str = "[]";
-pub fn world(
-    _started: chrono::DateTime<chrono::Utc>,
-    _now: chrono::DateTime<chrono::Utc>,
-) -> Vec<(String, serde_json::Value)> {
-    Vec::new()
-}
+mod fleet;
+mod hex;
+mod k8s;
+mod scenario;
+mod source;
+
+pub use fleet::{DEMO_CLUSTERS, DEMO_DOMAINS_YAML, DOMAIN_LABEL, DemoCluster, RINGS};
+pub use scenario::{LOOP_PERIOD_SECS, world};
+pub use source::{WorldDiff, apply_to_config, demo_domains, run};
+
+#[cfg(test)]
+mod tests;

@@ -100,3 +100,44 @@ impl WorldDiff {
         events
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn demo_config_has_the_clusters_and_domains_it_promises() {
+        let mut config = Config::default();
+        apply_to_config(&mut config);
+        assert!(config.clusters.len() >= 3);
+        assert_eq!(
+            demo_domains().len(),
+            DEMO_DOMAINS_YAML.matches("- name:").count()
+        );
+        assert!(config.domains.len() >= 4);
+    }
+
+    #[test]
+    fn each_step_sends_only_what_changed() {
+        let started = Utc::now();
+        let mut diff = WorldDiff::default();
+        let first = diff.step(started, started);
+        let applies = |events: &[SourceEvent]| {
+            events
+                .iter()
+                .filter(|e| matches!(e, SourceEvent::Apply(_)))
+                .count()
+        };
+        assert!(
+            applies(&first) > 100,
+            "the first step sends the whole fleet"
+        );
+        let again = diff.step(started, started);
+        assert_eq!(applies(&again), 0, "nothing changed, nothing sent");
+        assert!(
+            again
+                .iter()
+                .all(|e| matches!(e, SourceEvent::ClusterAlive { .. }))
+        );
+    }
+}
