@@ -3,7 +3,7 @@
 
 mod load;
 
-pub use load::{ConfigError, from_yaml_str, load};
+pub use load::{ConfigError, from_file, from_yaml_str, load};
 
 use crate::health::{DomainSpec, Thresholds};
 use serde::Deserialize;
@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
-#[derive(Clone, Default, Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Postgres URL; `DATABASE_URL` in the environment overrides it.
@@ -36,6 +36,20 @@ pub struct Config {
 
 fn default_group_by() -> String {
     "ring".to_string()
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            database_url: None,
+            listen: None,
+            clusters: Vec::new(),
+            domains: Vec::new(),
+            thresholds: Thresholds::default(),
+            group_by: default_group_by(),
+            public_url: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
