@@ -134,12 +134,12 @@ pub(super) fn assess_workload(
         .filter(|c| !c.is_true() && c.reason == "ProgressDeadlineExceeded")
     {
         let message = join_nonempty(&deadline.message, &pods_message);
-        return Finding::new(
-            State::Failed,
-            "rollout stalled (ProgressDeadlineExceeded)",
-            message,
-        )
-        .since(deadline.last_transition);
+        // The pods say why the rollout stalled; the deadline alone does not.
+        let reason = match failing.first() {
+            Some((pod, failure)) => format!("rollout stalled: pod {pod}: {failure}"),
+            None => "rollout stalled (ProgressDeadlineExceeded)".to_string(),
+        };
+        return Finding::new(State::Failed, reason, message).since(deadline.last_transition);
     }
     if counts.available == 0 && (counts.desired > 0 || is_controller) {
         let reason = match failing.first() {
