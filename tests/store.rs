@@ -35,8 +35,10 @@ fn row(name: &str, state: &str) -> ObjectRow {
 async fn objects_round_trip_and_history_is_kept() {
     let store = common::fresh_store().await;
     let now = Utc::now();
-    let mut changes = ChangeSet::default();
-    changes.upserts = vec![row("apps", "failed"), row("infra", "healthy")];
+    let mut changes = ChangeSet {
+        upserts: vec![row("apps", "failed"), row("infra", "healthy")],
+        ..ChangeSet::default()
+    };
     changes.transitions.push(TransitionRow {
         key: key("apps"),
         from: None,
