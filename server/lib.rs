@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod fleet;
 pub mod health;
+pub mod metrics;
 pub mod model;
 pub mod sources;
 pub mod store;

@@ -3,8 +3,10 @@
 //! compose inside one transaction.
 
 mod clusters;
+pub mod leases;
 mod objects;
 mod reads;
+pub mod retention;
 mod rollups;
 
 pub use clusters::{ClusterRow, upsert_clusters};
