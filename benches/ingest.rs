@@ -81,7 +81,11 @@ fn changes(batch: usize, round: usize) -> ChangeSet {
             namespace: format!("team-{}", i % 200),
             name: format!("app-{i}"),
         };
-        let state = if round % 2 == 0 { "healthy" } else { "degraded" };
+        let state = if round.is_multiple_of(2) {
+            "healthy"
+        } else {
+            "degraded"
+        };
         set.upserts.push(ObjectRow {
             key: key.clone(),
             state: state.into(),
@@ -115,7 +119,9 @@ async fn write_throughput() {
         .await
         .expect("create database");
     let base = url.rsplit_once('/').map_or(url.as_str(), |(b, _)| b);
-    let store = Store::connect(&format!("{base}/{name}")).await.expect("connect bench db");
+    let store = Store::connect(&format!("{base}/{name}"))
+        .await
+        .expect("connect bench db");
     store.migrate().await.expect("migrate");
     for batch in [100, 1_000, 5_000] {
         let rounds = (20_000 / batch).max(4);
@@ -123,7 +129,9 @@ async fn write_throughput() {
         for round in 0..rounds {
             let set = changes(batch, round);
             let mut tx = store.pool().begin().await.expect("begin");
-            write_changes(&mut tx, &set, Utc::now()).await.expect("write");
+            write_changes(&mut tx, &set, Utc::now())
+                .await
+                .expect("write");
             tx.commit().await.expect("commit");
         }
         let seconds = started.elapsed().as_secs_f64();

@@ -14,7 +14,9 @@ const DEADLINE: Duration = Duration::from_secs(60);
 
 async fn admin() -> sqlx::PgConnection {
     let url = std::env::var("DATABASE_URL").expect("DATABASE_URL");
-    sqlx::PgConnection::connect(&url).await.expect("admin connection")
+    sqlx::PgConnection::connect(&url)
+        .await
+        .expect("admin connection")
 }
 
 async fn set_outage(database: &str, down: bool) {
@@ -47,7 +49,11 @@ async fn transitions_made_while_the_database_is_down_are_written_later() {
         .fetch_one(store.pool())
         .await
         .unwrap();
-    let collector = Collector::start(&config(&bed.kubeconfig, &[one]), store.clone(), "db-test".into());
+    let collector = Collector::start(
+        &config(&bed.kubeconfig, &[one]),
+        store.clone(),
+        "db-test".into(),
+    );
     let key = ObjectKey {
         cluster: one.to_string(),
         kind: "Kustomization".into(),
@@ -55,7 +61,11 @@ async fn transitions_made_while_the_database_is_down_are_written_later() {
         name: "app".into(),
     };
     eventually("the Kustomization is stored", DEADLINE, || async {
-        objects_in(&store, one, &ns).await.iter().any(|o| o.kind == "Kustomization").then_some(())
+        objects_in(&store, one, &ns)
+            .await
+            .iter()
+            .any(|o| o.kind == "Kustomization")
+            .then_some(())
     })
     .await;
     let state_now = || {
@@ -80,17 +90,24 @@ async fn transitions_made_while_the_database_is_down_are_written_later() {
         seen.push(next);
     }
     assert!(
-        sqlx::PgConnection::connect(&common::with_database(&std::env::var("DATABASE_URL").unwrap(), &database))
-            .await
-            .is_err(),
+        sqlx::PgConnection::connect(&common::with_database(
+            &std::env::var("DATABASE_URL").unwrap(),
+            &database
+        ))
+        .await
+        .is_err(),
         "the database must really be refusing connections during the changes"
     );
     set_outage(&database, false).await;
 
-    let history = eventually("every transition written after the outage", DEADLINE, || async {
-        let rows = store.transitions(&key, 100).await.ok()?;
-        (rows.len() >= seen.len()).then_some(rows)
-    })
+    let history = eventually(
+        "every transition written after the outage",
+        DEADLINE,
+        || async {
+            let rows = store.transitions(&key, 100).await.ok()?;
+            (rows.len() >= seen.len()).then_some(rows)
+        },
+    )
     .await;
     let mut written: Vec<String> = history.iter().map(|t| t.to_state.clone()).collect();
     written.reverse();

@@ -3,7 +3,9 @@
 
 mod common;
 
-use common::collector::{cluster_row, config, eventually, flux_pair, objects_in, ready_of, ready_status};
+use common::collector::{
+    cluster_row, config, eventually, flux_pair, objects_in, ready_of, ready_status,
+};
 use fleetglass::sources::kube::Collector;
 use std::time::Duration;
 
@@ -39,11 +41,18 @@ async fn a_dead_api_server_is_reported_and_recovers() {
     assert_eq!(error, "connection refused");
     // The freshness limit is 5s: the error arrives within a probe or two of the stop.
     let verdict_age = chrono::Utc::now() - stopped_at;
-    assert!(verdict_age < chrono::TimeDelta::seconds(20), "took {verdict_age}");
-    eventually("cluster two still fresh after the stop", DEADLINE, || async {
-        let row = cluster_row(&store, two).await?;
-        (row.error.is_none() && row.last_good? > stopped_at).then_some(())
-    })
+    assert!(
+        verdict_age < chrono::TimeDelta::seconds(20),
+        "took {verdict_age}"
+    );
+    eventually(
+        "cluster two still fresh after the stop",
+        DEADLINE,
+        || async {
+            let row = cluster_row(&store, two).await?;
+            (row.error.is_none() && row.last_good? > stopped_at).then_some(())
+        },
+    )
     .await;
 
     bed.start_cluster(one);
@@ -55,11 +64,15 @@ async fn a_dead_api_server_is_reported_and_recovers() {
     .await;
     // The watches resumed: a change made after the restart arrives.
     bed.set_status(one, "kustomization/app", &ns, &ready_status(false));
-    eventually("a change after the restart is collected", DEADLINE, || async {
-        let objects = objects_in(&store, one, &ns).await;
-        let app = objects.iter().find(|o| o.kind == "Kustomization")?;
-        (ready_of(app).as_deref() == Some("False")).then_some(())
-    })
+    eventually(
+        "a change after the restart is collected",
+        DEADLINE,
+        || async {
+            let objects = objects_in(&store, one, &ns).await;
+            let app = objects.iter().find(|o| o.kind == "Kustomization")?;
+            (ready_of(app).as_deref() == Some("False")).then_some(())
+        },
+    )
     .await;
     collector.stop().await;
 }

@@ -43,37 +43,78 @@ async fn forbidden_helm_releases_are_named_and_only_that_kind_suffers() {
     std::fs::create_dir_all(&dir).unwrap();
     let kubeconfig = dir.join("kubeconfig");
     std::fs::copy(&bed.kubeconfig, &kubeconfig).unwrap();
-    let user = bed.kubectl(one, &["config", "view", "-o", &format!("jsonpath={{.contexts[?(@.name==\"{one}\")].context.user}}")]);
+    let user = bed.kubectl(
+        one,
+        &[
+            "config",
+            "view",
+            "-o",
+            &format!("jsonpath={{.contexts[?(@.name==\"{one}\")].context.user}}"),
+        ],
+    );
     let status = std::process::Command::new(bed.bin.join("kubectl"))
         .arg("--kubeconfig")
         .arg(&kubeconfig)
-        .args(["config", "set-credentials", user.trim(), "--token", token.trim()])
+        .args([
+            "config",
+            "set-credentials",
+            user.trim(),
+            "--token",
+            token.trim(),
+        ])
         .output()
         .unwrap();
-    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
     let unset = std::process::Command::new(bed.bin.join("kubectl"))
         .arg("--kubeconfig")
         .arg(&kubeconfig)
-        .args(["config", "unset", &format!("users.{}.client-certificate-data", user.trim())])
+        .args([
+            "config",
+            "unset",
+            &format!("users.{}.client-certificate-data", user.trim()),
+        ])
         .output()
         .unwrap();
-    assert!(unset.status.success(), "{}", String::from_utf8_lossy(&unset.stderr));
+    assert!(
+        unset.status.success(),
+        "{}",
+        String::from_utf8_lossy(&unset.stderr)
+    );
     let unset = std::process::Command::new(bed.bin.join("kubectl"))
         .arg("--kubeconfig")
         .arg(&kubeconfig)
-        .args(["config", "unset", &format!("users.{}.client-key-data", user.trim())])
+        .args([
+            "config",
+            "unset",
+            &format!("users.{}.client-key-data", user.trim()),
+        ])
         .output()
         .unwrap();
-    assert!(unset.status.success(), "{}", String::from_utf8_lossy(&unset.stderr));
+    assert!(
+        unset.status.success(),
+        "{}",
+        String::from_utf8_lossy(&unset.stderr)
+    );
 
     let ns = common::testbed::unique_namespace("fgr");
     bed.apply(one, &flux_pair(&ns));
     let store = common::fresh_store().await;
-    let collector = Collector::start(&config(&kubeconfig, &[one]), store.clone(), "rbac-test".into());
+    let collector = Collector::start(
+        &config(&kubeconfig, &[one]),
+        store.clone(),
+        "rbac-test".into(),
+    );
 
     let errors = eventually("the HelmRelease kind error", DEADLINE, || async {
         let row = cluster_row(&store, one).await?;
-        row.kind_errors.get("HelmRelease").is_some().then_some(row.kind_errors)
+        row.kind_errors
+            .get("HelmRelease")
+            .is_some()
+            .then_some(row.kind_errors)
     })
     .await;
     let reason = errors["HelmRelease"].as_str().unwrap();
@@ -81,16 +122,24 @@ async fn forbidden_helm_releases_are_named_and_only_that_kind_suffers() {
         reason,
         "RBAC Forbidden: cannot list helmreleases.helm.toolkit.fluxcd.io (user system:serviceaccount:flux-system:fg-no-helm)"
     );
-    eventually("the readable kinds are still collected", DEADLINE, || async {
-        let objects = objects_in(&store, one, &ns).await;
-        (objects.iter().any(|o| o.kind == "Kustomization")
-            && objects.iter().any(|o| o.kind == "GitRepository"))
-        .then_some(())
-    })
+    eventually(
+        "the readable kinds are still collected",
+        DEADLINE,
+        || async {
+            let objects = objects_in(&store, one, &ns).await;
+            (objects.iter().any(|o| o.kind == "Kustomization")
+                && objects.iter().any(|o| o.kind == "GitRepository"))
+            .then_some(())
+        },
+    )
     .await;
     let row = cluster_row(&store, one).await.unwrap();
     let kinds: Vec<&String> = row.kind_errors.as_object().unwrap().keys().collect();
-    assert_eq!(kinds, vec!["HelmRelease"], "only HelmRelease may be unreadable");
+    assert_eq!(
+        kinds,
+        vec!["HelmRelease"],
+        "only HelmRelease may be unreadable"
+    );
     assert_eq!(row.error, None);
     collector.stop().await;
     let _ = std::fs::remove_dir_all(dir);

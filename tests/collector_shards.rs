@@ -36,16 +36,29 @@ async fn collectors_split_the_clusters_and_take_over_from_a_dead_one() {
             .unwrap();
     assert_eq!(holders.len(), 2, "{holders:?}");
     for (cluster, holder) in &holders {
-        let expected = if held_a.contains(cluster) { "collector-a" } else { "collector-b" };
+        let expected = if held_a.contains(cluster) {
+            "collector-a"
+        } else {
+            "collector-b"
+        };
         assert_eq!(holder, expected);
     }
     // Each collector evaluates only what it holds.
     for (collector, held) in [(&a, &held_a), (&b, &held_b)] {
-        eventually("a collector's evaluation covers its cluster only", DEADLINE, || async {
-            let latest = collector.latest.borrow().clone();
-            let clusters: ClusterSet = latest.evaluation.objects.iter().map(|v| v.cluster.clone()).collect();
-            (&clusters == held).then_some(())
-        })
+        eventually(
+            "a collector's evaluation covers its cluster only",
+            DEADLINE,
+            || async {
+                let latest = collector.latest.borrow().clone();
+                let clusters: ClusterSet = latest
+                    .evaluation
+                    .objects
+                    .iter()
+                    .map(|v| v.cluster.clone())
+                    .collect();
+                (&clusters == held).then_some(())
+            },
+        )
         .await;
     }
 
@@ -57,22 +70,28 @@ async fn collectors_split_the_clusters_and_take_over_from_a_dead_one() {
     .await;
     // And really collects the orphaned one: a change made now arrives.
     bed.set_status(&orphan, "kustomization/app", &ns, &ready_status(false));
-    eventually("a change on the taken-over cluster is collected", DEADLINE, || async {
-        let objects = objects_in(&store, &orphan, &ns).await;
-        let app = objects.iter().find(|o| o.kind == "Kustomization")?;
-        (ready_of(app).as_deref() == Some("False")).then_some(())
-    })
+    eventually(
+        "a change on the taken-over cluster is collected",
+        DEADLINE,
+        || async {
+            let objects = objects_in(&store, &orphan, &ns).await;
+            let app = objects.iter().find(|o| o.kind == "Kustomization")?;
+            (ready_of(app).as_deref() == Some("False")).then_some(())
+        },
+    )
     .await;
-    let holder: String = sqlx::query_scalar("SELECT holder FROM collector_leases WHERE cluster = $1")
-        .bind(&orphan)
-        .fetch_one(store.pool())
-        .await
-        .unwrap();
+    let holder: String =
+        sqlx::query_scalar("SELECT holder FROM collector_leases WHERE cluster = $1")
+            .bind(&orphan)
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
     assert_eq!(holder, "collector-b");
     b.stop().await;
-    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM collector_leases WHERE holder = 'collector-b'")
-        .fetch_one(store.pool())
-        .await
-        .unwrap();
+    let left: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM collector_leases WHERE holder = 'collector-b'")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
     assert_eq!(left, 0, "a stopped collector releases its leases");
 }

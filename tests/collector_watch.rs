@@ -73,11 +73,15 @@ spec:
 
     // A change on one cluster shows up there only.
     bed.set_status(one, "kustomization/app", &ns, &ready_status(false));
-    eventually("the Kustomization on cluster one turned not ready", DEADLINE, || async {
-        let objects = objects_in(&store, one, &ns).await;
-        let app = objects.iter().find(|o| o.kind == "Kustomization")?;
-        (ready_of(app).as_deref() == Some("False")).then_some(())
-    })
+    eventually(
+        "the Kustomization on cluster one turned not ready",
+        DEADLINE,
+        || async {
+            let objects = objects_in(&store, one, &ns).await;
+            let app = objects.iter().find(|o| o.kind == "Kustomization")?;
+            (ready_of(app).as_deref() == Some("False")).then_some(())
+        },
+    )
     .await;
     let other = objects_in(&store, two, &ns).await;
     let app = other.iter().find(|o| o.kind == "Kustomization").unwrap();
@@ -85,13 +89,17 @@ spec:
 
     // A deletion on the other cluster removes the row.
     bed.kubectl(two, &["delete", "gitrepository/repo", "-n", &ns]);
-    eventually("the GitRepository on cluster two vanished", DEADLINE, || async {
-        let objects = objects_in(&store, two, &ns).await;
-        objects
-            .iter()
-            .all(|o| o.kind != "GitRepository")
-            .then_some(())
-    })
+    eventually(
+        "the GitRepository on cluster two vanished",
+        DEADLINE,
+        || async {
+            let objects = objects_in(&store, two, &ns).await;
+            objects
+                .iter()
+                .all(|o| o.kind != "GitRepository")
+                .then_some(())
+        },
+    )
     .await;
     assert!(
         objects_in(&store, one, &ns)

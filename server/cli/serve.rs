@@ -108,7 +108,11 @@ fn collect(config: &Config, store: &Store, demo: bool) -> Option<Collector> {
         tokio::spawn(runner.run(receiver));
         return None;
     }
-    Some(Collector::start(config, store.clone(), LeaseKeeper::holder_id()))
+    Some(Collector::start(
+        config,
+        store.clone(),
+        LeaseKeeper::holder_id(),
+    ))
 }
 
 pub async fn migrate(config_path: Option<&Path>) -> anyhow::Result<()> {

@@ -178,13 +178,32 @@ fn validate(config: &Config, path: Option<&Path>) -> Result<(), ConfigError> {
     }
     let collector = &config.collector;
     for (key, value, minimum) in [
-        ("collector.lease", collector.lease, chrono::TimeDelta::seconds(3)),
-        ("collector.probe_interval", collector.probe_interval, chrono::TimeDelta::seconds(1)),
-        ("collector.rediscover", collector.rediscover, chrono::TimeDelta::seconds(10)),
-        ("retention.transitions", config.retention.transitions, chrono::TimeDelta::hours(1)),
+        (
+            "collector.lease",
+            collector.lease,
+            chrono::TimeDelta::seconds(3),
+        ),
+        (
+            "collector.probe_interval",
+            collector.probe_interval,
+            chrono::TimeDelta::seconds(1),
+        ),
+        (
+            "collector.rediscover",
+            collector.rediscover,
+            chrono::TimeDelta::seconds(10),
+        ),
+        (
+            "retention.transitions",
+            config.retention.transitions,
+            chrono::TimeDelta::hours(1),
+        ),
     ] {
         if value < minimum {
-            return err(key.into(), format!("must be at least {}", crate::model::human(minimum)));
+            return err(
+                key.into(),
+                format!("must be at least {}", crate::model::human(minimum)),
+            );
         }
     }
     if let Some(listen) = &config.listen
@@ -275,8 +294,14 @@ thresholds:
                 "domains[0].name",
             ),
             (format!("{GOOD}listen: nowhere\n"), "listen"),
-            (format!("{GOOD}collector: {{lease: 1s}}\n"), "collector.lease"),
-            (format!("{GOOD}retention: {{transitions: 5x}}\n"), "retention.transitions"),
+            (
+                format!("{GOOD}collector: {{lease: 1s}}\n"),
+                "collector.lease",
+            ),
+            (
+                format!("{GOOD}retention: {{transitions: 5x}}\n"),
+                "retention.transitions",
+            ),
         ];
         for (text, key) in cases {
             let err = from_yaml_str(&text).unwrap_err().to_string();

@@ -38,7 +38,11 @@ impl LeaseKeeper {
             .map(|h| h.trim().to_string())
             .filter(|h| !h.is_empty())
             .unwrap_or_else(|| "fleetglass".to_string());
-        format!("{host}-{}-{:04x}", std::process::id(), rand::random::<u16>())
+        format!(
+            "{host}-{}-{:04x}",
+            std::process::id(),
+            rand::random::<u16>()
+        )
     }
 
     /// Keeps the leases until `stop` resolves, then releases them all.
@@ -118,7 +122,11 @@ impl LeaseKeeper {
         self.holder.hash(&mut hasher);
         let n = self.clusters.len().max(1);
         let start = (hasher.finish() % n as u64) as usize;
-        self.clusters.iter().cycle().skip(start).take(self.clusters.len())
+        self.clusters
+            .iter()
+            .cycle()
+            .skip(start)
+            .take(self.clusters.len())
     }
 
     async fn release_all(&self, mine: &[String]) -> Result<(), sqlx::Error> {

@@ -14,7 +14,9 @@ pub async fn run(store: Store, keep: TimeDelta) {
         match prune(&store, keep).await {
             Ok(0) => {}
             Ok(deleted) => tracing::info!(deleted, "deleted transitions past their retention"),
-            Err(error) => tracing::warn!(%error, "could not delete old transitions; retrying later"),
+            Err(error) => {
+                tracing::warn!(%error, "could not delete old transitions; retrying later")
+            }
         }
     }
 }

@@ -52,7 +52,8 @@ impl Snapshot {
         self.clusters.remove(name);
         self.listing.retain(|(cluster, _), _| cluster != name);
         self.objects.retain(|o| o.cluster != name);
-        self.touched.retain(|id| id.parts().is_none_or(|p| p.0 != name));
+        self.touched
+            .retain(|id| id.parts().is_none_or(|p| p.0 != name));
         self.index = self
             .objects
             .iter()
@@ -63,7 +64,11 @@ impl Snapshot {
 
     /// Marks every object of a cluster touched, so all their rows are written next time.
     pub fn touch_cluster(&mut self, name: &str) {
-        let ids = self.objects.iter().filter(|o| o.cluster == name).map(Object::id);
+        let ids = self
+            .objects
+            .iter()
+            .filter(|o| o.cluster == name)
+            .map(Object::id);
         self.touched.extend(ids);
     }
 

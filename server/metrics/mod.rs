@@ -43,7 +43,9 @@ static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(Mutex::default);
 
 fn registry() -> MutexGuard<'static, Registry> {
     // A panic while holding the lock leaves plain counters behind; they are still usable.
-    REGISTRY.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    REGISTRY
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn kind_stats<'r>(r: &'r mut Registry, cluster: &str, kind: Kind) -> &'r mut KindStats {

@@ -6,11 +6,17 @@ use axum::response::IntoResponse;
 use std::fmt::Write;
 use std::time::Instant;
 
+/// Reads one series' value out of a (cluster, kind)'s stats, if it has one yet.
+type KindValue = fn(&super::KindStats, Instant) -> Option<f64>;
+
 /// `GET /metrics`.
 pub async fn serve() -> impl IntoResponse {
     let text = render(&registry(), Instant::now());
     (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
         text,
     )
 }
@@ -30,7 +36,7 @@ fn escape(value: &str) -> String {
 
 fn render(r: &Registry, now: Instant) -> String {
     let mut out = String::new();
-    let per_kind: [(&str, &str, &str, fn(&super::KindStats, Instant) -> Option<f64>); 4] = [
+    let per_kind: [(&str, &str, &str, KindValue); 4] = [
         (
             "fleetglass_watch_restarts_total",
             "counter",
@@ -90,14 +96,29 @@ fn render(r: &Registry, now: Instant) -> String {
         "Duration of the collector's batched database writes.",
     );
     for (bound, count) in WRITE_BUCKETS.iter().zip(w.buckets) {
-        let _ = writeln!(out, "fleetglass_db_write_seconds_bucket{{le=\"{bound}\"}} {count}");
+        let _ = writeln!(
+            out,
+            "fleetglass_db_write_seconds_bucket{{le=\"{bound}\"}} {count}"
+        );
     }
-    let _ = writeln!(out, "fleetglass_db_write_seconds_bucket{{le=\"+Inf\"}} {}", w.batches);
+    let _ = writeln!(
+        out,
+        "fleetglass_db_write_seconds_bucket{{le=\"+Inf\"}} {}",
+        w.batches
+    );
     let _ = writeln!(out, "fleetglass_db_write_seconds_sum {}", w.seconds);
     let _ = writeln!(out, "fleetglass_db_write_seconds_count {}", w.batches);
     for (name, help, value) in [
-        ("fleetglass_db_write_failures_total", "Batched writes that failed (kept and retried).", w.failures),
-        ("fleetglass_db_write_rows_total", "Rows (objects, deletions, transitions) written in batches.", w.rows),
+        (
+            "fleetglass_db_write_failures_total",
+            "Batched writes that failed (kept and retried).",
+            w.failures,
+        ),
+        (
+            "fleetglass_db_write_rows_total",
+            "Rows (objects, deletions, transitions) written in batches.",
+            w.rows,
+        ),
     ] {
         header(&mut out, name, "counter", help);
         let _ = writeln!(out, "{name} {value}");
@@ -124,10 +145,15 @@ mod tests {
         r.writes.batches = 2;
         r.writes.buckets = [0, 1, 1, 2, 2, 2, 2, 2, 2, 2];
         let text = render(&r, Instant::now() + Duration::from_secs(4));
+        assert!(
+            text.contains(
+                "fleetglass_watch_events_total{cluster=\"prod \\\"eu\\\"\",kind=\"HelmRelease\"} 3"
+            ),
+            "{text}"
+        );
         assert!(text.contains(
-            "fleetglass_watch_events_total{cluster=\"prod \\\"eu\\\"\",kind=\"HelmRelease\"} 3"
-        ), "{text}");
-        assert!(text.contains("fleetglass_watch_restarts_total{cluster=\"prod \\\"eu\\\"\",kind=\"HelmRelease\"} 1"));
+            "fleetglass_watch_restarts_total{cluster=\"prod \\\"eu\\\"\",kind=\"HelmRelease\"} 1"
+        ));
         assert!(text.contains("fleetglass_watch_last_success_age_seconds{cluster=\"prod \\\"eu\\\"\",kind=\"HelmRelease\"} 4"));
         assert!(text.contains("fleetglass_db_write_seconds_bucket{le=\"0.01\"} 1"));
         assert!(text.contains("fleetglass_db_write_seconds_bucket{le=\"+Inf\"} 2"));

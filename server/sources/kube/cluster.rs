@@ -126,7 +126,10 @@ pub async fn run(target: ClusterConfig, events: EventSender, settings: KubeSetti
 fn changed_flux_kinds(served: &Served, watching: &mut HashMap<Kind, Watching>) -> Vec<WatchSpec> {
     let mut specs = Vec::new();
     for (kind, resource) in &served.kinds {
-        if watching.get(kind).is_some_and(|w| w.version == resource.version) {
+        if watching
+            .get(kind)
+            .is_some_and(|w| w.version == resource.version)
+        {
             continue;
         }
         if let Some(old) = watching.remove(kind) {
@@ -154,7 +157,11 @@ async fn report_missing(
             old.task.abort();
             // The CRD went away: so did its objects.
             let cluster = ctx.cluster.clone();
-            ctx.send(SourceEvent::SyncStart { cluster: cluster.clone(), kind }).await;
+            ctx.send(SourceEvent::SyncStart {
+                cluster: cluster.clone(),
+                kind,
+            })
+            .await;
             ctx.send(SourceEvent::SyncDone { cluster, kind }).await;
         }
         if missing.insert(kind) {
@@ -162,7 +169,8 @@ async fn report_missing(
                 tracing::info!(%kind, "kind not served (optional; nothing to watch)");
             } else {
                 tracing::warn!(%kind, "kind not served");
-                ctx.kind_error(kind, Some(discovery::not_served(kind))).await;
+                ctx.kind_error(kind, Some(discovery::not_served(kind)))
+                    .await;
             }
         }
     }

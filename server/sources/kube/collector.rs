@@ -4,7 +4,7 @@
 
 use super::{KubeSettings, run};
 use crate::config::Config;
-use crate::fleet::{ClusterSet, FleetSettings, LeaseKeeper, Latest, Runner};
+use crate::fleet::{ClusterSet, FleetSettings, Latest, LeaseKeeper, Runner};
 use crate::sources;
 use crate::store::Store;
 use std::time::Duration;

@@ -19,9 +19,8 @@ pub struct ConnectError(String);
 #[tracing::instrument(skip_all, fields(cluster = %target.name))]
 pub async fn client(target: &ClusterConfig) -> Result<Client, ConnectError> {
     let mut config = if target.in_cluster {
-        Config::incluster().map_err(|e| {
-            ConnectError(format!("in-cluster credentials unavailable: {e}"))
-        })?
+        Config::incluster()
+            .map_err(|e| ConnectError(format!("in-cluster credentials unavailable: {e}")))?
     } else {
         let kubeconfig = read_kubeconfig(target.kubeconfig.as_deref())?;
         let options = KubeConfigOptions {

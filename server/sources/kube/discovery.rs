@@ -32,10 +32,7 @@ pub struct Served {
 pub async fn flux_kinds(client: &Client) -> Result<Served, kube::Error> {
     let mut groups: Vec<&str> = FLUX_KINDS.iter().map(|k| k.group()).collect();
     groups.dedup();
-    let discovery = Discovery::new(client.clone())
-        .filter(&groups)
-        .run()
-        .await?;
+    let discovery = Discovery::new(client.clone()).filter(&groups).run().await?;
     let mut served = Served::default();
     for kind in FLUX_KINDS {
         let found = discovery

@@ -22,7 +22,8 @@ pub fn classify(error: &kube::Error) -> String {
         "connection refused".to_string()
     } else if lower.contains("certificate") || lower.contains("tls") {
         format!("TLS: {}", tls_detail(&chain))
-    } else if lower.contains("timed out") || lower.contains("elapsed") || lower.contains("timeout") {
+    } else if lower.contains("timed out") || lower.contains("elapsed") || lower.contains("timeout")
+    {
         "timeout".to_string()
     } else if lower.contains("dns error") || lower.contains("failed to lookup") {
         "DNS: server name not found".to_string()
@@ -127,7 +128,10 @@ mod tests {
 
     #[test]
     fn transport_errors_are_classified_from_the_chain() {
-        let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "Connection refused (os error 111)");
+        let refused = std::io::Error::new(
+            std::io::ErrorKind::ConnectionRefused,
+            "Connection refused (os error 111)",
+        );
         let error = kube::Error::Service(Box::new(refused));
         assert_eq!(classify(&error), "connection refused");
         let tls = std::io::Error::other("invalid peer certificate: UnknownIssuer");

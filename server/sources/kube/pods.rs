@@ -20,7 +20,10 @@ use tokio::task::JoinSet;
 
 const ALWAYS: &str = "flux-system";
 
-type Delivery = (String, Result<watcher::Event<DynamicObject>, watcher::Error>);
+type Delivery = (
+    String,
+    Result<watcher::Event<DynamicObject>, watcher::Error>,
+);
 
 #[derive(Default)]
 struct Namespace {

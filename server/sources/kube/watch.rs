@@ -121,7 +121,8 @@ impl Trouble {
         if since.elapsed() >= FAILING_FOR && ctx.reachable() {
             let reason = kube_error.map_or_else(|| error.to_string(), classify);
             self.reported = true;
-            ctx.kind_error(kind, Some(format!("watch failing: {reason}"))).await;
+            ctx.kind_error(kind, Some(format!("watch failing: {reason}")))
+                .await;
         }
         false
     }
@@ -150,7 +151,9 @@ pub async fn run(client: kube::Client, spec: WatchSpec, ctx: Arc<ClusterContext>
         let event = match event {
             Ok(event) => event,
             Err(error) => {
-                if trouble.failed(&ctx, kind, &error).await && std::mem::take(&mut waiting_first_list) {
+                if trouble.failed(&ctx, kind, &error).await
+                    && std::mem::take(&mut waiting_first_list)
+                {
                     ctx.first_list_done();
                 }
                 continue;
@@ -160,7 +163,10 @@ pub async fn run(client: kube::Client, spec: WatchSpec, ctx: Arc<ClusterContext>
         trouble.recovered(&ctx, kind).await;
         let keep = spec.selections[i].keep;
         let out: Vec<SourceEvent> = match event {
-            watcher::Event::Init if single => vec![SourceEvent::SyncStart { cluster: cluster.clone(), kind }],
+            watcher::Event::Init if single => vec![SourceEvent::SyncStart {
+                cluster: cluster.clone(),
+                kind,
+            }],
             watcher::Event::Init => {
                 merge.relist_start(i);
                 vec![]
@@ -172,12 +178,20 @@ pub async fn run(client: kube::Client, spec: WatchSpec, ctx: Arc<ClusterContext>
                         merge.insert(i, id);
                         vec![SourceEvent::Apply(Box::new(slim))]
                     }
-                    None => merge.remove(i, &id).then_some(SourceEvent::Delete(id)).into_iter().collect(),
+                    None => merge
+                        .remove(i, &id)
+                        .then_some(SourceEvent::Delete(id))
+                        .into_iter()
+                        .collect(),
                 }
             }
             watcher::Event::Delete(object) => {
                 let id = id_of(&cluster, kind, &object);
-                merge.remove(i, &id).then_some(SourceEvent::Delete(id)).into_iter().collect()
+                merge
+                    .remove(i, &id)
+                    .then_some(SourceEvent::Delete(id))
+                    .into_iter()
+                    .collect()
             }
             watcher::Event::InitDone => {
                 let gone = merge.relist_done(i);
@@ -186,7 +200,10 @@ pub async fn run(client: kube::Client, spec: WatchSpec, ctx: Arc<ClusterContext>
                     ctx.first_list_done();
                 }
                 if single {
-                    vec![SourceEvent::SyncDone { cluster: cluster.clone(), kind }]
+                    vec![SourceEvent::SyncDone {
+                        cluster: cluster.clone(),
+                        kind,
+                    }]
                 } else {
                     gone.into_iter().map(SourceEvent::Delete).collect()
                 }
