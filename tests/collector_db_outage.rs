@@ -39,11 +39,11 @@ async fn set_outage(database: &str, down: bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn transitions_made_while_the_database_is_down_are_written_later() {
-    let bed = common::testbed::up();
+    let bed = common::collector::bed();
     let one = bed.clusters[0].as_str();
-    let ns = common::testbed::unique_namespace("fgd");
-    bed.apply(one, &flux_pair(&ns));
-    bed.set_status(one, "kustomization/app", &ns, &ready_status(true));
+    let ns = common::collector::unique_namespace("fgd");
+    common::collector::apply(&bed, one, &flux_pair(&ns));
+    common::collector::set_status(&bed, one, "kustomization/app", &ns, &ready_status(true));
     let store = common::fresh_store().await;
     let database: String = sqlx::query_scalar("SELECT current_database()")
         .fetch_one(store.pool())
@@ -81,7 +81,7 @@ async fn transitions_made_while_the_database_is_down_are_written_later() {
 
     set_outage(&database, true).await;
     for ready in [false, true, false] {
-        bed.set_status(one, "kustomization/app", &ns, &ready_status(ready));
+        common::collector::set_status(&bed, one, "kustomization/app", &ns, &ready_status(ready));
         let before = *seen.last().unwrap();
         let next = eventually("the collector evaluated the change", DEADLINE, || async {
             state_now().filter(|s| *s != before)

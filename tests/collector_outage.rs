@@ -13,11 +13,11 @@ const DEADLINE: Duration = Duration::from_secs(60);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_api_server_is_reported_and_recovers() {
-    let bed = common::testbed::up();
+    let bed = common::collector::bed();
     let (one, two) = (bed.clusters[0].as_str(), bed.clusters[1].as_str());
-    let ns = common::testbed::unique_namespace("fgo");
-    bed.apply(one, &flux_pair(&ns));
-    bed.set_status(one, "kustomization/app", &ns, &ready_status(true));
+    let ns = common::collector::unique_namespace("fgo");
+    common::collector::apply(&bed, one, &flux_pair(&ns));
+    common::collector::set_status(&bed, one, "kustomization/app", &ns, &ready_status(true));
     let store = common::fresh_store().await;
     let collector = Collector::start(
         &config(&bed.kubeconfig, &[one, two]),
@@ -63,7 +63,7 @@ async fn a_dead_api_server_is_reported_and_recovers() {
     })
     .await;
     // The watches resumed: a change made after the restart arrives.
-    bed.set_status(one, "kustomization/app", &ns, &ready_status(false));
+    common::collector::set_status(&bed, one, "kustomization/app", &ns, &ready_status(false));
     eventually(
         "a change after the restart is collected",
         DEADLINE,

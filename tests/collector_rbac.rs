@@ -25,12 +25,13 @@ fn role_without_helm_releases() -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forbidden_helm_releases_are_named_and_only_that_kind_suffers() {
-    let bed = common::testbed::up();
+    let bed = common::collector::bed();
     let one = bed.clusters[0].as_str();
     let role = role_without_helm_releases();
     assert!(!role.contains("helmreleases") && role.contains("kustomizations"));
-    bed.apply(one, &role);
-    bed.apply(
+    common::collector::apply(&bed, one, &role);
+    common::collector::apply(
+        &bed,
         one,
         "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: fg-no-helm, namespace: flux-system}\n---\n\
          apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: fg-test-no-helm}\n\
@@ -39,7 +40,7 @@ async fn forbidden_helm_releases_are_named_and_only_that_kind_suffers() {
     );
     let token = bed.kubectl(one, &["-n", "flux-system", "create", "token", "fg-no-helm"]);
     // A kubeconfig for that identity: the admin one with the user's credentials replaced.
-    let dir = std::env::temp_dir().join(common::testbed::unique_namespace("fg-rbac"));
+    let dir = std::env::temp_dir().join(common::collector::unique_namespace("fg-rbac"));
     std::fs::create_dir_all(&dir).unwrap();
     let kubeconfig = dir.join("kubeconfig");
     std::fs::copy(&bed.kubeconfig, &kubeconfig).unwrap();
@@ -100,8 +101,8 @@ async fn forbidden_helm_releases_are_named_and_only_that_kind_suffers() {
         String::from_utf8_lossy(&unset.stderr)
     );
 
-    let ns = common::testbed::unique_namespace("fgr");
-    bed.apply(one, &flux_pair(&ns));
+    let ns = common::collector::unique_namespace("fgr");
+    common::collector::apply(&bed, one, &flux_pair(&ns));
     let store = common::fresh_store().await;
     let collector = Collector::start(
         &config(&kubeconfig, &[one]),

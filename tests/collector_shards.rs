@@ -12,12 +12,12 @@ const DEADLINE: Duration = Duration::from_secs(60);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn collectors_split_the_clusters_and_take_over_from_a_dead_one() {
-    let bed = common::testbed::up();
+    let bed = common::collector::bed();
     let (one, two) = (bed.clusters[0].as_str(), bed.clusters[1].as_str());
-    let ns = common::testbed::unique_namespace("fgs");
+    let ns = common::collector::unique_namespace("fgs");
     for cluster in [one, two] {
-        bed.apply(cluster, &flux_pair(&ns));
-        bed.set_status(cluster, "kustomization/app", &ns, &ready_status(true));
+        common::collector::apply(&bed, cluster, &flux_pair(&ns));
+        common::collector::set_status(&bed, cluster, "kustomization/app", &ns, &ready_status(true));
     }
     let store = common::fresh_store().await;
     let settings = config(&bed.kubeconfig, &[one, two]);
@@ -69,7 +69,13 @@ async fn collectors_split_the_clusters_and_take_over_from_a_dead_one() {
     })
     .await;
     // And really collects the orphaned one: a change made now arrives.
-    bed.set_status(&orphan, "kustomization/app", &ns, &ready_status(false));
+    common::collector::set_status(
+        &bed,
+        &orphan,
+        "kustomization/app",
+        &ns,
+        &ready_status(false),
+    );
     eventually(
         "a change on the taken-over cluster is collected",
         DEADLINE,

@@ -11,12 +11,12 @@ const DEADLINE: Duration = Duration::from_secs(60);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn objects_on_two_clusters_appear_change_and_vanish() {
-    let bed = common::testbed::up();
+    let bed = common::collector::bed();
     let (one, two) = (bed.clusters[0].as_str(), bed.clusters[1].as_str());
-    let ns = common::testbed::unique_namespace("fgw");
+    let ns = common::collector::unique_namespace("fgw");
     for cluster in [one, two] {
-        bed.apply(cluster, &flux_pair(&ns));
-        bed.set_status(cluster, "kustomization/app", &ns, &ready_status(true));
+        common::collector::apply(&bed, cluster, &flux_pair(&ns));
+        common::collector::set_status(&bed, cluster, "kustomization/app", &ns, &ready_status(true));
     }
     let workload = format!(
         r#"apiVersion: apps/v1
@@ -42,7 +42,7 @@ spec:
     spec: {{containers: [{{name: x, image: "busybox"}}]}}
 "#
     );
-    bed.apply(one, &workload);
+    common::collector::apply(&bed, one, &workload);
 
     let store = common::fresh_store().await;
     let collector = Collector::start(
@@ -72,7 +72,7 @@ spec:
     );
 
     // A change on one cluster shows up there only.
-    bed.set_status(one, "kustomization/app", &ns, &ready_status(false));
+    common::collector::set_status(&bed, one, "kustomization/app", &ns, &ready_status(false));
     eventually(
         "the Kustomization on cluster one turned not ready",
         DEADLINE,

@@ -5,7 +5,7 @@ mod collector;
 mod load;
 
 pub use collector::{CollectorSettings, Retention};
-pub use load::{ConfigError, from_yaml_str, load};
+pub use load::{ConfigError, from_file, from_yaml_str, load};
 
 use crate::health::{DomainSpec, Thresholds};
 use serde::Deserialize;
@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
-#[derive(Clone, Default, Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Postgres URL; `DATABASE_URL` in the environment overrides it.
@@ -42,6 +42,22 @@ pub struct Config {
 
 fn default_group_by() -> String {
     "ring".to_string()
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            database_url: None,
+            listen: None,
+            clusters: Vec::new(),
+            domains: Vec::new(),
+            thresholds: Thresholds::default(),
+            group_by: default_group_by(),
+            public_url: None,
+            collector: CollectorSettings::default(),
+            retention: Retention::default(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -1,5 +1,6 @@
 //! Running real collectors against the test bed in process, and polling what they wrote.
 
+use super::testbed::Testbed;
 use fleetglass::config::{ClusterConfig, Config, from_yaml_str};
 use fleetglass::store::{ClusterRow, ObjectFilter, ObjectRecord, Store};
 use std::path::Path;
@@ -107,5 +108,46 @@ pub fn ready_status(ready: bool) -> String {
     };
     format!(
         r#"{{"observedGeneration": 1, "conditions": [{{"type": "Ready", "status": "{status}", "reason": "{reason}", "message": "test", "lastTransitionTime": "2026-01-01T00:00:00Z"}}]}}"#
+    )
+}
+
+/// The test bed the collector tests share (its own state dir; they run one binary at a time).
+pub fn bed() -> Testbed {
+    Testbed::up("collector", 2)
+}
+
+pub fn apply(bed: &Testbed, cluster: &str, yaml: &str) {
+    let output = bed.kubectl_output(cluster, &["apply", "-f", "-"], Some(yaml));
+    assert!(
+        output.status.success(),
+        "kubectl apply on {cluster} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Sets an object's status through the status subresource (the bed runs no controllers).
+pub fn set_status(bed: &Testbed, cluster: &str, resource: &str, namespace: &str, status: &str) {
+    let patch = format!("{{\"status\": {status}}}");
+    bed.kubectl(
+        cluster,
+        &[
+            "patch",
+            resource,
+            "-n",
+            namespace,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &patch,
+        ],
+    );
+}
+
+/// A namespace name unique to this test run.
+pub fn unique_namespace(prefix: &str) -> String {
+    format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        chrono::Utc::now().timestamp_millis() % 1_000_000
     )
 }

@@ -1,159 +1,137 @@
-//! The Kubernetes test bed (real API servers, see tests/testbed/README.md), brought up on
-//! demand in this worktree's own state dir. If it cannot start, the test fails with the reason:
-//! nothing is skipped silently.
+//! The Kubernetes test bed for integration tests: real kube-apiservers and etcd started as
+//! processes by `tests/testbed/testbed`. Each named bed has its own state directory
+//! (`target/testbed-<name>`), so a test that kills an API server cannot disturb another's.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::process::Command;
-use std::sync::Mutex;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, OnceLock};
 
+#[derive(Debug, Clone)]
 pub struct Testbed {
+    pub state: PathBuf,
+    /// One admin context per cluster, each named after its cluster.
     pub kubeconfig: PathBuf,
+    /// The read-only users' contexts, same names.
+    pub readonly_kubeconfig: PathBuf,
     pub clusters: Vec<String>,
+    /// kubectl, helm, kube-apiserver, etcd…
     pub bin: PathBuf,
-    script: PathBuf,
-    state: PathBuf,
 }
 
-static UP: Mutex<()> = Mutex::new(());
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
 
 fn script() -> PathBuf {
-    std::env::var_os("TESTBED_SCRIPT")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/testbed/testbed"))
+    repo().join("tests/testbed/testbed")
 }
 
-/// Brings the test bed up with (at least) two clusters; idempotent and quick when it is up.
-pub fn up() -> Testbed {
-    let _one_at_a_time = UP.lock().unwrap_or_else(|p| p.into_inner());
-    let script = script();
-    assert!(
-        script.exists(),
-        "test bed script {} not found (set TESTBED_SCRIPT)",
-        script.display()
-    );
-    let state = std::env::var_os("TESTBED_STATE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/testbed"));
-    let output = Command::new(&script)
-        .args(["up", "--clusters", "2"])
-        .env("TESTBED_STATE", &state)
+fn run(state: &Path, args: &[&str]) -> Output {
+    let output = Command::new(script())
+        .args(args)
+        .env("TESTBED_STATE", state)
         .output()
-        .expect("run the test bed script");
+        .expect("run tests/testbed/testbed");
     assert!(
         output.status.success(),
-        "the test bed did not come up:\n{}",
+        "testbed {args:?} failed:\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let exports: BTreeMap<String, String> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| line.strip_prefix("export "))
-        .filter_map(|line| line.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.trim_matches('\'').to_string()))
-        .collect();
-    let get = |key: &str| {
-        exports
-            .get(key)
-            .unwrap_or_else(|| panic!("test bed printed no {key}"))
-            .clone()
-    };
-    Testbed {
-        kubeconfig: get("KUBECONFIG").into(),
-        clusters: get("TESTBED_CLUSTERS")
-            .split_whitespace()
-            .map(str::to_string)
-            .collect(),
-        bin: get("TESTBED_BIN").into(),
-        script,
-        state,
-    }
+    output
 }
 
 impl Testbed {
-    /// Runs kubectl against a cluster (context) and returns stdout; panics with stderr on failure.
-    pub fn kubectl(&self, cluster: &str, args: &[&str]) -> String {
-        self.kubectl_stdin(cluster, args, None)
+    /// Brings up (or reuses) the bed `name` with `clusters` clusters; fails the test with the
+    /// test bed's own error when it cannot start.
+    pub fn up(name: &str, clusters: usize) -> Testbed {
+        static BEDS: OnceLock<Mutex<HashMap<String, Testbed>>> = OnceLock::new();
+        let mut beds = BEDS
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(bed) = beds.get(name) {
+            return bed.clone();
+        }
+        let state = repo().join(format!("target/testbed-{name}"));
+        run(&state, &["up", "--clusters", &clusters.to_string()]);
+        let env = String::from_utf8_lossy(&run(&state, &["env"]).stdout).into_owned();
+        let value = |key: &str| -> String {
+            env.lines()
+                .find_map(|line| line.strip_prefix(&format!("export {key}=")))
+                .map(unquote)
+                .unwrap_or_else(|| panic!("testbed env has no {key}:\n{env}"))
+        };
+        let bed = Testbed {
+            kubeconfig: value("KUBECONFIG").into(),
+            readonly_kubeconfig: value("TESTBED_READONLY_KUBECONFIG").into(),
+            clusters: value("TESTBED_CLUSTERS")
+                .split_whitespace()
+                .map(String::from)
+                .collect(),
+            bin: value("TESTBED_BIN").into(),
+            state,
+        };
+        beds.insert(name.to_string(), bed.clone());
+        bed
     }
 
-    pub fn kubectl_stdin(&self, cluster: &str, args: &[&str], stdin: Option<&str>) -> String {
-        use std::io::Write;
-        let mut child = Command::new(self.bin.join("kubectl"))
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .args(["--context", cluster])
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("run kubectl");
-        if let Some(text) = stdin {
-            child
-                .stdin
-                .take()
-                .expect("stdin")
-                .write_all(text.as_bytes())
-                .expect("write kubectl stdin");
-        }
-        drop(child.stdin.take());
-        let output = child.wait_with_output().expect("kubectl output");
+    /// Only the binaries (helm, kubectl), built or reused from the cache; no cluster.
+    pub fn bin_dir() -> PathBuf {
+        let output = run(&repo().join("target/testbed-build"), &["build"]);
+        PathBuf::from(String::from_utf8_lossy(&output.stdout).trim())
+    }
+
+    /// `kubectl --context CLUSTER args…` as the admin; panics with stderr on failure.
+    pub fn kubectl(&self, cluster: &str, args: &[&str]) -> String {
+        let output = self.kubectl_output(cluster, args, None);
         assert!(
             output.status.success(),
-            "kubectl {args:?} on {cluster} failed: {}",
+            "kubectl {args:?} on {cluster} failed:\n{}",
             String::from_utf8_lossy(&output.stderr)
         );
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
-    pub fn apply(&self, cluster: &str, yaml: &str) {
-        self.kubectl_stdin(cluster, &["apply", "-f", "-"], Some(yaml));
-    }
-
-    /// Sets an object's status through the status subresource (there are no controllers).
-    pub fn set_status(&self, cluster: &str, resource: &str, namespace: &str, status: &str) {
-        let patch = format!("{{\"status\": {status}}}");
-        self.kubectl(
-            cluster,
-            &[
-                "patch",
-                resource,
-                "-n",
-                namespace,
-                "--subresource=status",
-                "--type=merge",
-                "-p",
-                &patch,
-            ],
-        );
-    }
-
-    fn script(&self, args: &[&str]) {
-        let output = Command::new(&self.script)
+    /// `kubectl` with optional stdin, returning the whole output (for expected failures).
+    pub fn kubectl_output(&self, cluster: &str, args: &[&str], stdin: Option<&str>) -> Output {
+        use std::io::Write;
+        let mut command = Command::new(self.bin.join("kubectl"));
+        command
+            .env("KUBECONFIG", &self.kubeconfig)
+            .arg("--context")
+            .arg(cluster)
             .args(args)
-            .env("TESTBED_STATE", &self.state)
-            .output()
-            .expect("run the test bed script");
-        assert!(
-            output.status.success(),
-            "testbed {args:?} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = command.spawn().expect("start kubectl");
+        if let Some(input) = stdin {
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(input.as_bytes())
+                .expect("write stdin");
+        }
+        drop(child.stdin.take());
+        child.wait_with_output().expect("kubectl output")
     }
 
     pub fn stop_cluster(&self, cluster: &str) {
-        self.script(&["stop-cluster", cluster]);
+        run(&self.state, &["stop-cluster", cluster]);
     }
 
     pub fn start_cluster(&self, cluster: &str) {
-        self.script(&["start-cluster", cluster]);
+        run(&self.state, &["start-cluster", cluster]);
     }
 }
 
-/// A namespace name unique to this test run.
-pub fn unique_namespace(prefix: &str) -> String {
-    format!(
-        "{prefix}-{}-{}",
-        std::process::id(),
-        chrono::Utc::now().timestamp_millis() % 1_000_000
-    )
+fn unquote(text: &str) -> String {
+    let text = text.trim();
+    text.strip_prefix('\'')
+        .and_then(|t| t.strip_suffix('\''))
+        .or_else(|| text.strip_prefix('"').and_then(|t| t.strip_suffix('"')))
+        .unwrap_or(text)
+        .replace("\\ ", " ")
 }
