@@ -1,8 +1,10 @@
 //! One typed configuration: a YAML file, then environment overrides, validated at start-up.
 //! Errors name the file, the key and what is wrong.
 
+mod collector;
 mod load;
 
+pub use collector::{CollectorSettings, Retention};
 pub use load::{ConfigError, from_file, from_yaml_str, load};
 
 use crate::health::{DomainSpec, Thresholds};
@@ -32,6 +34,10 @@ pub struct Config {
     /// Public URL of this fleetglass, used in alert links.
     #[serde(default)]
     pub public_url: Option<String>,
+    #[serde(default)]
+    pub collector: CollectorSettings,
+    #[serde(default)]
+    pub retention: Retention,
 }
 
 fn default_group_by() -> String {
@@ -48,6 +54,8 @@ impl Default for Config {
             thresholds: Thresholds::default(),
             group_by: default_group_by(),
             public_url: None,
+            collector: CollectorSettings::default(),
+            retention: Retention::default(),
         }
     }
 }
@@ -100,6 +108,8 @@ impl fmt::Debug for Config {
             .field("domains", &self.domains.len())
             .field("thresholds", &self.thresholds)
             .field("group_by", &self.group_by)
+            .field("collector", &self.collector)
+            .field("retention", &self.retention)
             .finish()
     }
 }
