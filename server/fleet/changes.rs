@@ -27,16 +27,18 @@ struct WrittenVerdict {
     reason: String,
     message: String,
     root_causes: Vec<ObjectId>,
+    domains: Vec<String>,
 }
 
-impl From<&Verdict> for WrittenVerdict {
-    fn from(v: &Verdict) -> Self {
+impl WrittenVerdict {
+    fn new(v: &Verdict, domains: Vec<String>) -> Self {
         WrittenVerdict {
             state: v.state,
             since: v.since,
             reason: v.reason.clone(),
             message: v.message.clone(),
             root_causes: v.root_causes.clone(),
+            domains,
         }
     }
 }
@@ -77,19 +79,24 @@ pub fn key_of(id: &ObjectId) -> ObjectKey {
 }
 
 impl Written {
-    /// Object rows and transitions; `touched` are the ids whose object body changed.
+    /// Object rows and transitions; `touched` are the ids whose object body changed,
+    /// `domains` the domain membership of each object.
     pub fn object_changes(
         &mut self,
         evaluation: &Evaluation,
         snapshot: &Snapshot,
         touched: &HashSet<ObjectId>,
+        domains: &HashMap<ObjectId, Vec<String>>,
         now: DateTime<Utc>,
     ) -> ChangeSet {
         let mut changes = ChangeSet::default();
         let mut present = HashSet::with_capacity(evaluation.objects.len());
         for verdict in &evaluation.objects {
             present.insert(&verdict.id);
-            let next = WrittenVerdict::from(verdict);
+            let next = WrittenVerdict::new(
+                verdict,
+                domains.get(&verdict.id).cloned().unwrap_or_default(),
+            );
             let previous = self.verdicts.get(&verdict.id);
             if previous == Some(&next) && !touched.contains(&verdict.id) {
                 continue;
@@ -120,6 +127,7 @@ impl Written {
                 reason: verdict.reason.clone(),
                 message: verdict.message.clone(),
                 root_causes: verdict.root_causes.iter().map(|id| id.0.clone()).collect(),
+                domains: next.domains.clone(),
                 body,
             });
             self.verdicts.insert(verdict.id.clone(), next);

@@ -2,9 +2,11 @@
 //! change tracking that writes only differences to the store.
 
 mod changes;
+mod domains;
 mod runner;
 mod snapshot;
 
+pub use domains::domain_members;
 pub use runner::{Evaluated, Latest, Runner};
 pub use snapshot::Snapshot;
 

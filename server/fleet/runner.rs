@@ -4,6 +4,7 @@
 //! kept (bounded) and written when the database answers again.
 
 use super::changes::{RollupChanges, Written};
+use super::domains::domain_members;
 use super::{FleetSettings, Snapshot};
 use crate::health::{self, Evaluation, Input};
 use crate::sources::{EventReceiver, SourceEvent};
@@ -106,9 +107,13 @@ impl Runner {
             })
         });
         let touched = self.snapshot.take_touched();
-        let changes = self
-            .written
-            .object_changes(&evaluation, &self.snapshot, &touched, now);
+        let members = tokio::task::block_in_place(|| {
+            let clusters: Vec<_> = self.snapshot.clusters().cloned().collect();
+            domain_members(&self.settings.domains, &clusters, self.snapshot.objects())
+        });
+        let changes =
+            self.written
+                .object_changes(&evaluation, &self.snapshot, &touched, &members, now);
         let rollups = self
             .written
             .rollup_changes(&evaluation, &self.snapshot.cluster_names());

@@ -9,7 +9,7 @@ mod rollups;
 
 pub use clusters::{ClusterRow, upsert_clusters};
 pub use objects::{ChangeSet, ObjectKey, ObjectRow, TransitionRow, write_changes};
-pub use reads::{ObjectFilter, ObjectPage, ObjectRecord, TransitionRecord};
+pub use reads::{ObjectFilter, ObjectPage, ObjectRecord, TransitionRecord, key_of_id};
 pub use rollups::{DomainRow, RootCauseRow, replace_rollups};
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
