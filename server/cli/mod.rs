@@ -2,6 +2,7 @@
 //! code; nothing here panics on bad input.
 
 mod serve;
+mod wait;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -36,6 +37,11 @@ pub enum Command {
         #[arg(long, short)]
         config: Option<PathBuf>,
     },
+    /// CI gate: wait until version V of a domain is fully healthy on every cluster.
+    ///
+    /// Exits 0 when it is, 1 (printing the blockers) when the timeout passes first, and 2 on
+    /// any error (server unreachable, 4xx/5xx, bad arguments).
+    Wait(wait::WaitArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -48,10 +54,15 @@ pub fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
     };
+    let command = match cli.command {
+        Command::Wait(args) => return runtime.block_on(wait::run(args)),
+        other => other,
+    };
     let result = runtime.block_on(async {
-        match cli.command {
+        match command {
             Command::Serve(args) => serve::run(args).await,
             Command::Migrate { config } => serve::migrate(config.as_deref()).await,
+            Command::Wait(_) => Ok(()),
         }
     });
     match result {

@@ -2,8 +2,10 @@
 //! Errors name the file, the key and what is wrong.
 
 mod load;
+mod web;
 
 pub use load::{ConfigError, from_yaml_str, load};
+pub use web::{AuthConfig, AuthMode, Cidr, ProxyConfig, TokenHash, WebConfig};
 
 use crate::health::{DomainSpec, Thresholds};
 use serde::Deserialize;
@@ -32,6 +34,9 @@ pub struct Config {
     /// Public URL of this fleetglass, used in alert links.
     #[serde(default)]
     pub public_url: Option<String>,
+    /// Who may read the dashboard and the API.
+    #[serde(default)]
+    pub web: WebConfig,
 }
 
 fn default_group_by() -> String {
@@ -86,6 +91,7 @@ impl fmt::Debug for Config {
             .field("domains", &self.domains.len())
             .field("thresholds", &self.thresholds)
             .field("group_by", &self.group_by)
+            .field("web", &self.web)
             .finish()
     }
 }

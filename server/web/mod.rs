@@ -2,15 +2,22 @@
 
 mod api;
 mod assets;
+mod auth;
+pub mod csrf;
 mod error;
 mod fleet_view;
+mod limits;
 mod pages;
 mod probes;
 mod state;
+mod views;
 
+pub use api::PATHS as API_PATHS;
+pub use views::present::encode as encode_component;
 pub use state::{AppState, Site};
 
 use axum::Router;
+use axum::middleware::{from_fn, from_fn_with_state};
 use axum::http::{HeaderName, HeaderValue, header};
 use axum::routing::get;
 use tower_http::limit::RequestBodyLimitLayer;
@@ -36,6 +43,8 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(probes::healthz))
         .route("/readyz", get(probes::readyz))
         .route("/static/{*path}", get(assets::serve))
+        .layer(from_fn_with_state(state.clone(), auth::check))
+        .layer(from_fn(limits::query_length))
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
         .layer(TraceLayer::new_for_http());
     for (name, value) in security_headers {
