@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod evaluate;
 pub mod fleet;
 pub mod health;
 pub mod model;

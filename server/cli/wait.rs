@@ -26,8 +26,13 @@ pub struct WaitArgs {
     pub token: Option<String>,
 }
 
-pub async fn run(args: WaitArgs) -> ExitCode {
-    match check(&args).await {
+pub fn run(args: WaitArgs) -> ExitCode {
+    let outcome = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+        .and_then(|runtime| runtime.block_on(check(&args)));
+    match outcome {
         Ok(verdict) => report(&verdict),
         Err(message) => {
             eprintln!("fleetglass wait: {message}");

@@ -4,7 +4,7 @@
 mod load;
 mod web;
 
-pub use load::{ConfigError, from_yaml_str, load};
+pub use load::{ConfigError, from_file, from_yaml_str, load};
 pub use web::{AuthConfig, AuthMode, Cidr, ProxyConfig, TokenHash, WebConfig};
 
 use crate::health::{DomainSpec, Thresholds};
@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
-#[derive(Clone, Default, Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Postgres URL; `DATABASE_URL` in the environment overrides it.
@@ -41,6 +41,21 @@ pub struct Config {
 
 fn default_group_by() -> String {
     "ring".to_string()
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            database_url: None,
+            listen: None,
+            clusters: Vec::new(),
+            domains: Vec::new(),
+            thresholds: Thresholds::default(),
+            group_by: default_group_by(),
+            public_url: None,
+            web: WebConfig::default(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
