@@ -43,7 +43,9 @@ pub fn run(args: WaitArgs) -> ExitCode {
 
 async fn check(args: &WaitArgs) -> Result<Value, String> {
     let timeout = parse_go_duration(&args.timeout).map_err(|e| format!("--timeout: {e}"))?;
-    let timeout = timeout.to_std().map_err(|_| "--timeout must not be negative".to_string())?;
+    let timeout = timeout
+        .to_std()
+        .map_err(|_| "--timeout must not be negative".to_string())?;
     let url = format!(
         "{}/api/v1/domains/{}/wait",
         args.url.trim_end_matches('/'),
@@ -54,9 +56,10 @@ async fn check(args: &WaitArgs) -> Result<Value, String> {
         .timeout(timeout + Duration::from_secs(30))
         .build()
         .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
-    let mut request = client
-        .get(&url)
-        .query(&[("version", args.version.as_str()), ("timeout", args.timeout.as_str())]);
+    let mut request = client.get(&url).query(&[
+        ("version", args.version.as_str()),
+        ("timeout", args.timeout.as_str()),
+    ]);
     if let Some(token) = &args.token {
         request = request.bearer_auth(token);
     }
@@ -80,8 +83,14 @@ async fn check(args: &WaitArgs) -> Result<Value, String> {
 fn without_url(error: reqwest::Error) -> String {
     let connect = error.is_connect();
     let error = error.without_url();
-    let cause = std::error::Error::source(&error).map(|s| format!(": {s}")).unwrap_or_default();
-    if connect { format!("connection failed{cause}") } else { format!("{error}{cause}") }
+    let cause = std::error::Error::source(&error)
+        .map(|s| format!(": {s}"))
+        .unwrap_or_default();
+    if connect {
+        format!("connection failed{cause}")
+    } else {
+        format!("{error}{cause}")
+    }
 }
 
 fn report(verdict: &Value) -> ExitCode {
@@ -97,7 +106,10 @@ fn report(verdict: &Value) -> ExitCode {
     if clusters.is_empty() {
         println!("  no cluster reports this domain");
     }
-    for cluster in clusters.iter().filter(|c| c["at_version"].as_bool() != Some(true)) {
+    for cluster in clusters
+        .iter()
+        .filter(|c| c["at_version"].as_bool() != Some(true))
+    {
         println!(
             "  {}: {} at {}",
             cluster["cluster"].as_str().unwrap_or("?"),

@@ -49,7 +49,9 @@ pub struct TokenHash {
 
 impl fmt::Debug for TokenHash {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TokenHash").field("name", &self.name).finish()
+        f.debug_struct("TokenHash")
+            .field("name", &self.name)
+            .finish()
     }
 }
 
@@ -143,7 +145,8 @@ fn sha256_hex<'de, D: Deserializer<'de>>(de: D) -> Result<[u8; 32], D::Error> {
 
 fn parse_sha256(text: &str) -> Result<[u8; 32], String> {
     let text = text.trim();
-    let bad = || "must be 64 hex digits (the sha256 of the token, e.g. from `sha256sum`)".to_string();
+    let bad =
+        || "must be 64 hex digits (the sha256 of the token, e.g. from `sha256sum`)".to_string();
     if text.len() != 64 || !text.is_ascii() {
         return Err(bad());
     }

@@ -36,7 +36,12 @@ pub fn domain_members(
         // Everything a selected object applied belongs to the domain too, recursively.
         let mut seen: std::collections::HashSet<usize> = selected.iter().copied().collect();
         while let Some(i) = selected.pop() {
-            let key = (objects[i].cluster.as_str(), objects[i].kind, objects[i].namespace.as_str(), objects[i].name.as_str());
+            let key = (
+                objects[i].cluster.as_str(),
+                objects[i].kind,
+                objects[i].namespace.as_str(),
+                objects[i].name.as_str(),
+            );
             for &child in applied.get(&key).into_iter().flatten() {
                 if seen.insert(child) {
                     selected.push(child);
@@ -84,7 +89,8 @@ fn directly_selected(domain: &DomainSpec, object: &Object) -> bool {
             .iter()
             .all(|(k, v)| object.label(k) == Some(v.as_str()));
     let by_root = select.root.as_deref().is_some_and(|root| {
-        object.kind == Kind::Kustomization && root == format!("{}/{}", object.namespace, object.name)
+        object.kind == Kind::Kustomization
+            && root == format!("{}/{}", object.namespace, object.name)
     });
     let by_namespace = select.namespaces.iter().any(|ns| *ns == object.namespace);
     by_labels || by_root || by_namespace
@@ -95,7 +101,13 @@ mod tests {
     use super::*;
     use crate::health::{Selection, VersionSource};
 
-    fn object(cluster: &str, kind: Kind, namespace: &str, name: &str, labels: &[(&str, &str)]) -> Object {
+    fn object(
+        cluster: &str,
+        kind: Kind,
+        namespace: &str,
+        name: &str,
+        labels: &[(&str, &str)],
+    ) -> Object {
         Object {
             cluster: cluster.to_string(),
             kind,
@@ -103,7 +115,10 @@ mod tests {
             namespace: namespace.to_string(),
             name: name.to_string(),
             generation: None,
-            labels: labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            labels: labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             deleting: false,
             owners: Vec::new(),
             spec: Default::default(),
@@ -116,7 +131,10 @@ mod tests {
         DomainSpec {
             name: name.to_string(),
             select,
-            clusters: clusters.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            clusters: clusters
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             version: VersionSource::ChartVersion {
                 namespace: "x".into(),
                 name: "x".into(),
@@ -177,7 +195,11 @@ mod tests {
         let of = |i: usize| members.get(&objects[i].id()).cloned().unwrap_or_default();
         assert_eq!(of(0), vec!["gateway"]);
         assert_eq!(of(1), vec!["gateway"]);
-        assert_eq!(of(2), vec!["gateway"], "the release's workload is in the domain");
+        assert_eq!(
+            of(2),
+            vec!["gateway"],
+            "the release's workload is in the domain"
+        );
         assert!(of(3).is_empty());
         assert!(of(4).is_empty(), "prod is outside the domain's clusters");
         assert_eq!(of(5), vec!["tenants"]);

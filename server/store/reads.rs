@@ -22,8 +22,7 @@ pub struct ObjectRecord {
 }
 
 /// The columns of an `ObjectRecord`, in order.
-const OBJECT_COLUMNS: &str =
-    "cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at";
+const OBJECT_COLUMNS: &str = "cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at";
 
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct TransitionRecord {
@@ -168,7 +167,10 @@ impl Store {
         .await
     }
 
-    pub async fn root_causes_by_ids(&self, ids: &[String]) -> Result<Vec<RootCauseRow>, sqlx::Error> {
+    pub async fn root_causes_by_ids(
+        &self,
+        ids: &[String],
+    ) -> Result<Vec<RootCauseRow>, sqlx::Error> {
         sqlx::query_as(
             "SELECT id, cluster, state, since, reason, message, affected FROM root_causes
              WHERE id = ANY($1) ORDER BY id",
@@ -224,7 +226,8 @@ impl Store {
     /// Objects that name this one in `dependsOn` (same kind) or as their source.
     pub async fn dependents(&self, of: &ObjectKey) -> Result<Vec<ObjectRecord>, sqlx::Error> {
         let reference = serde_json::json!({"name": of.name, "namespace": of.namespace});
-        let source = serde_json::json!({"kind": of.kind, "name": of.name, "namespace": of.namespace});
+        let source =
+            serde_json::json!({"kind": of.kind, "name": of.name, "namespace": of.namespace});
         sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {OBJECT_COLUMNS} FROM objects WHERE cluster = $1
                AND ((kind = $2 AND body->'spec'->'depends_on' @> jsonb_build_array($3::jsonb))

@@ -41,7 +41,9 @@ fn decide(auth: &AuthConfig, request: &Request) -> Result<(), ApiError> {
         return if token_matches(auth, token) {
             Ok(())
         } else {
-            Err(ApiError::Unauthorized("the bearer token is not valid".into()))
+            Err(ApiError::Unauthorized(
+                "the bearer token is not valid".into(),
+            ))
         };
     }
     if auth.mode == AuthMode::Tokens {

@@ -13,12 +13,12 @@ mod state;
 mod views;
 
 pub use api::PATHS as API_PATHS;
-pub use views::present::encode as encode_component;
 pub use state::{AppState, Site};
+pub use views::present::encode as encode_component;
 
 use axum::Router;
-use axum::middleware::{from_fn, from_fn_with_state};
 use axum::http::{HeaderName, HeaderValue, header};
+use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::get;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;

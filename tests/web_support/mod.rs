@@ -9,7 +9,9 @@ use chrono::{DateTime, TimeDelta, Utc};
 use fleetglass::config::Config;
 use fleetglass::fleet::{FleetSettings, Runner};
 use fleetglass::sources::demo::{WorldDiff, apply_to_config};
-use fleetglass::store::{ClusterRow, DomainRow, RootCauseRow, Store, replace_rollups, upsert_clusters};
+use fleetglass::store::{
+    ClusterRow, DomainRow, RootCauseRow, Store, replace_rollups, upsert_clusters,
+};
 use fleetglass::web::{self, AppState, Site};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
@@ -61,7 +63,8 @@ pub async fn get(app: &axum::Router, uri: &str) -> (StatusCode, String) {
 /// GET that must answer JSON; returns the status and the parsed body.
 pub async fn get_json(app: &axum::Router, uri: &str) -> (StatusCode, Value) {
     let (status, body) = get(app, uri).await;
-    let value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{uri}: not JSON ({e}): {body}"));
+    let value =
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("{uri}: not JSON ({e}): {body}"));
     (status, value)
 }
 
@@ -77,7 +80,13 @@ pub fn cluster_row(name: &str, ring: &str, now: DateTime<Utc>) -> ClusterRow {
     }
 }
 
-pub fn domain_row(domain: &str, cluster: &str, version: &str, healthy: bool, blockers: &[&str]) -> DomainRow {
+pub fn domain_row(
+    domain: &str,
+    cluster: &str,
+    version: &str,
+    healthy: bool,
+    blockers: &[&str],
+) -> DomainRow {
     DomainRow {
         domain: domain.to_string(),
         cluster: cluster.to_string(),
@@ -103,7 +112,13 @@ pub fn cause_row(id: &str, reason: &str, affected: &[&str]) -> RootCauseRow {
 }
 
 /// Writes clusters and replaces the roll-ups of `cluster` with the given rows.
-pub async fn seed_rollups(store: &Store, clusters: &[ClusterRow], cluster: &str, causes: &[RootCauseRow], domains: &[DomainRow]) {
+pub async fn seed_rollups(
+    store: &Store,
+    clusters: &[ClusterRow],
+    cluster: &str,
+    causes: &[RootCauseRow],
+    domains: &[DomainRow],
+) {
     let mut tx = store.pool().begin().await.unwrap();
     upsert_clusters(&mut tx, clusters).await.unwrap();
     replace_rollups(&mut tx, &[cluster.to_string()], causes, domains, Utc::now())

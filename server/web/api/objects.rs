@@ -19,7 +19,10 @@ pub async fn list(
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Json<Value>, ApiError> {
     let query = ObjectQuery::parse(&params, &state.site)?;
-    let page = state.store.objects(&query.filter(&state.store).await?).await?;
+    let page = state
+        .store
+        .objects(&query.filter(&state.store).await?)
+        .await?;
     let now = Utc::now();
     let items: Vec<ObjectItem> = page.items.iter().map(|r| ObjectItem::new(r, now)).collect();
     Ok(Json(json!({
@@ -35,7 +38,9 @@ pub async fn one(
     Path((cluster, kind, namespace, name)): Path<(String, String, String, String)>,
 ) -> Result<Json<ObjectDetail>, ApiError> {
     let key = key_from_path(cluster, &kind, &namespace, name)?;
-    Ok(Json(ObjectDetail::load(&state.store, &key, Utc::now()).await?))
+    Ok(Json(
+        ObjectDetail::load(&state.store, &key, Utc::now()).await?,
+    ))
 }
 
 pub async fn problems(State(state): State<AppState>) -> Result<Json<ProblemsView>, ApiError> {
@@ -51,9 +56,21 @@ pub async fn owner(
             .get(key)
             .map(|v| v.trim().to_string())
             .filter(|v| !v.is_empty())
-            .ok_or_else(|| ApiError::BadRequest(format!("{key} is required (cluster, kind, namespace, name)")))
+            .ok_or_else(|| {
+                ApiError::BadRequest(format!(
+                    "{key} is required (cluster, kind, namespace, name)"
+                ))
+            })
     };
-    let namespace = params.get("namespace").map(|v| v.trim().to_string()).unwrap_or_default();
-    let key = key_from_path(field("cluster")?, &field("kind")?, &namespace, field("name")?)?;
+    let namespace = params
+        .get("namespace")
+        .map(|v| v.trim().to_string())
+        .unwrap_or_default();
+    let key = key_from_path(
+        field("cluster")?,
+        &field("kind")?,
+        &namespace,
+        field("name")?,
+    )?;
     Ok(Json(OwnerView::load(&state.store, &key, Utc::now()).await?))
 }

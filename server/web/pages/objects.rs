@@ -36,7 +36,10 @@ pub async fn page(
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Response, PageError> {
     let query = ObjectQuery::parse(&params, &state.site)?;
-    let page = state.store.objects(&query.filter(&state.store).await?).await?;
+    let page = state
+        .store
+        .objects(&query.filter(&state.store).await?)
+        .await?;
     let now = Utc::now();
     let shown = page.items.len() as i64;
     render(&ObjectsPage {

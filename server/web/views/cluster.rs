@@ -48,7 +48,12 @@ pub struct TreeNode {
 }
 
 impl ClusterDetail {
-    pub async fn load(store: &Store, site: &Site, name: &str, now: DateTime<Utc>) -> Result<ClusterDetail, ApiError> {
+    pub async fn load(
+        store: &Store,
+        site: &Site,
+        name: &str,
+        now: DateTime<Utc>,
+    ) -> Result<ClusterDetail, ApiError> {
         let row = store
             .cluster(name)
             .await?
@@ -56,7 +61,10 @@ impl ClusterDetail {
         let records = store
             .objects_of_kinds(name, &["Kustomization", "HelmRelease", "Deployment"])
             .await?;
-        let fresh = row.error.is_none() && row.last_good.is_some_and(|t| now - t <= site.thresholds.freshness);
+        let fresh = row.error.is_none()
+            && row
+                .last_good
+                .is_some_and(|t| now - t <= site.thresholds.freshness);
         Ok(ClusterDetail {
             controllers: controllers(&records, now),
             tree: tree(&records, now),
@@ -77,7 +85,11 @@ impl ClusterDetail {
             .into_iter()
             .filter_map(|s| {
                 let n = *self.state_counts.get(s.as_str())?;
-                Some((s, n, format!("/objects?cluster={}&state={s}", encode(&self.name))))
+                Some((
+                    s,
+                    n,
+                    format!("/objects?cluster={}&state={s}", encode(&self.name)),
+                ))
             })
             .collect()
     }
@@ -124,9 +136,14 @@ fn tree(records: &[ObjectRecord], now: DateTime<Utc>) -> Vec<TreeNode> {
     let mut children: HashMap<String, Vec<usize>> = HashMap::new();
     let mut has_parent = vec![false; flux.len()];
     for (i, record) in flux.iter().enumerate() {
-        let Some(object) = body_of(record) else { continue };
+        let Some(object) = body_of(record) else {
+            continue;
+        };
         for dependency in &object.spec.depends_on {
-            let parent = format!("{}/{}/{}", record.kind, dependency.namespace, dependency.name);
+            let parent = format!(
+                "{}/{}/{}",
+                record.kind, dependency.namespace, dependency.name
+            );
             children.entry(parent).or_default().push(i);
             has_parent[i] = true;
         }

@@ -70,10 +70,16 @@ impl DomainDetail {
         }
         let clusters = store.clusters().await?;
         let causes = blockers_of(store, &rows).await?;
-        Ok(DomainDetail::build(site, name, rows, &clusters, &causes, label, now))
+        Ok(DomainDetail::build(
+            site, name, rows, &clusters, &causes, label, now,
+        ))
     }
 
-    pub async fn load_all(store: &Store, site: &Site, now: DateTime<Utc>) -> Result<Vec<DomainDetail>, ApiError> {
+    pub async fn load_all(
+        store: &Store,
+        site: &Site,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<DomainDetail>, ApiError> {
         let rows = store.domain_verdicts().await?;
         let clusters = store.clusters().await?;
         let causes = blockers_of(store, &rows).await?;
@@ -107,10 +113,17 @@ impl DomainDetail {
                 .and_then(|v| v.as_str())
                 .map(str::to_string)
         };
-        let order = |cluster: &str| site.cluster_order.iter().position(|c| c == cluster).unwrap_or(usize::MAX);
+        let order = |cluster: &str| {
+            site.cluster_order
+                .iter()
+                .position(|c| c == cluster)
+                .unwrap_or(usize::MAX)
+        };
         let mut cells: Vec<DomainCluster> = rows
             .into_iter()
-            .filter(|row| label.is_none_or(|(k, v)| label_of(&row.cluster, k).as_deref() == Some(v)))
+            .filter(|row| {
+                label.is_none_or(|(k, v)| label_of(&row.cluster, k).as_deref() == Some(v))
+            })
             .map(|row| DomainCluster {
                 group: label_of(&row.cluster, &site.group_by).unwrap_or_else(|| "ungrouped".into()),
                 blockers: serde_json::from_value::<Vec<String>>(row.blockers)
@@ -126,7 +139,11 @@ impl DomainDetail {
                 healthy: row.healthy,
             })
             .collect();
-        cells.sort_by(|a, b| order(&a.cluster).cmp(&order(&b.cluster)).then(a.cluster.cmp(&b.cluster)));
+        cells.sort_by(|a, b| {
+            order(&a.cluster)
+                .cmp(&order(&b.cluster))
+                .then(a.cluster.cmp(&b.cluster))
+        });
         let newest_version = cells.iter().find_map(|c| c.version.clone());
         let at_newest = cells
             .iter()
@@ -165,7 +182,10 @@ pub fn blocker(id: &str, cause: Option<&RootCauseRow>) -> Blocker {
 }
 
 /// The root causes named as blockers in these rows, by id.
-pub async fn blockers_of(store: &Store, rows: &[DomainRow]) -> Result<HashMap<String, RootCauseRow>, sqlx::Error> {
+pub async fn blockers_of(
+    store: &Store,
+    rows: &[DomainRow],
+) -> Result<HashMap<String, RootCauseRow>, sqlx::Error> {
     let mut ids: Vec<String> = rows
         .iter()
         .flat_map(|r| serde_json::from_value::<Vec<String>>(r.blockers.clone()).unwrap_or_default())
@@ -191,13 +211,20 @@ fn summary(newest: Option<&str>, at_newest: usize, cells: &[DomainCluster]) -> S
             "no version found on any cluster".to_string()
         };
     };
-    let mut text = format!("{newest} fully healthy on {at_newest} of {} clusters", cells.len());
+    let mut text = format!(
+        "{newest} fully healthy on {at_newest} of {} clusters",
+        cells.len()
+    );
     let behind: Vec<String> = cells
         .iter()
         .filter(|c| !(c.fully_healthy && c.version.as_deref() == Some(newest)))
         .map(|c| match (c.blockers.first(), c.version.as_deref()) {
             (Some(b), _) => {
-                let why = if b.reason.is_empty() { b.label.clone() } else { format!("{} ({})", b.label, b.reason) };
+                let why = if b.reason.is_empty() {
+                    b.label.clone()
+                } else {
+                    format!("{} ({})", b.label, b.reason)
+                };
                 format!("{} on {} by {why}", c.state, c.cluster)
             }
             (None, Some(v)) if v != newest => format!("{} still at {v}", c.cluster),

@@ -31,7 +31,12 @@ pub struct ObjectQuery {
 
 impl ObjectQuery {
     pub fn parse(params: &HashMap<String, String>, site: &Site) -> Result<ObjectQuery, ApiError> {
-        let get = |key: &str| params.get(key).map(|v| v.trim().to_string()).unwrap_or_default();
+        let get = |key: &str| {
+            params
+                .get(key)
+                .map(|v| v.trim().to_string())
+                .unwrap_or_default()
+        };
         let bad = |m: String| Err(ApiError::BadRequest(m));
         let mut query = ObjectQuery {
             cluster: get("cluster"),
@@ -58,7 +63,10 @@ impl ObjectQuery {
         if !domain.is_empty() {
             if !site.domains.iter().any(|d| d.name == domain) {
                 let known: Vec<&str> = site.domains.iter().map(|d| d.name.as_str()).collect();
-                return bad(format!("unknown domain {domain:?} (one of: {})", known.join(", ")));
+                return bad(format!(
+                    "unknown domain {domain:?} (one of: {})",
+                    known.join(", ")
+                ));
             }
             query.domain = domain;
         }

@@ -44,15 +44,24 @@ pub fn timeout(text: Option<&str>) -> Result<TimeDelta, ApiError> {
     let Some(text) = text.filter(|t| !t.is_empty()) else {
         return Ok(DEFAULT_WAIT);
     };
-    let delta = parse_go_duration(text).map_err(|e| ApiError::BadRequest(format!("timeout: {e}")))?;
+    let delta =
+        parse_go_duration(text).map_err(|e| ApiError::BadRequest(format!("timeout: {e}")))?;
     if delta < TimeDelta::zero() || delta > MAX_WAIT {
-        return Err(ApiError::BadRequest(format!("timeout {text:?} must be between 0s and 1h")));
+        return Err(ApiError::BadRequest(format!(
+            "timeout {text:?} must be between 0s and 1h"
+        )));
     }
     Ok(delta)
 }
 
 /// Waits until the domain is healthy at `version` or `timeout` passes.
-pub async fn wait(store: &Store, site: &Site, domain: &str, version: &str, timeout: TimeDelta) -> Result<GateVerdict, ApiError> {
+pub async fn wait(
+    store: &Store,
+    site: &Site,
+    domain: &str,
+    version: &str,
+    timeout: TimeDelta,
+) -> Result<GateVerdict, ApiError> {
     let started = Instant::now();
     let deadline = started + timeout.to_std().unwrap_or_default();
     loop {
@@ -61,7 +70,9 @@ pub async fn wait(store: &Store, site: &Site, domain: &str, version: &str, timeo
             return Err(ApiError::NotFound(format!("no domain named {domain:?}")));
         }
         let healthy = !rows.is_empty()
-            && rows.iter().all(|r| r.fully_healthy && r.version.as_deref() == Some(version));
+            && rows
+                .iter()
+                .all(|r| r.fully_healthy && r.version.as_deref() == Some(version));
         if healthy || Instant::now() >= deadline {
             let causes = blockers_of(store, &rows).await?;
             let clusters = rows

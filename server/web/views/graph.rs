@@ -44,7 +44,8 @@ pub fn deployment_id(cluster: &str, deployment: &str) -> String {
 /// What the object depends on (not what it applied: see `applied_by`).
 pub fn prerequisites(object: &Object) -> Vec<Edge> {
     let cluster = &object.cluster;
-    let id = |kind: &str, namespace: &str, name: &str| format!("{cluster}/{kind}/{namespace}/{name}");
+    let id =
+        |kind: &str, namespace: &str, name: &str| format!("{cluster}/{kind}/{namespace}/{name}");
     let mut edges: Vec<Edge> = object
         .spec
         .depends_on

@@ -98,7 +98,11 @@ pub struct Transition {
 }
 
 impl ObjectDetail {
-    pub async fn load(store: &Store, key: &ObjectKey, now: DateTime<Utc>) -> Result<ObjectDetail, ApiError> {
+    pub async fn load(
+        store: &Store,
+        key: &ObjectKey,
+        now: DateTime<Utc>,
+    ) -> Result<ObjectDetail, ApiError> {
         let record = find(store, key).await?;
         let body = body_of(&record);
         let item = ObjectItem::new(&record, now);
@@ -108,20 +112,31 @@ impl ObjectDetail {
         wanted.extend(applier.clone());
         let related = store.objects_by_ids(&wanted).await?;
         let state_of = |id: &str| {
-            related
-                .iter()
-                .find(|r| key_of_id(id).is_some_and(|k| k.cluster == r.cluster && k.kind == r.kind && k.namespace == r.namespace && k.name == r.name))
+            related.iter().find(|r| {
+                key_of_id(id).is_some_and(|k| {
+                    k.cluster == r.cluster
+                        && k.kind == r.kind
+                        && k.namespace == r.namespace
+                        && k.name == r.name
+                })
+            })
         };
         let offered = body
             .as_ref()
             .and_then(|o| o.spec.source_ref.as_ref())
-            .and_then(|s| state_of(&format!("{}/{}/{}/{}", record.cluster, s.kind, s.namespace, s.name)))
+            .and_then(|s| {
+                state_of(&format!(
+                    "{}/{}/{}/{}",
+                    record.cluster, s.kind, s.namespace, s.name
+                ))
+            })
             .and_then(body_of)
             .and_then(|s| s.status.artifact_revision);
-        let reconciled_by = body
-            .as_ref()
-            .and_then(reconciler)
-            .map(|r| reconciled(&record, body.as_ref(), r, |id| state_of(id).map(|o| parse_state(&o.state))));
+        let reconciled_by = body.as_ref().and_then(reconciler).map(|r| {
+            reconciled(&record, body.as_ref(), r, |id| {
+                state_of(id).map(|o| parse_state(&o.state))
+            })
+        });
         edges.retain(|e| e.relation != "controller");
         let upstream = edges
             .iter()
@@ -132,7 +147,11 @@ impl ObjectDetail {
             .await?
             .iter()
             .map(|r| {
-                let relation = if r.kind == record.kind { "depended on by" } else { "source of" };
+                let relation = if r.kind == record.kind {
+                    "depended on by"
+                } else {
+                    "source of"
+                };
                 related_of(&ObjectItem::new(r, now).id, relation, Some(r))
             })
             .collect();
@@ -182,7 +201,11 @@ impl ObjectDetail {
             revisions: Revisions {
                 offered,
                 attempted: status.and_then(|s| s.last_attempted_revision.clone()),
-                applied: status.and_then(|s| s.last_applied_revision.clone().or_else(|| s.artifact_revision.clone())),
+                applied: status.and_then(|s| {
+                    s.last_applied_revision
+                        .clone()
+                        .or_else(|| s.artifact_revision.clone())
+                }),
                 source: body
                     .as_ref()
                     .and_then(|o| o.spec.source_ref.as_ref())
@@ -228,7 +251,9 @@ pub fn reconciled(
         shard: reconciler.shard,
         deployment: reconciler.deployment,
         deployment_id: id,
-        interval: body.and_then(|o| o.spec.interval()).map(crate::model::human),
+        interval: body
+            .and_then(|o| o.spec.interval())
+            .map(crate::model::human),
     }
 }
 
@@ -252,21 +277,40 @@ fn applied_detail(object: &Object) -> String {
         let waiting: Vec<String> = pod
             .containers
             .iter()
-            .filter_map(|c| c.waiting_reason.as_ref().map(|r| format!("{}: {r}", c.name)))
+            .filter_map(|c| {
+                c.waiting_reason
+                    .as_ref()
+                    .map(|r| format!("{}: {r}", c.name))
+            })
             .collect();
-        return if waiting.is_empty() { pod.phase.clone().unwrap_or_default() } else { waiting.join(", ") };
+        return if waiting.is_empty() {
+            pod.phase.clone().unwrap_or_default()
+        } else {
+            waiting.join(", ")
+        };
     }
     String::new()
 }
 
 /// The key in `/objects/{cluster}/{kind}/{namespace}/{name}`: the kind in any case, `_` for
 /// the empty namespace of cluster-scoped objects.
-pub fn key_from_path(cluster: String, kind: &str, namespace: &str, name: String) -> Result<ObjectKey, ApiError> {
-    let kind: Kind = kind.parse().map_err(|e: crate::model::UnknownKind| ApiError::BadRequest(e.to_string()))?;
+pub fn key_from_path(
+    cluster: String,
+    kind: &str,
+    namespace: &str,
+    name: String,
+) -> Result<ObjectKey, ApiError> {
+    let kind: Kind = kind
+        .parse()
+        .map_err(|e: crate::model::UnknownKind| ApiError::BadRequest(e.to_string()))?;
     Ok(ObjectKey {
         cluster,
         kind: kind.as_str().to_string(),
-        namespace: if namespace == "_" { String::new() } else { namespace.to_string() },
+        namespace: if namespace == "_" {
+            String::new()
+        } else {
+            namespace.to_string()
+        },
         name,
     })
 }

@@ -22,19 +22,32 @@ pub struct OwnerView {
 }
 
 impl OwnerView {
-    pub async fn load(store: &Store, key: &ObjectKey, now: DateTime<Utc>) -> Result<OwnerView, ApiError> {
+    pub async fn load(
+        store: &Store,
+        key: &ObjectKey,
+        now: DateTime<Utc>,
+    ) -> Result<OwnerView, ApiError> {
         let record = find(store, key).await?;
         let body = body_of(&record);
-        let applier_record = match body.as_ref().and_then(applier_id).and_then(|id| key_of_id(&id)) {
+        let applier_record = match body
+            .as_ref()
+            .and_then(applier_id)
+            .and_then(|id| key_of_id(&id))
+        {
             Some(applier) => store.object(&applier).await?,
             None => None,
         };
         // The Flux object responsible: the applier, or the object itself when it is one.
         let responsible = applier_record.clone().or_else(|| {
-            body.as_ref().is_some_and(|o| o.kind.is_flux()).then(|| record.clone())
+            body.as_ref()
+                .is_some_and(|o| o.kind.is_flux())
+                .then(|| record.clone())
         });
         let responsible_body = responsible.as_ref().and_then(body_of);
-        let source_record = match responsible_body.as_ref().and_then(|o| o.spec.source_ref.as_ref()) {
+        let source_record = match responsible_body
+            .as_ref()
+            .and_then(|o| o.spec.source_ref.as_ref())
+        {
             Some(s) => {
                 let key = ObjectKey {
                     cluster: record.cluster.clone(),
@@ -48,7 +61,8 @@ impl OwnerView {
         };
         let reconciled_by = match (&responsible, responsible_body.as_ref().and_then(reconciler)) {
             (Some(owner), Some(r)) => {
-                let deployment = key_of_id(&super::graph::deployment_id(&owner.cluster, &r.deployment));
+                let deployment =
+                    key_of_id(&super::graph::deployment_id(&owner.cluster, &r.deployment));
                 let state = match deployment {
                     Some(k) => store.object(&k).await?.map(|d| parse_state(&d.state)),
                     None => None,
@@ -60,7 +74,10 @@ impl OwnerView {
         let status = responsible_body.as_ref().map(|o| &o.status);
         Ok(OwnerView {
             revision: Revisions {
-                offered: source_record.as_ref().and_then(body_of).and_then(|s| s.status.artifact_revision),
+                offered: source_record
+                    .as_ref()
+                    .and_then(body_of)
+                    .and_then(|s| s.status.artifact_revision),
                 attempted: status.and_then(|s| s.last_attempted_revision.clone()),
                 applied: status.and_then(|s| s.last_applied_revision.clone()),
                 source: source_record.as_ref().map(|s| ObjectItem::new(s, now).id),

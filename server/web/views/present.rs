@@ -58,7 +58,12 @@ impl ObjectItem {
                 "{}/{}/{}/{}",
                 record.cluster, record.kind, record.namespace, record.name
             ),
-            href: object_href(&record.cluster, &record.kind, &record.namespace, &record.name),
+            href: object_href(
+                &record.cluster,
+                &record.kind,
+                &record.namespace,
+                &record.name,
+            ),
             cluster: record.cluster.clone(),
             kind: record.kind.clone(),
             namespace: record.namespace.clone(),
@@ -168,6 +173,9 @@ mod tests {
             "/objects/prod/Kustomization/flux-system/apps"
         );
         assert_eq!(encode("ring=prod eu"), "ring%3Dprod%20eu");
-        assert_eq!(label_of_id("c/HelmRelease/gw/gateway"), "HelmRelease gw/gateway");
+        assert_eq!(
+            label_of_id("c/HelmRelease/gw/gateway"),
+            "HelmRelease gw/gateway"
+        );
     }
 }

@@ -82,18 +82,28 @@ impl ProblemsView {
             .objects_by_ids(&wanted)
             .await?
             .into_iter()
-            .map(|r| (format!("{}/{}/{}/{}", r.cluster, r.kind, r.namespace, r.name), r))
+            .map(|r| {
+                (
+                    format!("{}/{}/{}/{}", r.cluster, r.kind, r.namespace, r.name),
+                    r,
+                )
+            })
             .collect();
         let mut problems: Vec<Problem> = causes
             .iter()
             .map(|cause| problem(cause, &records, now))
             .collect();
         problems.sort_by(|a, b| {
-            (a.state.severity_rank(), std::cmp::Reverse(a.affected_count), &a.id).cmp(&(
-                b.state.severity_rank(),
-                std::cmp::Reverse(b.affected_count),
-                &b.id,
-            ))
+            (
+                a.state.severity_rank(),
+                std::cmp::Reverse(a.affected_count),
+                &a.id,
+            )
+                .cmp(&(
+                    b.state.severity_rank(),
+                    std::cmp::Reverse(b.affected_count),
+                    &b.id,
+                ))
         });
         Ok(ProblemsView {
             generated_at: now,
@@ -107,7 +117,11 @@ fn affected_ids(cause: &RootCauseRow) -> Vec<String> {
     serde_json::from_value(cause.affected.clone()).unwrap_or_default()
 }
 
-fn problem(cause: &RootCauseRow, records: &HashMap<String, ObjectRecord>, now: DateTime<Utc>) -> Problem {
+fn problem(
+    cause: &RootCauseRow,
+    records: &HashMap<String, ObjectRecord>,
+    now: DateTime<Utc>,
+) -> Problem {
     let ids = affected_ids(cause);
     let (kind, namespace, name) = match cause.id.splitn(4, '/').collect::<Vec<_>>().as_slice() {
         [_, kind, namespace, name] => (kind.to_string(), namespace.to_string(), name.to_string()),
@@ -134,7 +148,11 @@ fn problem(cause: &RootCauseRow, records: &HashMap<String, ObjectRecord>, now: D
                     state: state_of(id),
                 })
                 .collect();
-            Affected { object, chain, links }
+            Affected {
+                object,
+                chain,
+                links,
+            }
         })
         .collect();
     let mut by_state: Vec<(State, usize)> = State::BY_SEVERITY
@@ -182,7 +200,9 @@ fn hops_towards(cause: &str, affected: &[&ObjectRecord]) -> HashMap<String, Stri
         .map(|r| format!("{}/{}/{}/{}", r.cluster, r.kind, r.namespace, r.name))
         .collect();
     for record in affected {
-        let Some(object) = body_of(record) else { continue };
+        let Some(object) = body_of(record) else {
+            continue;
+        };
         let id = object.id().0;
         let mut edges: Vec<String> = prerequisites(&object).into_iter().map(|e| e.id).collect();
         edges.push(crate::health::cluster_id(&object.cluster).0);
