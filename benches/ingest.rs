@@ -6,6 +6,8 @@
 //!
 //! Prints one line per measurement. Run on an otherwise idle machine for stable numbers.
 
+mod support;
+
 use chrono::Utc;
 use fleetglass::fleet::Snapshot;
 use fleetglass::model::parse_object;
@@ -14,8 +16,6 @@ use fleetglass::store::{ChangeSet, ObjectKey, ObjectRow, Store, TransitionRow, w
 use serde_json::{Value, json};
 use sqlx::Connection;
 use std::time::Instant;
-
-const OBJECTS: usize = 50_000;
 
 fn rss_bytes() -> usize {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
@@ -54,7 +54,8 @@ fn deployment(i: usize) -> Value {
 }
 
 fn memory_per_object() {
-    let objects: Vec<Value> = (0..OBJECTS).map(deployment).collect();
+    let count = support::size(50_000, 500);
+    let objects: Vec<Value> = (0..count).map(deployment).collect();
     let before = rss_bytes();
     let mut snapshot = Snapshot::default();
     for value in &objects {
@@ -62,9 +63,9 @@ fn memory_per_object() {
         snapshot.apply(SourceEvent::Apply(Box::new(slim)));
     }
     let after = rss_bytes();
-    let per_object = after.saturating_sub(before) / OBJECTS;
+    let per_object = after.saturating_sub(before) / count;
     println!(
-        "memory: {OBJECTS} Deployments in the snapshot: RSS +{} MiB, {per_object} bytes per object",
+        "memory: {count} Deployments in the snapshot: RSS +{} MiB, {per_object} bytes per object",
         (after - before) / (1024 * 1024)
     );
     drop(objects);
@@ -93,6 +94,7 @@ fn changes(batch: usize, round: usize) -> ChangeSet {
             reason: "Available".into(),
             message: format!("round {round}"),
             root_causes: vec![],
+            domains: vec![],
             body: json!({"status": {"workload": {"ready": round}}}),
         });
         set.transitions.push(TransitionRow {
@@ -124,7 +126,7 @@ async fn write_throughput() {
         .expect("connect bench db");
     store.migrate().await.expect("migrate");
     for batch in [100, 1_000, 5_000] {
-        let rounds = (20_000 / batch).max(4);
+        let rounds = support::size((20_000 / batch).max(4), 1);
         let started = Instant::now();
         for round in 0..rounds {
             let set = changes(batch, round);

@@ -27,6 +27,7 @@ fn row(name: &str, state: &str) -> ObjectRow {
         reason: format!("{state} reason"),
         message: "message".into(),
         root_causes: vec![format!("prod-eu-1/Kustomization/flux-system/{name}")],
+        domains: Vec::new(),
         body: json!({"name": name}),
     }
 }

@@ -3,6 +3,7 @@
 
 mod evaluate;
 mod serve;
+mod wait;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -43,6 +44,11 @@ pub enum Command {
         #[arg(long, short)]
         config: Option<PathBuf>,
     },
+    /// CI gate: wait until version V of a domain is fully healthy on every cluster.
+    ///
+    /// Exits 0 when it is, 1 (printing the blockers) when the timeout passes first, and 2 on
+    /// any error (server unreachable, 4xx/5xx, bad arguments).
+    Wait(wait::WaitArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -50,6 +56,7 @@ pub fn main() -> ExitCode {
     init_logging(cli.log_json);
     match cli.command {
         Command::Evaluate(args) => evaluate::run(args),
+        Command::Wait(args) => wait::run(args),
         Command::Serve(args) => block_on(serve::run(args)),
         Command::Migrate { config } => {
             block_on(async move { serve::migrate(config.as_deref()).await })

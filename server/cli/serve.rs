@@ -80,7 +80,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let address = listener.local_addr()?;
     tracing::info!(%address, "serving");
     println!("fleetglass is serving on http://{address}/");
-    let served = axum::serve(listener, web::router(state))
+    // The peer address lets proxy authentication trust only the configured proxies.
+    let app = web::router(state).into_make_service_with_connect_info::<SocketAddr>();
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await
         .context("web server failed");

@@ -54,6 +54,12 @@ pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
     {
         config.listen = Some(listen);
     }
+    if let Ok(file) = std::env::var("FLEETGLASS_API_TOKENS_FILE")
+        && !file.is_empty()
+    {
+        let file = Path::new(&file);
+        (config.web.add_tokens_file(file)).map_err(|e| ConfigError::new(Some(file), "", e))?;
+    }
     validate(&config, path)?;
     Ok(config)
 }
@@ -201,6 +207,9 @@ fn validate(config: &Config, path: Option<&Path>) -> Result<(), ConfigError> {
                 format!("must be at least {}", crate::model::human(minimum)),
             );
         }
+    }
+    if let Some((key, problem)) = config.web.problem() {
+        return err(key, problem);
     }
     if let Some(listen) = &config.listen
         && listen.parse::<std::net::SocketAddr>().is_err()

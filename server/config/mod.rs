@@ -3,9 +3,11 @@
 
 mod collector;
 mod load;
+mod web;
 
 pub use collector::{CollectorSettings, Retention};
 pub use load::{ConfigError, from_file, from_yaml_str, load};
+pub use web::{AuthConfig, AuthMode, Cidr, ProxyConfig, TokenHash, WebConfig};
 
 use crate::health::{DomainSpec, Thresholds};
 use serde::Deserialize;
@@ -38,6 +40,9 @@ pub struct Config {
     pub collector: CollectorSettings,
     #[serde(default)]
     pub retention: Retention,
+    /// Who may read the dashboard and the API.
+    #[serde(default)]
+    pub web: WebConfig,
 }
 
 fn default_group_by() -> String {
@@ -56,6 +61,7 @@ impl Default for Config {
             public_url: None,
             collector: CollectorSettings::default(),
             retention: Retention::default(),
+            web: WebConfig::default(),
         }
     }
 }
@@ -110,6 +116,7 @@ impl fmt::Debug for Config {
             .field("group_by", &self.group_by)
             .field("collector", &self.collector)
             .field("retention", &self.retention)
+            .field("web", &self.web)
             .finish()
     }
 }

@@ -28,16 +28,18 @@ struct WrittenVerdict {
     reason: String,
     message: String,
     root_causes: Vec<ObjectId>,
+    domains: Vec<String>,
 }
 
-impl From<&Verdict> for WrittenVerdict {
-    fn from(v: &Verdict) -> Self {
+impl WrittenVerdict {
+    fn new(v: &Verdict) -> Self {
         WrittenVerdict {
             state: v.state,
             since: v.since,
             reason: v.reason.clone(),
             message: v.message.clone(),
             root_causes: v.root_causes.clone(),
+            domains: v.domains.clone(),
         }
     }
 }
@@ -102,7 +104,7 @@ impl Written {
             if held.contains(&verdict.cluster) {
                 continue;
             }
-            let next = WrittenVerdict::from(verdict);
+            let next = WrittenVerdict::new(verdict);
             let previous = self.verdicts.get(&verdict.id);
             if previous == Some(&next) && !touched.contains(&verdict.id) {
                 continue;
@@ -133,6 +135,7 @@ impl Written {
                 reason: verdict.reason.clone(),
                 message: verdict.message.clone(),
                 root_causes: verdict.root_causes.iter().map(|id| id.0.clone()).collect(),
+                domains: next.domains.clone(),
                 body,
             });
             self.verdicts.insert(verdict.id.clone(), next);
@@ -281,6 +284,7 @@ impl Written {
                     reason: record.reason.clone(),
                     message: record.message.clone(),
                     root_causes,
+                    domains: record.domains.clone(),
                 },
             );
         }

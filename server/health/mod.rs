@@ -108,7 +108,8 @@ pub fn evaluate(input: &Input) -> Evaluation {
         &resolved,
         &output::root_id(&ids),
     );
-    let verdicts = output::verdicts(objects, ids, resolved);
+    let names = domains::names_by_object(&index, input.domains, &membership, input.clusters);
+    let verdicts = output::verdicts(objects, ids, resolved, names);
     Evaluation {
         objects: verdicts,
         root_causes,

@@ -23,6 +23,9 @@ pub struct Verdict {
     pub message: String,
     /// Ids of the root causes; empty when healthy; its own id when it is its own root cause.
     pub root_causes: Vec<ObjectId>,
+    /// The domains the object belongs to on its cluster (its domain's Flux objects and what
+    /// they applied), sorted.
+    pub domains: Vec<String>,
 }
 
 /// A problem none of whose prerequisites is a problem: the thing to fix.

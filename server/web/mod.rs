@@ -2,16 +2,23 @@
 
 mod api;
 mod assets;
+mod auth;
+pub mod csrf;
 mod error;
 mod fleet_view;
+mod limits;
 mod pages;
 mod probes;
 mod state;
+mod views;
 
+pub use api::PATHS as API_PATHS;
 pub use state::{AppState, Site};
+pub use views::present::encode as encode_component;
 
 use axum::Router;
 use axum::http::{HeaderValue, header};
+use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::get;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -37,6 +44,8 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(probes::readyz))
         .route("/metrics", get(crate::metrics::serve))
         .route("/static/{*path}", get(assets::serve))
+        .layer(from_fn_with_state(state.clone(), auth::check))
+        .layer(from_fn(limits::query_length))
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
         .layer(TraceLayer::new_for_http());
     for (name, value) in security_headers {
