@@ -1,5 +1,6 @@
 //! `fleetglass serve` and `fleetglass migrate`.
 
+use crate::alerts;
 use crate::config::{self, Config};
 use crate::fleet::{FleetSettings, Runner};
 use crate::sources;
@@ -45,8 +46,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             "watching real clusters is not built yet: run with --demo"
         ));
     }
-    let (runner, _latest) = Runner::new(FleetSettings::from_config(&config), store.clone());
+    let (runner, latest) = Runner::new(FleetSettings::from_config(&config), store.clone());
     tokio::spawn(runner.run(receiver));
+    alerts::spawn(&config, store.clone(), latest)?;
 
     let state = AppState {
         store,

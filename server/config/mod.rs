@@ -1,7 +1,13 @@
 //! One typed configuration: a YAML file, then environment overrides, validated at start-up.
 //! Errors name the file, the key and what is wrong.
 
+mod alerts;
 mod load;
+
+pub use alerts::{
+    AlertRule, AlertsConfig, CLUSTER_KIND, DeliveryConfig, Severity, SinkConfigError, SlackMode,
+    SlackTarget, WebhookTarget, default_rules,
+};
 
 pub use load::{ConfigError, from_yaml_str, load};
 
@@ -32,6 +38,9 @@ pub struct Config {
     /// Public URL of this fleetglass, used in alert links.
     #[serde(default)]
     pub public_url: Option<String>,
+    /// Alert rules, timers and sinks (Slack, webhooks).
+    #[serde(default)]
+    pub alerts: AlertsConfig,
 }
 
 fn default_group_by() -> String {
@@ -86,6 +95,7 @@ impl fmt::Debug for Config {
             .field("domains", &self.domains.len())
             .field("thresholds", &self.thresholds)
             .field("group_by", &self.group_by)
+            .field("alerts", &self.alerts)
             .finish()
     }
 }

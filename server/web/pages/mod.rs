@@ -1,5 +1,6 @@
 //! Server-rendered pages: one askama struct per page, defined beside its handler.
 
+mod alerts;
 mod fleet;
 
 use super::AppState;
@@ -13,6 +14,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/", get(fleet::page))
         .route("/fragments/fleet", get(fleet::fragment))
+        .merge(alerts::router())
 }
 
 /// Renders any page template into a response.

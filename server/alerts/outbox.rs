@@ -1,0 +1,120 @@
+//! The outbox: every notification is a row, written in the same transaction as the alert
+//! change that caused it, and delivered by the worker from there. State lives in the table, so
+//! a restart loses nothing.
+
+use super::Notice;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::PgConnection;
+
+/// Queues a notification for a sink; `send: false` records it as silenced.
+#[tracing::instrument(skip_all)]
+pub async fn enqueue(
+    conn: &mut PgConnection,
+    sink: &str,
+    notice: &Notice,
+    send: bool,
+) -> Result<(), sqlx::Error> {
+    let payload = serde_json::to_value(notice).map_err(|e| sqlx::Error::Encode(e.into()))?;
+    sqlx::query(
+        "INSERT INTO alert_outbox (alert_id, sink, event, payload, status, next_attempt_at, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $6)",
+    )
+    .bind(notice.alert_id)
+    .bind(sink)
+    .bind(notice.event.as_str())
+    .bind(payload)
+    .bind(if send { "pending" } else { "silenced" })
+    .bind(notice.at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// A claimed notification, locked by the claiming transaction.
+#[derive(Debug, sqlx::FromRow)]
+pub struct Claimed {
+    pub id: i64,
+    pub sink: String,
+    pub payload: Value,
+    pub attempts: i32,
+    pub slack_channel: Option<String>,
+    pub slack_ts: Option<String>,
+}
+
+/// The oldest due notification no other worker holds, and only if it is the first pending one
+/// of its alert and sink (so an edit never overtakes the message it edits).
+#[tracing::instrument(skip_all)]
+pub async fn claim(
+    conn: &mut PgConnection,
+    now: DateTime<Utc>,
+) -> Result<Option<Claimed>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT o.id, o.sink, o.payload, o.attempts, a.slack_channel, a.slack_ts
+         FROM alert_outbox o JOIN alerts a ON a.id = o.alert_id
+         WHERE o.status = 'pending' AND o.next_attempt_at <= $1
+           AND NOT EXISTS (SELECT 1 FROM alert_outbox e
+                           WHERE e.alert_id = o.alert_id AND e.sink = o.sink
+                             AND e.status = 'pending' AND e.id < o.id)
+         ORDER BY o.next_attempt_at, o.id
+         LIMIT 1
+         FOR UPDATE OF o SKIP LOCKED",
+    )
+    .bind(now)
+    .fetch_optional(conn)
+    .await
+}
+
+#[tracing::instrument(skip_all)]
+pub async fn mark_delivered(
+    conn: &mut PgConnection,
+    id: i64,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE alert_outbox SET status = 'delivered', attempts = attempts + 1, delivered_at = $2,
+             last_error = NULL
+         WHERE id = $1",
+    )
+    .bind(id)
+    .bind(now)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Remembers the Slack message a firing notification created, so later ones edit and thread.
+#[tracing::instrument(skip_all)]
+pub async fn remember_slack_message(
+    conn: &mut PgConnection,
+    alert_id: i64,
+    channel: &str,
+    ts: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE alerts SET slack_channel = $2, slack_ts = $3 WHERE id = $1")
+        .bind(alert_id)
+        .bind(channel)
+        .bind(ts)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+#[tracing::instrument(skip_all)]
+pub async fn reschedule(
+    conn: &mut PgConnection,
+    id: i64,
+    next_attempt_at: DateTime<Utc>,
+    error: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE alert_outbox SET attempts = attempts + 1, next_attempt_at = $2, last_error = $3
+         WHERE id = $1",
+    )
+    .bind(id)
+    .bind(next_attempt_at)
+    .bind(error)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
