@@ -8,7 +8,7 @@ use super::outbox::{self, Claimed};
 use super::sinks::{SendError, Sent, Sinks};
 use crate::config::DeliveryConfig;
 use crate::store::Store;
-use chrono::{TimeDelta, Utc};
+use chrono::TimeDelta;
 use rand::Rng;
 use std::sync::Arc;
 use std::time::Duration;
@@ -74,14 +74,12 @@ impl Worker {
     #[tracing::instrument(skip_all)]
     pub async fn deliver_one(&self) -> Result<bool, sqlx::Error> {
         let mut tx = self.store.pool().begin().await?;
-        let Some(claimed) = outbox::claim(&mut tx, Utc::now()).await? else {
+        let Some(claimed) = outbox::claim(&mut tx).await? else {
             return Ok(false);
         };
-        let result = self.send(&claimed).await;
-        let now = Utc::now();
-        match result {
+        match self.send(&claimed).await {
             Ok((alert_id, sent)) => {
-                outbox::mark_delivered(&mut tx, claimed.id, now).await?;
+                outbox::mark_delivered(&mut tx, claimed.id).await?;
                 if let Sent::SlackMessage { channel, ts } = sent {
                     outbox::remember_slack_message(&mut tx, alert_id, &channel, &ts).await?;
                 }
@@ -92,7 +90,6 @@ impl Worker {
                 if let SendError::RetryAfter(asked) = &error {
                     wait = wait.max(*asked);
                 }
-                let next = now + TimeDelta::from_std(wait).unwrap_or(TimeDelta::minutes(5));
                 tracing::warn!(
                     sink = %claimed.sink,
                     attempts,
@@ -100,7 +97,7 @@ impl Worker {
                     %error,
                     "alert delivery failed; will retry"
                 );
-                outbox::reschedule(&mut tx, claimed.id, next, &error.to_string()).await?;
+                outbox::reschedule(&mut tx, claimed.id, wait, &error.to_string()).await?;
             }
         }
         tx.commit().await?;

@@ -3,11 +3,11 @@
 //! a restart loses nothing.
 
 use super::Notice;
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::PgConnection;
 
-/// Queues a notification for a sink; `send: false` records it as silenced.
+/// Queues a notification for a sink, due at once; `send: false` records it as silenced.
+/// Due times are on the database's clock, so replicas with skewed clocks agree.
 #[tracing::instrument(skip_all)]
 pub async fn enqueue(
     conn: &mut PgConnection,
@@ -18,7 +18,7 @@ pub async fn enqueue(
     let payload = serde_json::to_value(notice).map_err(|e| sqlx::Error::Encode(e.into()))?;
     sqlx::query(
         "INSERT INTO alert_outbox (alert_id, sink, event, payload, status, next_attempt_at, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $6)",
+         VALUES ($1, $2, $3, $4, $5, LEAST($6, now()), $6)",
     )
     .bind(notice.alert_id)
     .bind(sink)
@@ -45,14 +45,11 @@ pub struct Claimed {
 /// The oldest due notification no other worker holds, and only if it is the first pending one
 /// of its alert and sink (so an edit never overtakes the message it edits).
 #[tracing::instrument(skip_all)]
-pub async fn claim(
-    conn: &mut PgConnection,
-    now: DateTime<Utc>,
-) -> Result<Option<Claimed>, sqlx::Error> {
+pub async fn claim(conn: &mut PgConnection) -> Result<Option<Claimed>, sqlx::Error> {
     sqlx::query_as(
         "SELECT o.id, o.sink, o.payload, o.attempts, a.slack_channel, a.slack_ts
          FROM alert_outbox o JOIN alerts a ON a.id = o.alert_id
-         WHERE o.status = 'pending' AND o.next_attempt_at <= $1
+         WHERE o.status = 'pending' AND o.next_attempt_at <= now()
            AND NOT EXISTS (SELECT 1 FROM alert_outbox e
                            WHERE e.alert_id = o.alert_id AND e.sink = o.sink
                              AND e.status = 'pending' AND e.id < o.id)
@@ -60,24 +57,18 @@ pub async fn claim(
          LIMIT 1
          FOR UPDATE OF o SKIP LOCKED",
     )
-    .bind(now)
     .fetch_optional(conn)
     .await
 }
 
 #[tracing::instrument(skip_all)]
-pub async fn mark_delivered(
-    conn: &mut PgConnection,
-    id: i64,
-    now: DateTime<Utc>,
-) -> Result<(), sqlx::Error> {
+pub async fn mark_delivered(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "UPDATE alert_outbox SET status = 'delivered', attempts = attempts + 1, delivered_at = $2,
-             last_error = NULL
+        "UPDATE alert_outbox SET status = 'delivered', attempts = attempts + 1,
+             delivered_at = clock_timestamp(), last_error = NULL
          WHERE id = $1",
     )
     .bind(id)
-    .bind(now)
     .execute(conn)
     .await?;
     Ok(())
@@ -101,18 +92,21 @@ pub async fn remember_slack_message(
 }
 
 #[tracing::instrument(skip_all)]
+/// Tries again `wait` from now (the wall clock, not the transaction's start: the failed
+/// request took time, and a Retry-After counts from its answer).
 pub async fn reschedule(
     conn: &mut PgConnection,
     id: i64,
-    next_attempt_at: DateTime<Utc>,
+    wait: std::time::Duration,
     error: &str,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "UPDATE alert_outbox SET attempts = attempts + 1, next_attempt_at = $2, last_error = $3
+        "UPDATE alert_outbox SET attempts = attempts + 1,
+             next_attempt_at = clock_timestamp() + $2 * interval '1 millisecond', last_error = $3
          WHERE id = $1",
     )
     .bind(id)
-    .bind(next_attempt_at)
+    .bind(i64::try_from(wait.as_millis()).unwrap_or(i64::MAX))
     .bind(error)
     .execute(conn)
     .await?;

@@ -83,7 +83,7 @@ impl NewSilence {
             ("comment", self.comment.as_str()),
         ];
         if let Some((name, _)) = fields.iter().find(|(_, v)| v.chars().count() > 1000) {
-            return Err(SilenceError::TooLong(*name));
+            return Err(SilenceError::TooLong(name));
         }
         Ok(self)
     }
