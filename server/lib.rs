@@ -8,6 +8,7 @@
 pub mod alerts;
 pub mod cli;
 pub mod config;
+pub mod evaluate;
 pub mod fleet;
 pub mod health;
 pub mod model;

@@ -442,6 +442,14 @@ async fn the_demo_fleet_pages_once_per_root_cause() {
         .filter(|c| c.state.is_problem())
         .collect();
     let messages = receiver.accepted();
+    let mut ids: Vec<&str> = problems.iter().map(|c| c.id.as_str()).collect();
+    ids.sort();
+    let mut seeds: Vec<_> = seed_incidents().into_iter().map(|c| c.id.0).collect();
+    seeds.sort();
+    assert_eq!(
+        ids, seeds,
+        "the engine names the seed incidents' root causes"
+    );
     // Controllers and stale clusters wait 5 minutes unless their problem is older; the demo's are.
     assert_eq!(messages.len(), problems.len(), "{messages:#?}");
     for cause in problems {
@@ -454,5 +462,12 @@ async fn the_demo_fleet_pages_once_per_root_cause() {
             })
             .count();
         assert_eq!(naming, 1, "{}", cause.id);
+    }
+    for message in &messages {
+        assert!(
+            block_kit_problems(&message.body).is_empty(),
+            "{:#}",
+            message.body
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! The command line: `serve`, `migrate`, `evaluate`. Errors print one line and set the exit
 //! code; nothing here panics on bad input.
 
+mod evaluate;
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -30,6 +31,12 @@ pub enum Command {
     /// in Postgres (DATABASE_URL or database_url in the config) and serves the dashboard, the
     /// JSON API and /healthz, /readyz.
     Serve(serve::ServeArgs),
+    /// Evaluate Kubernetes objects from files (or - for stdin) and print the verdicts as JSON.
+    ///
+    /// Every Flux object and controller Deployment gets a state (healthy, progressing, stuck,
+    /// stale, failed, blocked, degraded, unverifiable, suspended), a reason, and its root causes.
+    /// Exit 0 when evaluated (whatever the states), 2 when the input cannot be read.
+    Evaluate(evaluate::EvaluateArgs),
     /// Apply the database migrations and exit.
     Migrate {
         /// Config file (YAML); DATABASE_URL in the environment overrides its database_url.
@@ -41,6 +48,17 @@ pub enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.log_json);
+    match cli.command {
+        Command::Evaluate(args) => evaluate::run(args),
+        Command::Serve(args) => block_on(serve::run(args)),
+        Command::Migrate { config } => {
+            block_on(async move { serve::migrate(config.as_deref()).await })
+        }
+    }
+}
+
+/// Runs an async command on a fresh runtime and turns its error into one line.
+fn block_on(command: impl Future<Output = anyhow::Result<()>>) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -48,13 +66,7 @@ pub fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
     };
-    let result = runtime.block_on(async {
-        match cli.command {
-            Command::Serve(args) => serve::run(args).await,
-            Command::Migrate { config } => serve::migrate(config.as_deref()).await,
-        }
-    });
-    match result {
+    match runtime.block_on(command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(&format!("{e:#}")),
     }

@@ -41,12 +41,8 @@ impl std::error::Error for ConfigError {}
 /// Loads the file (when given), applies environment overrides and validates the result.
 pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
     let mut config = match path {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| ConfigError::new(Some(path), "", format!("cannot read: {e}")))?;
-            parse(&text, Some(path))?
-        }
-        None => Config::default_with_group_by(),
+        Some(path) => from_file(path)?,
+        None => Config::default(),
     };
     if let Ok(url) = std::env::var("DATABASE_URL")
         && !url.is_empty()
@@ -62,25 +58,25 @@ pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
     Ok(config)
 }
 
-/// Parses and validates YAML text without touching the environment (tests, `evaluate`).
+/// Reads and validates a file without environment overrides (`evaluate` needs no database).
+pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError::new(Some(path), "", format!("cannot read: {e}")))?;
+    let config = parse(&text, Some(path))?;
+    validate(&config, Some(path))?;
+    Ok(config)
+}
+
+/// Parses and validates YAML text without touching the environment (tests).
 pub fn from_yaml_str(text: &str) -> Result<Config, ConfigError> {
     let config = parse(text, None)?;
     validate(&config, None)?;
     Ok(config)
 }
 
-impl Config {
-    fn default_with_group_by() -> Config {
-        Config {
-            group_by: "ring".to_string(),
-            ..Config::default()
-        }
-    }
-}
-
 fn parse(text: &str, path: Option<&Path>) -> Result<Config, ConfigError> {
     if text.trim().is_empty() {
-        return Ok(Config::default_with_group_by());
+        return Ok(Config::default());
     }
     let deserializer = serde_yaml::Deserializer::from_str(text);
     serde_path_to_error::deserialize(deserializer).map_err(|e| {

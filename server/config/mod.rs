@@ -9,7 +9,7 @@ pub use alerts::{
     SlackTarget, WebhookTarget, default_rules,
 };
 
-pub use load::{ConfigError, from_yaml_str, load};
+pub use load::{ConfigError, from_file, from_yaml_str, load};
 
 use crate::health::{DomainSpec, Thresholds};
 use serde::Deserialize;
@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
-#[derive(Clone, Default, Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Postgres URL; `DATABASE_URL` in the environment overrides it.
@@ -45,6 +45,21 @@ pub struct Config {
 
 fn default_group_by() -> String {
     "ring".to_string()
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            database_url: None,
+            listen: None,
+            clusters: Vec::new(),
+            domains: Vec::new(),
+            thresholds: Thresholds::default(),
+            group_by: default_group_by(),
+            public_url: None,
+            alerts: AlertsConfig::default(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

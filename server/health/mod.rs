@@ -1,13 +1,120 @@
 //! The health engine: pure functions from objects, clusters, thresholds and `now` to verdicts,
 //! root causes and domain roll-ups. No I/O and no clock, so it is the same in the CLI, the
 //! server and the tests.
+//!
+//! Pipeline: index the input → build each object's prerequisite edges → find dependsOn cycles
+//! → assess each object on its own evidence → resolve root causes through the edges → roll up
+//! domains.
+//!
+//! Decisions worth knowing:
+//! - Own-evidence precedence (assess.rs): stale cluster data / unreadable kind (unverifiable,
+//!   root = the cluster) → spec.suspend (suspended) → dependsOn cycle (failed) → missing or
+//!   wrong-shard reference (failed) → no shard controller / controller with 0 available
+//!   (unverifiable) → deletion pending → the kind's rules. Malformed fields turn anything but
+//!   failed/suspended/unverifiable into unverifiable.
+//! - Ready=True + Reconciling=True is `progressing` below the threshold (every Helm run shows
+//!   it; not a problem, so nothing flaps into alerts) and `stale` past it.
+//! - An object with its own problem and problem prerequisites is a symptom (`blocked`, their
+//!   root causes) only when its reason is one those prerequisites explain (DependencyNotReady →
+//!   dependsOn, SourceNotReady/ArtifactFailed → source, HealthCheckFailed and Helm wait
+//!   timeouts → what it checks or applied, in-progress → any of these). Independent failures
+//!   (build, apply, RBAC, admission, stale status) stay their own root cause. A Ready object
+//!   whose applied objects or health-check targets are problems is `degraded`.
 
+mod assess;
+mod classify;
+mod clusters;
+mod controllers;
+mod crossstack;
+mod cycles;
+mod domains;
+mod finding;
+mod flux;
+mod graph;
+mod index;
 mod input;
+mod output;
+mod roots;
 mod state;
+mod threshold;
 mod verdict;
+mod versions;
+mod workloads;
 
-pub use input::{ClusterInfo, DomainSpec, Selection, Thresholds, VersionSource};
+#[cfg(test)]
+mod controller_tests;
+#[cfg(test)]
+mod crossstack_tests;
+#[cfg(test)]
+mod flux_tests;
+#[cfg(test)]
+mod incident_tests;
+#[cfg(test)]
+mod property_tests;
+#[cfg(test)]
+mod roots_tests;
+#[cfg(test)]
+mod testkit;
+
+pub use crossstack::InventoryEntry;
+pub use input::{ClusterInfo, DomainSpec, FormerCrdProvider, Selection, Thresholds, VersionSource};
 pub use state::State;
-pub use verdict::{DomainVerdict, Evaluation, RootCause, Verdict, cluster_id};
-mod interim;
-pub use interim::{Input, evaluate};
+pub use verdict::{
+    CoOwnership, CrdProvider, Dependency, DomainVerdict, Evaluation, RootCause, Verdict, cluster_id,
+};
+pub use versions::{image_tag, short_revision};
+
+use crate::model::{Object, ObjectId};
+use chrono::{DateTime, Utc};
+
+/// Everything the engine looks at. `now` is an argument: the engine never reads a clock.
+#[derive(Debug, Clone, Copy)]
+pub struct Input<'a> {
+    pub objects: &'a [Object],
+    pub clusters: &'a [ClusterInfo],
+    pub domains: &'a [DomainSpec],
+    pub thresholds: &'a Thresholds,
+    pub now: DateTime<Utc>,
+}
+
+pub fn evaluate(input: &Input) -> Evaluation {
+    let objects = input.objects;
+    let index = index::Index::new(objects);
+    let clusters = clusters::Clusters::new(input.clusters, input.thresholds.freshness, input.now);
+    let graph = graph::build(&index, &clusters);
+    let (cycle_of, cycles) = cycles::find(objects, &graph.edges);
+    let membership = domains::membership(&index, input.domains);
+    let ids: Vec<ObjectId> = objects.iter().map(Object::id).collect();
+    let cross = crossstack::analyse(&index, input.clusters, &ids);
+    let assessor = assess::Assessor {
+        index: &index,
+        clusters: &clusters,
+        graph: &graph,
+        cycle_of: &cycle_of,
+        cycles: &cycles,
+        thresholds: input.thresholds,
+        domain_stuck_after: &membership.stuck_after,
+        broken_consumers: &cross.broken,
+        now: input.now,
+    };
+    let own = (0..objects.len()).map(|i| assessor.assess(i)).collect();
+    let resolved = roots::resolve(objects, &graph.edges, own, &cycle_of);
+    let root_causes = output::root_causes(&ids, &resolved, &clusters);
+    let domains = domains::roll_up(
+        &index,
+        input.domains,
+        &membership,
+        input.clusters,
+        &resolved,
+        &output::root_id(&ids),
+    );
+    let verdicts = output::verdicts(objects, ids, resolved);
+    Evaluation {
+        objects: verdicts,
+        root_causes,
+        domains,
+        dependencies: cross.dependencies,
+        co_ownerships: cross.co_ownerships,
+        crd_providers: cross.crd_providers,
+    }
+}

@@ -44,6 +44,10 @@ pub struct Object {
     pub generation: Option<i64>,
     pub labels: BTreeMap<String, String>,
     pub deleting: bool,
+    /// `metadata.creationTimestamp`: how long an object without status has waited.
+    pub created: Option<DateTime<Utc>>,
+    /// `metadata.deletionTimestamp`: how long a deletion has been pending (finalizers).
+    pub deleting_since: Option<DateTime<Utc>>,
     pub owners: Vec<OwnerRef>,
     pub spec: Spec,
     pub status: Status,
@@ -66,15 +70,33 @@ impl Object {
 
     /// The Flux object (kind, namespace, name) that applied this object, from Flux's own labels.
     pub fn applied_by(&self) -> Option<(Kind, &str, &str)> {
-        let pairs = [
-            (Kind::Kustomization, "kustomize.toolkit.fluxcd.io"),
-            (Kind::HelmRelease, "helm.toolkit.fluxcd.io"),
-        ];
-        pairs.into_iter().find_map(|(kind, prefix)| {
-            let name = self.label(&format!("{prefix}/name"))?;
-            let namespace = self.label(&format!("{prefix}/namespace"))?;
-            Some((kind, namespace, name))
+        self.appliers().next()
+    }
+
+    /// Every Flux object that applied this object: a Kustomization, a HelmRelease, or both
+    /// (a HelmRelease's objects may also carry the labels of the Kustomization around it).
+    pub fn appliers(&self) -> impl Iterator<Item = (Kind, &str, &str)> {
+        [
+            (
+                Kind::Kustomization,
+                "kustomize.toolkit.fluxcd.io/name",
+                "kustomize.toolkit.fluxcd.io/namespace",
+            ),
+            (
+                Kind::HelmRelease,
+                "helm.toolkit.fluxcd.io/name",
+                "helm.toolkit.fluxcd.io/namespace",
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(kind, name_key, namespace_key)| {
+            Some((kind, self.label(namespace_key)?, self.label(name_key)?))
         })
+    }
+
+    /// The `sharding.fluxcd.io/key` label: which controller shard reconciles the object.
+    pub fn shard(&self) -> Option<&str> {
+        self.label(SHARD_LABEL)
     }
 }
 
@@ -87,6 +109,9 @@ impl Spec {
         self.timeout_secs.map(TimeDelta::seconds)
     }
 }
+
+/// The label that assigns a Flux object to a controller shard.
+pub const SHARD_LABEL: &str = "sharding.fluxcd.io/key";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OwnerRef {
@@ -128,6 +153,9 @@ pub struct Spec {
     pub replicas: Option<i64>,
     /// Workloads and pods: container images.
     pub images: Vec<String>,
+    /// CustomResourceDefinition: the group and kind it serves (`spec.group`, `spec.names.kind`).
+    pub crd_group: Option<String>,
+    pub crd_kind: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -140,6 +168,8 @@ pub struct Status {
     pub last_applied_revision: Option<String>,
     /// Sources: `status.artifact.revision`.
     pub artifact_revision: Option<String>,
+    /// Sources: `status.artifact.lastUpdateTime`, when the current revision was stored.
+    pub artifact_updated: Option<DateTime<Utc>>,
     /// HelmRelease: `status.helmChart` as `namespace/name`.
     pub helm_chart: Option<String>,
     /// HelmRelease: newest `status.history` entry.
@@ -210,4 +240,6 @@ pub struct ContainerState {
     pub waiting_message: Option<String>,
     /// `lastState.terminated.reason` (why it last died), e.g. Error, OOMKilled.
     pub last_terminated_reason: Option<String>,
+    /// `lastState.terminated.message` (e.g. the fatal error a crash-looping container logged).
+    pub last_terminated_message: Option<String>,
 }

@@ -71,6 +71,8 @@ pub fn parse_object(cluster: &str, value: &Value) -> Result<Object, Skip> {
         generation: reader.int(meta, "metadata", "generation"),
         labels: reader.string_map(meta, "metadata", "labels"),
         deleting: meta.get("deletionTimestamp").is_some_and(|v| !v.is_null()),
+        created: reader.time(meta, "metadata", "creationTimestamp"),
+        deleting_since: reader.time(meta, "metadata", "deletionTimestamp"),
         owners: owners(meta),
         spec: Spec::default(),
         status: Status {
@@ -157,6 +159,12 @@ fn read_spec(r: &mut Reader, object: &mut Object, spec: &Map<String, Value>) {
     if object.kind == Kind::Pod {
         s.images = images(spec);
     }
+    if object.kind == Kind::CustomResourceDefinition {
+        s.crd_group = r.str(spec, "spec", "group");
+        s.crd_kind = r
+            .map(spec, "spec", "names")
+            .and_then(|names| r.str(names, "spec.names", "kind"));
+    }
 }
 
 fn images(pod_spec: &Map<String, Value>) -> Vec<String> {
@@ -180,6 +188,7 @@ fn read_status(r: &mut Reader, object: &mut Object, status: &Map<String, Value>)
     st.phase = r.str(status, "status", "phase");
     if let Some(artifact) = r.map(status, "status", "artifact") {
         st.artifact_revision = r.str(artifact, "status.artifact", "revision");
+        st.artifact_updated = r.time(artifact, "status.artifact", "lastUpdateTime");
     }
     if let Some(inventory) = r.map(status, "status", "inventory") {
         st.inventory = r
@@ -247,17 +256,15 @@ fn read_status(r: &mut Reader, object: &mut Object, status: &Map<String, Value>)
 fn container_state(c: &Map<String, Value>) -> ContainerState {
     let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
     let waiting = c.get("state").and_then(|s| s.get("waiting"));
+    let terminated = c.get("lastState").and_then(|s| s.get("terminated"));
     ContainerState {
         name: text(c.get("name")).unwrap_or_default(),
         ready: c.get("ready").and_then(Value::as_bool).unwrap_or(false),
         restarts: c.get("restartCount").and_then(Value::as_i64).unwrap_or(0),
         waiting_reason: text(waiting.and_then(|w| w.get("reason"))),
         waiting_message: text(waiting.and_then(|w| w.get("message"))),
-        last_terminated_reason: text(
-            c.get("lastState")
-                .and_then(|s| s.get("terminated"))
-                .and_then(|t| t.get("reason")),
-        ),
+        last_terminated_reason: text(terminated.and_then(|t| t.get("reason"))),
+        last_terminated_message: text(terminated.and_then(|t| t.get("message"))),
     }
 }
 

@@ -3,11 +3,13 @@
 //! compose inside one transaction.
 
 mod clusters;
+mod crossstack;
 mod objects;
 mod reads;
 mod rollups;
 
 pub use clusters::{ClusterRow, upsert_clusters};
+pub use crossstack::{DependencyRow, record_crd_providers, replace_dependencies};
 pub use objects::{ChangeSet, ObjectKey, ObjectRow, TransitionRow, write_changes};
 pub use reads::{ObjectFilter, ObjectPage, ObjectRecord, TransitionRecord};
 pub use rollups::{DomainRow, RootCauseRow, replace_rollups};

@@ -11,7 +11,7 @@ mod state;
 pub use state::{AppState, Site};
 
 use axum::Router;
-use axum::http::{HeaderName, HeaderValue, header};
+use axum::http::{HeaderValue, header};
 use axum::routing::get;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -40,7 +40,7 @@ pub fn router(state: AppState) -> Router {
         .layer(TraceLayer::new_for_http());
     for (name, value) in security_headers {
         router = router.layer(SetResponseHeaderLayer::overriding(
-            HeaderName::from(name),
+            name,
             HeaderValue::from_static(value),
         ));
     }

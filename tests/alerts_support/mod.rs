@@ -272,6 +272,7 @@ pub fn evaluation(clusters: &[&str], causes: Vec<RootCause>) -> Evaluation {
         objects,
         root_causes: causes,
         domains,
+        ..Evaluation::default()
     }
 }
 

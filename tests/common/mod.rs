@@ -2,6 +2,8 @@
 //! that the test command started (`DATABASE_URL`).
 #![allow(dead_code)] // each test binary uses a different part of this module
 
+pub mod testbed;
+
 use fleetglass::store::Store;
 use sqlx::Connection;
 use std::sync::atomic::{AtomicUsize, Ordering};

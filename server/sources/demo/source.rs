@@ -141,3 +141,92 @@ mod tests {
         );
     }
 }
+
+/// The demo's standing incidents, read by the real engine: each has the root cause the seeds
+/// describe, in the state words of DESIGN.md.
+#[cfg(test)]
+mod verdict_tests {
+    use crate::health::{Input, State, Thresholds, evaluate};
+    use crate::model::{ObjectId, parse_object};
+    use chrono::{TimeDelta, Utc};
+
+    #[test]
+    fn the_engine_names_each_standing_incident() {
+        let started = Utc::now();
+        let now = started + TimeDelta::seconds(100);
+        let objects: Vec<_> = super::world(started, now)
+            .iter()
+            .filter_map(|(cluster, value)| parse_object(cluster, value).ok())
+            .collect();
+        let domains = super::demo_domains();
+        let evaluation = evaluate(&Input {
+            objects: &objects,
+            clusters: &[],
+            domains: &domains,
+            thresholds: &Thresholds::default(),
+            now,
+        });
+        let verdict = |id: &str| {
+            evaluation
+                .objects
+                .iter()
+                .find(|v| v.id.as_str() == id)
+                .unwrap_or_else(|| panic!("no verdict for {id}"))
+        };
+        let id = |s: &str| ObjectId(s.to_string());
+        let tofu = "prod-eu-1/Deployment/flux-system/tofu-controller";
+        let terraform = verdict("prod-eu-1/Terraform/flux-system/nlb-security-groups");
+        assert_eq!(terraform.state, State::Unverifiable);
+        assert_eq!(terraform.root_causes, vec![id(tofu)]);
+        assert_eq!(
+            verdict("prod-eu-1/Kustomization/tenants/tenants").state,
+            State::Blocked
+        );
+        assert!(verdict(tofu).reason.contains("ImagePullBackOff"));
+
+        let netop = verdict("dev-1/HelmRelease/networking/netop");
+        assert_eq!(
+            netop.state,
+            State::Degraded,
+            "Ready=True while its pods crash-loop"
+        );
+        assert_eq!(
+            netop.root_causes,
+            vec![id("dev-1/Deployment/networking/netop")]
+        );
+
+        let forbidden = verdict("staging-1/Kustomization/flux-system/gateway-config");
+        assert_eq!(forbidden.state, State::Failed);
+        assert!(
+            forbidden.reason.contains("RBAC Forbidden"),
+            "{}",
+            forbidden.reason
+        );
+        assert_eq!(
+            verdict("staging-1/Kustomization/flux-system/gateway").state,
+            State::Blocked
+        );
+
+        let stuck = verdict("prod-us-1/Kustomization/flux-system/observability");
+        assert_eq!(stuck.state, State::Stuck);
+
+        let denied = verdict("prod-us-1/Kustomization/flux-system/gateway-edge");
+        assert_eq!(
+            denied.state,
+            State::Failed,
+            "phase 100 is inside the denial window"
+        );
+        assert!(
+            denied.reason.contains("admission denied"),
+            "{}",
+            denied.reason
+        );
+
+        let unhealthy_domains = evaluation
+            .domains
+            .iter()
+            .filter(|d| !d.fully_healthy)
+            .count();
+        assert!(unhealthy_domains >= 4, "{:?}", evaluation.domains);
+    }
+}

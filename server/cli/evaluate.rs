@@ -1,0 +1,66 @@
+//! `fleetglass evaluate`: the health engine on objects read from files or stdin, as one JSON
+//! document on stdout. Exit 0 when it evaluated (whatever the states), 2 on unreadable input.
+
+use crate::config;
+use crate::evaluate::{read_inputs, report};
+use chrono::{DateTime, Utc};
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct EvaluateArgs {
+    /// Evaluate as of this time (RFC 3339) instead of now.
+    #[arg(long, value_parser = parse_now)]
+    pub now: Option<DateTime<Utc>>,
+    /// Name of the cluster the objects come from (ids are cluster/Kind/namespace/name).
+    #[arg(long, default_value = "local")]
+    pub cluster: String,
+    /// Config file for thresholds and domains (same format as serve).
+    #[arg(long, short)]
+    pub config: Option<PathBuf>,
+    /// Files holding objects as `kubectl get -o yaml|json` prints them (multi-document YAML,
+    /// JSON, or a List); `-` reads stdin.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+}
+
+fn parse_now(text: &str) -> Result<DateTime<Utc>, String> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| format!("{text:?} is not an RFC 3339 time ({e})"))
+}
+
+pub fn run(args: EvaluateArgs) -> ExitCode {
+    let usage_error = |message: String| {
+        eprintln!("fleetglass: {message}");
+        ExitCode::from(2)
+    };
+    let config = match args.config.as_deref().map(config::from_file) {
+        Some(Err(e)) => return usage_error(e.to_string()),
+        Some(Ok(config)) => config,
+        None => config::Config::default(),
+    };
+    let inputs = match read_inputs(&args.files) {
+        Ok(inputs) => inputs,
+        Err(e) => return usage_error(e.to_string()),
+    };
+    let document = report(
+        &inputs.objects,
+        &inputs.skipped,
+        &inputs.ignored,
+        &args.cluster,
+        args.now.unwrap_or_else(Utc::now),
+        &config.thresholds,
+        &config.domains,
+    );
+    let mut stdout = std::io::stdout().lock();
+    let written = serde_json::to_writer_pretty(&mut stdout, &document)
+        .map_err(std::io::Error::from)
+        .and_then(|()| writeln!(stdout));
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => usage_error(format!("cannot write the report: {e}")),
+    }
+}

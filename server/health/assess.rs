@@ -1,0 +1,200 @@
+//! One object's own finding, in precedence order: data that cannot be trusted first (cluster,
+//! kind), then what the user asked for (suspend), then structural faults (cycles, missing
+//! references, no controller), then the kind's own rules; malformed fields never pass as green.
+
+use super::State;
+use super::Thresholds;
+use super::clusters::Clusters;
+use super::controllers::{Liveness, down_reason};
+use super::cycles::Cycle;
+use super::finding::{Cause, EdgeSet, Finding};
+use super::flux::{self, FluxContext};
+use super::graph::Graph;
+use super::index::Index;
+use super::index::controller_of;
+use super::threshold::{Timing, threshold};
+use super::workloads::{assess_pod, assess_workload};
+use crate::model::{Kind, Object};
+use chrono::{DateTime, TimeDelta, Utc};
+
+pub(super) struct Assessor<'a> {
+    pub index: &'a Index<'a>,
+    pub clusters: &'a Clusters<'a>,
+    pub graph: &'a Graph,
+    pub cycle_of: &'a [Option<usize>],
+    pub cycles: &'a [Cycle],
+    pub thresholds: &'a Thresholds,
+    /// Per object: the stuck_after of the domains it belongs to, if any overrides it.
+    pub domain_stuck_after: &'a [Option<TimeDelta>],
+    /// Per object: a consumed CRD or Namespace that is gone (cross-stack, Day-0 rule).
+    pub broken_consumers: &'a [Option<Finding>],
+    pub now: DateTime<Utc>,
+}
+
+impl Assessor<'_> {
+    pub fn assess(&self, i: usize) -> Finding {
+        let object = &self.index.objects[i];
+        let finding = self
+            .precondition(i, object)
+            .unwrap_or_else(|| self.by_kind(i, object));
+        with_defects(object, finding)
+    }
+
+    /// Findings that make the object's own status irrelevant.
+    fn precondition(&self, i: usize, object: &Object) -> Option<Finding> {
+        let cluster = object.cluster.as_str();
+        if let Some(problem) = self.clusters.data_problem(cluster) {
+            let finding = Finding::new(State::Unverifiable, problem, "");
+            return Some(
+                finding
+                    .since(self.clusters.last_good(cluster))
+                    .cause(Cause::Cluster),
+            );
+        }
+        if let Some(error) = self.clusters.kind_error(cluster, object.kind) {
+            let reason = format!("cannot read {} on cluster {cluster}: {error}", object.kind);
+            return Some(Finding::new(State::Unverifiable, reason, error).cause(Cause::Cluster));
+        }
+        if object.spec.suspend && object.kind.is_flux() {
+            let message = object
+                .condition("Ready")
+                .map(|c| c.message.as_str())
+                .unwrap_or("");
+            return Some(Finding::new(
+                State::Suspended,
+                "suspended (spec.suspend)",
+                message,
+            ));
+        }
+        if let Some(cycle) = self.cycle_of[i] {
+            let reason = format!("dependency cycle: {}", self.cycles[cycle].path);
+            let message = "Flux waits on a dependsOn cycle forever";
+            return Some(
+                Finding::new(State::Failed, reason, message).since(not_ready_since(object)),
+            );
+        }
+        if let Some(first) = self.graph.missing[i].first() {
+            let more = self.graph.missing[i].len() - 1;
+            let reason = if more > 0 {
+                format!("{first} (and {more} more)")
+            } else {
+                first.clone()
+            };
+            let message = self.graph.missing[i].join("; ");
+            return Some(
+                Finding::new(State::Failed, reason, message).since(not_ready_since(object)),
+            );
+        }
+        match &self.graph.liveness[i] {
+            Liveness::NoShard { deployment } => {
+                let reason = format!(
+                    "no controller for its shard: Deployment {deployment} not found (the main controller exists)"
+                );
+                Some(Finding::new(
+                    State::Unverifiable,
+                    reason,
+                    "nothing reconciles this object; its status is whatever was last written",
+                ))
+            }
+            &Liveness::Down(controller) => {
+                let reason = down_reason(self.index, controller);
+                let since = self.index.objects[controller]
+                    .condition("Available")
+                    .and_then(|c| c.last_transition);
+                let message =
+                    "status written by a controller that is not running cannot be trusted";
+                Some(
+                    Finding::new(State::Unverifiable, reason, message)
+                        .since(since)
+                        .cause(Cause::Symptom(EdgeSet::CONTROLLER)),
+                )
+            }
+            // A vanished CRD or Namespace breaks the object whatever its conditions say.
+            Liveness::Alive(_) | Liveness::Unknown => self.broken_consumers[i].clone(),
+        }
+    }
+
+    fn timing(&self, i: usize, object: &Object) -> Timing {
+        Timing {
+            threshold: threshold(object, self.thresholds, self.domain_stuck_after[i]),
+            now: self.now,
+        }
+    }
+
+    fn by_kind(&self, i: usize, object: &Object) -> Finding {
+        let timing = self.timing(i, object);
+        if object.deleting {
+            return timing.in_progress(
+                "being deleted (finalizers pending)",
+                "",
+                object.deleting_since,
+                EdgeSet::NONE,
+            );
+        }
+        match object.kind {
+            kind if kind.is_flux() => {
+                let source = self.graph.source[i].map(|s| &self.index.objects[s]);
+                flux::assess(object, &FluxContext { timing, source })
+            }
+            kind if kind.is_workload() => {
+                let pods: Vec<&Object> = self
+                    .index
+                    .pods_of(i)
+                    .into_iter()
+                    .map(|p| &self.index.objects[p])
+                    .collect();
+                assess_workload(object, &pods, timing, controller_of(object).is_some())
+            }
+            Kind::Pod => assess_pod(object, timing),
+            Kind::Namespace if object.status.phase.as_deref() == Some("Terminating") => timing
+                .in_progress(
+                    "namespace terminating",
+                    "",
+                    object.deleting_since,
+                    EdgeSet::NONE,
+                ),
+            Kind::CustomResourceDefinition => match object.condition("Established") {
+                Some(established) if !established.is_true() => timing.in_progress(
+                    "CRD not established",
+                    &established.message,
+                    established.last_transition,
+                    EdgeSet::NONE,
+                ),
+                _ => Finding::new(State::Healthy, "exists", ""),
+            },
+            _ => Finding::new(State::Healthy, "exists", ""),
+        }
+    }
+}
+
+/// A structural fault shows since the object last stopped being Ready, when it says so.
+fn not_ready_since(object: &Object) -> Option<DateTime<Utc>> {
+    object
+        .condition("Ready")
+        .filter(|c| !c.is_true())
+        .and_then(|c| c.last_transition)
+}
+
+/// Malformed fields make the verdict unverifiable: whatever was derived from them (healthy,
+/// progressing, even stuck) may be wrong. Explicit failures and suspensions keep their state
+/// and say what else was wrong.
+fn with_defects(object: &Object, mut finding: Finding) -> Finding {
+    let Some(first) = object.defects.first() else {
+        return finding;
+    };
+    let all = object.defects.join("; ");
+    if matches!(
+        finding.state,
+        State::Failed | State::Suspended | State::Unverifiable
+    ) {
+        finding.message = format!("{} (malformed: {all})", finding.message);
+        return finding;
+    }
+    let more = object.defects.len() - 1;
+    let reason = if more > 0 {
+        format!("malformed object: {first} (and {more} more)")
+    } else {
+        format!("malformed object: {first}")
+    };
+    Finding::new(State::Unverifiable, reason, all)
+}

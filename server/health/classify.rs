@@ -1,0 +1,377 @@
+//! Failure classification: turns a condition's reason and raw message into a short reason a
+//! human can act on, says whether it is a failure, a wait or work in progress, and which
+//! prerequisites could explain it. A table of rules, first match wins, so each rule is
+//! testable on its own and new failure shapes are one entry.
+
+use super::finding::EdgeSet;
+use crate::model::Kind;
+use std::borrow::Cow;
+
+/// What a condition's reason means for the object's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Outcome {
+    Failure,
+    /// Waiting on a prerequisite (DependencyNotReady, SourceNotReady): never a failure itself.
+    Waiting,
+    InProgress,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Classified {
+    pub reason: String,
+    pub outcome: Outcome,
+    /// Problem prerequisites over these edges make the object a symptom of them.
+    pub explained_by: EdgeSet,
+}
+
+/// What a rule looks at.
+pub(super) struct Evidence<'a> {
+    pub kind: Kind,
+    pub reason: &'a str,
+    pub message: &'a str,
+}
+
+struct Rule {
+    applies: fn(&Evidence) -> bool,
+    describe: fn(&Evidence) -> String,
+    outcome: Outcome,
+    explained_by: EdgeSet,
+}
+
+const fn rule(
+    applies: fn(&Evidence) -> bool,
+    describe: fn(&Evidence) -> String,
+    outcome: Outcome,
+    explained_by: EdgeSet,
+) -> Rule {
+    Rule {
+        applies,
+        describe,
+        outcome,
+        explained_by,
+    }
+}
+
+use Outcome::{Failure, InProgress, Waiting};
+
+/// Message shapes first (they hide inside generic reasons like ReconciliationFailed), then
+/// the reasons Flux and tofu-controller document.
+const RULES: &[Rule] = &[
+    rule(
+        |e| webhook_denial(e.message).is_some(),
+        |e| webhook_denial(e.message).unwrap_or_default(),
+        Failure,
+        EdgeSet::NONE,
+    ),
+    rule(
+        |e| policy_denial(e.message).is_some(),
+        |e| policy_denial(e.message).unwrap_or_default(),
+        Failure,
+        EdgeSet::NONE,
+    ),
+    rule(
+        |e| rbac_forbidden(e.message).is_some(),
+        |e| rbac_forbidden(e.message).unwrap_or_default(),
+        Failure,
+        EdgeSet::NONE,
+    ),
+    rule(
+        |e| kind_missing(e.message).is_some(),
+        |e| kind_missing(e.message).unwrap_or_default(),
+        Failure,
+        EdgeSet::NONE,
+    ),
+    rule(
+        |e| e.reason == "DependencyNotReady",
+        |_| "waiting for dependencies".into(),
+        Waiting,
+        EdgeSet::DEPENDS_ON,
+    ),
+    rule(
+        |e| e.reason == "SourceNotReady",
+        |_| "waiting for source".into(),
+        Waiting,
+        EdgeSet::SOURCE,
+    ),
+    rule(
+        source_not_found,
+        |_| "source not found".into(),
+        Failure,
+        EdgeSet::SOURCE,
+    ),
+    rule(
+        |e| matches!(e.reason, "HealthCheckFailed" | "HealthCheckCanceled"),
+        |e| health_check(e.message),
+        Failure,
+        EdgeSet::DEPLOYED,
+    ),
+    rule(
+        helm_wait_timeout,
+        |e| {
+            format!(
+                "{} (timed out waiting for workloads)",
+                helm_action(e.reason)
+            )
+        },
+        Failure,
+        EdgeSet::DEPLOYED,
+    ),
+    rule(
+        |e| e.reason == "ArtifactFailed" && !e.kind.is_source(),
+        |_| "source artifact unavailable".into(),
+        Failure,
+        EdgeSet::SOURCE,
+    ),
+    rule(
+        |e| e.reason == "BuildFailed",
+        |e| build_failed(e.kind),
+        Failure,
+        EdgeSet::NONE,
+    ),
+    rule(
+        is_fetch_failure,
+        |e| format!("source fetch failed ({})", e.reason),
+        Failure,
+        EdgeSet::NONE,
+    ),
+    rule(
+        |e| is_helm_action_failure(e.reason),
+        |e| helm_action(e.reason).into(),
+        Failure,
+        EdgeSet::NONE,
+    ),
+    rule(
+        |e| matches!(e.reason, "RetriesExceeded" | "RetryLimitReached"),
+        |_| "retries exhausted".into(),
+        Failure,
+        EdgeSet::NONE,
+    ),
+    rule(
+        |e| e.reason == "ValuesError",
+        |_| "Helm values error".into(),
+        Failure,
+        EdgeSet::NONE,
+    ),
+    rule(
+        |e| e.reason == "AccessDenied",
+        |_| "access denied (cross-namespace reference or service account)".into(),
+        Failure,
+        EdgeSet::NONE,
+    ),
+    rule(
+        |e| e.reason == "PruneFailed",
+        |_| "prune failed".into(),
+        Failure,
+        EdgeSet::NONE,
+    ),
+    rule(
+        |e| e.reason == "InvalidCELExpression",
+        |_| "invalid CEL health-check expression".into(),
+        Failure,
+        EdgeSet::NONE,
+    ),
+    rule(
+        |e| e.reason == "ReconciliationFailed",
+        |_| "apply failed".into(),
+        Failure,
+        EdgeSet::NONE,
+    ),
+    rule(
+        |e| e.reason == "TerraformPlannedWithChanges",
+        |_| "plan awaiting approval".into(),
+        InProgress,
+        EdgeSet::WAITING,
+    ),
+    rule(
+        |e| e.reason == "ProgressingWithRetry",
+        |_| "retrying after a failed run".into(),
+        InProgress,
+        EdgeSet::WAITING,
+    ),
+    rule(
+        |e| matches!(e.reason, "Progressing" | ""),
+        |_| "reconciliation in progress".into(),
+        InProgress,
+        EdgeSet::WAITING,
+    ),
+];
+
+/// The short reason for a raw error message alone (a container's last words, an apply
+/// error), when its shape is one the table knows.
+pub(super) fn explain_message(message: &str) -> Option<String> {
+    let message = unescape_quotes(message);
+    let message = message.as_ref();
+    [webhook_denial, policy_denial, rbac_forbidden, kind_missing]
+        .into_iter()
+        .find_map(|explain| explain(message))
+}
+
+pub(super) fn classify(kind: Kind, reason: &str, message: &str) -> Classified {
+    let message = unescape_quotes(message);
+    let message = message.as_ref();
+    let evidence = Evidence {
+        kind,
+        reason,
+        message,
+    };
+    match RULES.iter().find(|rule| (rule.applies)(&evidence)) {
+        Some(rule) => Classified {
+            reason: (rule.describe)(&evidence),
+            outcome: rule.outcome,
+            explained_by: rule.explained_by,
+        },
+        None => Classified {
+            reason: reason.to_string(),
+            outcome: Failure,
+            explained_by: EdgeSet::NONE,
+        },
+    }
+}
+
+/// Errors quoted inside JSON logs arrive with `\"`; the shapes below match plain quotes.
+fn unescape_quotes(message: &str) -> Cow<'_, str> {
+    if message.contains("\\\"") {
+        Cow::Owned(message.replace("\\\"", "\""))
+    } else {
+        Cow::Borrowed(message)
+    }
+}
+
+/// `admission webhook "validation.gatekeeper.sh" denied the request: [lb-whitelist] …`
+fn webhook_denial(message: &str) -> Option<String> {
+    let after = message.split_once("admission webhook \"")?.1;
+    let (webhook, rest) = after.split_once('"')?;
+    let denial = rest.split_once("denied the request")?.1;
+    let policy = denial
+        .trim_start_matches(':')
+        .trim_start()
+        .strip_prefix('[')
+        .and_then(|p| p.split_once(']'))
+        .map(|(policy, _)| format!(" (policy {policy})"))
+        .unwrap_or_default();
+    Some(format!("admission denied by webhook {webhook}{policy}"))
+}
+
+/// `… is forbidden: ValidatingAdmissionPolicy 'deny-lb' with binding 'deny-lb-binding' denied request: …`
+fn policy_denial(message: &str) -> Option<String> {
+    let after = message.split_once("ValidatingAdmissionPolicy '")?.1;
+    let (policy, rest) = after.split_once('\'')?;
+    if !rest.contains("denied request") {
+        return None;
+    }
+    let binding = rest
+        .split_once("binding '")
+        .and_then(|(_, b)| b.split_once('\''))
+        .map(|(binding, _)| format!(" (binding {binding})"))
+        .unwrap_or_default();
+    Some(format!(
+        "admission denied by ValidatingAdmissionPolicy {policy}{binding}"
+    ))
+}
+
+/// `… is forbidden: User "system:serviceaccount:ns:sa" cannot patch resource "x" in API group "g" at the cluster scope`
+fn rbac_forbidden(message: &str) -> Option<String> {
+    let after = message.split_once("is forbidden: User \"")?.1;
+    let (user, rest) = after.split_once('"')?;
+    let rest = rest.trim_start().strip_prefix("cannot ")?;
+    let (verb, rest) = rest.split_once(' ')?;
+    let resource = quoted_after(rest, "resource \"")?;
+    let group = quoted_after(rest, "API group \"").filter(|g| !g.is_empty());
+    let subject = match user
+        .strip_prefix("system:serviceaccount:")
+        .and_then(|sa| sa.split_once(':'))
+    {
+        Some((namespace, name)) => format!("service account {namespace}/{name}"),
+        None => format!("user {user}"),
+    };
+    let resource = group.map_or_else(|| resource.to_string(), |g| format!("{resource}.{g}"));
+    let scope = if rest.contains("at the cluster scope") {
+        " at cluster scope".to_string()
+    } else {
+        quoted_after(rest, "in the namespace \"")
+            .map(|ns| format!(" in namespace {ns}"))
+            .unwrap_or_default()
+    };
+    Some(format!(
+        "RBAC Forbidden: {subject} cannot {verb} {resource}{scope}"
+    ))
+}
+
+/// `no matches for kind "RateLimitConfig" in version "ratelimit.solo.io/v1alpha1"`
+fn kind_missing(message: &str) -> Option<String> {
+    let kind = quoted_after(message, "no matches for kind \"")?;
+    let version = quoted_after(message, "in version \"")
+        .map(|v| format!(" in {v}"))
+        .unwrap_or_default();
+    Some(format!("CRD missing: no kind {kind}{version}"))
+}
+
+fn quoted_after<'m>(text: &'m str, marker: &str) -> Option<&'m str> {
+    Some(text.split_once(marker)?.1.split_once('"')?.0)
+}
+
+fn source_not_found(e: &Evidence) -> bool {
+    let message = e.message.to_ascii_lowercase();
+    message.contains("not found")
+        && (message.contains("source") || matches!(e.reason, "ArtifactFailed" | "SourceNotReady"))
+}
+
+/// `timeout waiting for: [Deployment/default/podinfo status: 'InProgress']`
+fn health_check(message: &str) -> String {
+    let target = message
+        .split_once("waiting for: [")
+        .and_then(|(_, rest)| rest.split([' ', ',', ']']).next())
+        .filter(|t| !t.is_empty());
+    match target {
+        Some(target) => format!("health check failed: {target}"),
+        None => "health check failed".into(),
+    }
+}
+
+fn helm_wait_timeout(e: &Evidence) -> bool {
+    is_helm_action_failure(e.reason)
+        && [
+            "context deadline exceeded",
+            "timed out waiting for the condition",
+        ]
+        .iter()
+        .any(|marker| e.message.contains(marker))
+}
+
+fn is_helm_action_failure(reason: &str) -> bool {
+    matches!(
+        reason,
+        "InstallFailed"
+            | "UpgradeFailed"
+            | "TestFailed"
+            | "RollbackSucceeded"
+            | "RollbackFailed"
+            | "UninstallFailed"
+    )
+}
+
+fn helm_action(reason: &str) -> &'static str {
+    match reason {
+        "InstallFailed" => "Helm install failed",
+        "TestFailed" => "Helm test failed",
+        "RollbackSucceeded" => "Helm upgrade failed (rolled back)",
+        "RollbackFailed" => "Helm upgrade failed and rollback failed",
+        "UninstallFailed" => "Helm uninstall failed",
+        _ => "Helm upgrade failed",
+    }
+}
+
+fn is_fetch_failure(e: &Evidence) -> bool {
+    e.kind.is_source() && (e.reason.ends_with("Failed") || matches!(e.reason, "ArtifactOutdated"))
+}
+
+fn build_failed(kind: Kind) -> String {
+    match kind {
+        Kind::HelmChart => "chart build failed".into(),
+        _ => "build failed".into(),
+    }
+}
+
+#[cfg(test)]
+#[path = "classify_tests.rs"]
+mod tests;

@@ -1,0 +1,176 @@
+use super::*;
+
+fn reason(kind: Kind, reason: &str, message: &str) -> String {
+    classify(kind, reason, message).reason
+}
+
+#[test]
+fn gatekeeper_denials_name_the_webhook_and_the_constraint() {
+    let message = "Service/gateway/proxy dry-run failed: admission webhook \"validation.gatekeeper.sh\" denied the request: \
+                   [lb-whitelist] LoadBalancer Service gateway/proxy is not in the whitelist";
+    assert_eq!(
+        reason(Kind::Kustomization, "ReconciliationFailed", message),
+        "admission denied by webhook validation.gatekeeper.sh (policy lb-whitelist)"
+    );
+    let kyverno = "admission webhook \"validate.kyverno.svc-fail\" denied the request: policy Service/x for resource violation";
+    assert_eq!(
+        reason(Kind::Kustomization, "ReconciliationFailed", kyverno),
+        "admission denied by webhook validate.kyverno.svc-fail"
+    );
+}
+
+#[test]
+fn validating_admission_policy_denials_name_policy_and_binding() {
+    let message = "Service/gateway/proxy dry-run failed: services \"proxy\" is forbidden: ValidatingAdmissionPolicy \
+                   'deny-loadbalancer' with binding 'deny-loadbalancer-binding' denied request: LoadBalancer Services are not allowed";
+    assert_eq!(
+        reason(Kind::Kustomization, "ReconciliationFailed", message),
+        "admission denied by ValidatingAdmissionPolicy deny-loadbalancer (binding deny-loadbalancer-binding)"
+    );
+}
+
+#[test]
+fn rbac_forbidden_names_verb_resource_and_service_account() {
+    let cluster_scope = "GlobalNetworkPolicy/allow-x dry-run failed (Forbidden): globalnetworkpolicies.crd.projectcalico.org \"allow-x\" \
+                         is forbidden: User \"system:serviceaccount:flux-system:config-deployer\" cannot patch resource \
+                         \"globalnetworkpolicies\" in API group \"crd.projectcalico.org\" at the cluster scope";
+    assert_eq!(
+        reason(Kind::Kustomization, "ReconciliationFailed", cluster_scope),
+        "RBAC Forbidden: service account flux-system/config-deployer cannot patch globalnetworkpolicies.crd.projectcalico.org at cluster scope"
+    );
+    let namespaced = "secrets \"x\" is forbidden: User \"jane\" cannot get resource \"secrets\" in API group \"\" in the namespace \"apps\"";
+    assert_eq!(
+        reason(Kind::HelmRelease, "InstallFailed", namespaced),
+        "RBAC Forbidden: user jane cannot get secrets in namespace apps"
+    );
+}
+
+#[test]
+fn missing_kinds_name_the_kind_and_version() {
+    let message = "unable to setup global resources: no matches for kind \"RateLimitConfig\" in version \"ratelimit.solo.io/v1alpha1\"";
+    assert_eq!(
+        explain_message(message).unwrap(),
+        "CRD missing: no kind RateLimitConfig in ratelimit.solo.io/v1alpha1"
+    );
+    assert_eq!(explain_message("just an error"), None);
+}
+
+#[test]
+fn waits_are_not_failures_and_say_what_explains_them() {
+    let dependency = classify(
+        Kind::Kustomization,
+        "DependencyNotReady",
+        "dependency 'flux-system/infra' is not ready",
+    );
+    assert_eq!(
+        (dependency.outcome, dependency.explained_by),
+        (Outcome::Waiting, EdgeSet::DEPENDS_ON)
+    );
+    let source = classify(
+        Kind::HelmRelease,
+        "SourceNotReady",
+        "HelmChart 'x' is not ready",
+    );
+    assert_eq!(
+        (source.outcome, source.explained_by),
+        (Outcome::Waiting, EdgeSet::SOURCE)
+    );
+    let progressing = classify(
+        Kind::Kustomization,
+        "Progressing",
+        "Reconciliation in progress",
+    );
+    assert_eq!(progressing.outcome, Outcome::InProgress);
+    let approval = classify(
+        Kind::Terraform,
+        "TerraformPlannedWithChanges",
+        "Plan generated",
+    );
+    assert_eq!(
+        (approval.outcome, approval.reason.as_str()),
+        (Outcome::InProgress, "plan awaiting approval")
+    );
+}
+
+#[test]
+fn health_checks_and_helm_timeouts_are_explained_by_what_was_deployed() {
+    let health = classify(
+        Kind::Kustomization,
+        "HealthCheckFailed",
+        "health check failed after 5m0s: timeout waiting for: [Deployment/apps/podinfo status: 'InProgress']",
+    );
+    assert_eq!(
+        health.reason,
+        "health check failed: Deployment/apps/podinfo"
+    );
+    assert_eq!(health.explained_by, EdgeSet::DEPLOYED);
+    let timeout = classify(
+        Kind::HelmRelease,
+        "UpgradeFailed",
+        "Helm upgrade failed: context deadline exceeded",
+    );
+    assert_eq!(
+        timeout.reason,
+        "Helm upgrade failed (timed out waiting for workloads)"
+    );
+    assert_eq!(timeout.explained_by, EdgeSet::DEPLOYED);
+}
+
+#[test]
+fn flux_reasons_have_short_human_names() {
+    let cases = [
+        (Kind::Kustomization, "BuildFailed", "build failed"),
+        (Kind::HelmChart, "BuildFailed", "chart build failed"),
+        (
+            Kind::Kustomization,
+            "ArtifactFailed",
+            "source artifact unavailable",
+        ),
+        (
+            Kind::GitRepository,
+            "FetchFailed",
+            "source fetch failed (FetchFailed)",
+        ),
+        (
+            Kind::OCIRepository,
+            "OCIPullFailed",
+            "source fetch failed (OCIPullFailed)",
+        ),
+        (Kind::HelmRelease, "InstallFailed", "Helm install failed"),
+        (Kind::HelmRelease, "UpgradeFailed", "Helm upgrade failed"),
+        (Kind::HelmRelease, "TestFailed", "Helm test failed"),
+        (
+            Kind::HelmRelease,
+            "RollbackSucceeded",
+            "Helm upgrade failed (rolled back)",
+        ),
+        (
+            Kind::HelmRelease,
+            "RollbackFailed",
+            "Helm upgrade failed and rollback failed",
+        ),
+        (Kind::HelmRelease, "RetriesExceeded", "retries exhausted"),
+        (Kind::Terraform, "RetryLimitReached", "retries exhausted"),
+        (Kind::HelmRelease, "ValuesError", "Helm values error"),
+        (Kind::Kustomization, "ReconciliationFailed", "apply failed"),
+        (Kind::Kustomization, "SomethingNew", "SomethingNew"),
+    ];
+    for (kind, flux_reason, expected) in cases {
+        let classified = classify(kind, flux_reason, "");
+        assert_eq!(classified.reason, expected, "{kind} {flux_reason}");
+        assert_eq!(classified.outcome, Outcome::Failure, "{flux_reason}");
+    }
+}
+
+#[test]
+fn source_not_found_is_recognised_in_messages() {
+    let classified = classify(
+        Kind::Kustomization,
+        "ArtifactFailed",
+        "Source 'GitRepository/flux-system/apps' not found",
+    );
+    assert_eq!(
+        (classified.reason.as_str(), classified.explained_by),
+        ("source not found", EdgeSet::SOURCE)
+    );
+}

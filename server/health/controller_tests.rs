@@ -1,0 +1,291 @@
+//! Controller liveness and workloads as evidence.
+
+use super::State::*;
+use super::testkit::*;
+use serde_json::json;
+
+const PULL: &str = "Back-off pulling image \"ghcr.io/flux-iac/tofu-controller:v0.16.0-rc.5\"";
+
+fn healthy_terraform() -> Vec<serde_json::Value> {
+    let mut values = flux_controllers();
+    values.push(git_repository("flux-system", SHA));
+    values.push(terraform("nlb"));
+    values
+}
+
+#[test]
+fn a_dead_controller_makes_its_objects_unverifiable_and_is_their_root_cause() {
+    let mut values = healthy_terraform();
+    values.push(controller("tofu-controller", 0));
+    values.push(pod(
+        "flux-system",
+        "tofu-controller",
+        "x1",
+        Some(("ImagePullBackOff", PULL)),
+    ));
+    let run = run(&values);
+    let controller = run.verdict("Deployment", "flux-system", "tofu-controller");
+    assert_eq!(controller.state, Failed);
+    assert_eq!(controller.reason, format!("ImagePullBackOff: {PULL}"));
+    assert!(
+        controller.message.contains("tofu-controller-5d9c7b-x1"),
+        "{}",
+        controller.message
+    );
+    let terraform = run.verdict("Terraform", "flux-system", "nlb");
+    assert_eq!(
+        terraform.state, Unverifiable,
+        "Ready=True is not evidence from a dead controller"
+    );
+    assert!(
+        terraform
+            .reason
+            .contains("controller tofu-controller unavailable: ImagePullBackOff"),
+        "{}",
+        terraform.reason
+    );
+    assert_eq!(
+        run.roots("Terraform", "flux-system", "nlb"),
+        [id("Deployment", "flux-system", "tofu-controller")]
+    );
+    let cause = run.root_cause(&id("Deployment", "flux-system", "tofu-controller"));
+    assert_eq!(
+        cause.affected.len(),
+        3,
+        "controller, its pod and the Terraform: {:?}",
+        cause.affected
+    );
+}
+
+#[test]
+fn a_running_controller_is_healthy_and_an_absent_one_changes_nothing() {
+    let mut values = healthy_terraform();
+    values.push(controller("tofu-controller", 1));
+    let with_controller = run(&values);
+    assert_eq!(
+        with_controller.state("Deployment", "flux-system", "tofu-controller"),
+        Healthy
+    );
+    assert_eq!(
+        with_controller.state("Terraform", "flux-system", "nlb"),
+        Healthy
+    );
+    let without = run(&healthy_terraform());
+    assert_eq!(
+        without.state("Terraform", "flux-system", "nlb"),
+        Healthy,
+        "liveness unknown"
+    );
+}
+
+#[test]
+fn a_controller_scaled_to_zero_is_down() {
+    let mut values = healthy_terraform();
+    let mut tofu = controller("tofu-controller", 0);
+    tofu["spec"]["replicas"] = json!(0);
+    values.push(tofu);
+    let run = run(&values);
+    assert_eq!(
+        run.verdict("Deployment", "flux-system", "tofu-controller")
+            .reason,
+        "scaled to zero"
+    );
+    assert_eq!(run.state("Terraform", "flux-system", "nlb"), Unverifiable);
+}
+
+#[test]
+fn sharded_objects_need_their_shard_controller() {
+    let sharded = |controllers: Vec<serde_json::Value>| {
+        let mut values = controllers;
+        values.push(with_label(
+            git_repository("flux-system", SHA),
+            "sharding.fluxcd.io/key",
+            "shard1",
+        ));
+        values.push(with_label(
+            kustomization("apps", &[]),
+            "sharding.fluxcd.io/key",
+            "shard1",
+        ));
+        run(&values)
+    };
+    let no_shard = sharded(flux_controllers());
+    let verdict = no_shard.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!(verdict.state, Unverifiable);
+    assert!(
+        verdict
+            .reason
+            .contains("kustomize-controller-shard1 not found"),
+        "{}",
+        verdict.reason
+    );
+    assert_eq!(verdict.root_causes, std::slice::from_ref(&verdict.id));
+
+    let mut with_shards = flux_controllers();
+    with_shards.push(controller("kustomize-controller-shard1", 1));
+    with_shards.push(controller("source-controller-shard1", 1));
+    assert_eq!(
+        sharded(with_shards.clone()).state("Kustomization", "flux-system", "apps"),
+        Healthy
+    );
+
+    with_shards[3] = controller("kustomize-controller-shard1", 0);
+    let shard_down = sharded(with_shards);
+    assert_eq!(
+        shard_down.state("Kustomization", "flux-system", "apps"),
+        Unverifiable
+    );
+    assert_eq!(
+        shard_down.roots("Kustomization", "flux-system", "apps"),
+        [id(
+            "Deployment",
+            "flux-system",
+            "kustomize-controller-shard1"
+        )]
+    );
+    assert_eq!(
+        shard_down.state("GitRepository", "flux-system", "flux-system"),
+        Healthy,
+        "its shard of source-controller runs"
+    );
+}
+
+fn release_with_pods(pods: Vec<serde_json::Value>, available: i64) -> Vec<serde_json::Value> {
+    let mut values = flux_controllers();
+    values.push(helm_repository("charts"));
+    values.push(helm_chart("networking", "netop", "charts", "2.14.0"));
+    values.push(helm_release("networking", "netop", "charts"));
+    values.push(applied_by(
+        deployment("networking", "netop", 3, available),
+        "helm",
+        "networking",
+        "netop",
+    ));
+    values.extend(pods);
+    values
+}
+
+#[test]
+fn crash_looping_pods_degrade_a_ready_release_and_the_workload_is_the_root_cause() {
+    let crash = (
+        "CrashLoopBackOff",
+        "back-off 5m0s restarting failed container=manager",
+    );
+    let values = release_with_pods(
+        vec![
+            pod("networking", "netop", "a", None),
+            pod("networking", "netop", "b", None),
+            pod("networking", "netop", "c", Some(crash)),
+        ],
+        2,
+    );
+    let run = run(&values);
+    let workload = run.verdict("Deployment", "networking", "netop");
+    assert_eq!(workload.state, Failed);
+    assert!(
+        workload
+            .reason
+            .starts_with("1/3 pods failing: netop-5d9c7b-c: CrashLoopBackOff"),
+        "{}",
+        workload.reason
+    );
+    let release = run.verdict("HelmRelease", "networking", "netop");
+    assert_eq!(release.state, Degraded);
+    assert!(
+        release.message.contains("netop-5d9c7b-c") && release.message.contains("CrashLoopBackOff"),
+        "{}",
+        release.message
+    );
+    assert_eq!(release.root_causes, std::slice::from_ref(&workload.id));
+    assert_eq!(
+        run.roots("Pod", "networking", "netop-5d9c7b-c"),
+        [workload.id.as_str()]
+    );
+    assert_eq!(run.state("Pod", "networking", "netop-5d9c7b-a"), Healthy);
+}
+
+#[test]
+fn unavailable_and_deadline_exceeded_workloads_fail() {
+    let none_available = run(&release_with_pods(vec![], 0));
+    let verdict = none_available.verdict("Deployment", "networking", "netop");
+    assert_eq!(
+        (verdict.state, verdict.reason.as_str()),
+        (Failed, "no available replicas (0/3)")
+    );
+    assert_eq!(
+        none_available.state("HelmRelease", "networking", "netop"),
+        Degraded
+    );
+
+    let mut values = release_with_pods(vec![], 3);
+    let workload = values.last_mut().unwrap();
+    workload["status"]["conditions"] = json!([{"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
+        "message": "ReplicaSet \"netop-5d9c7b\" has timed out progressing.", "lastTransitionTime": ago(30)}]);
+    let deadline = workload["status"]["conditions"].clone();
+    let stalled = run(&values);
+    assert_eq!(
+        stalled.verdict("Deployment", "networking", "netop").reason,
+        "rollout stalled (ProgressDeadlineExceeded)"
+    );
+
+    // With a crash-looping pod, the reason names the pod and why, not just the deadline.
+    let crash = (
+        "CrashLoopBackOff",
+        "back-off 5m0s restarting failed container=manager",
+    );
+    let mut values = release_with_pods(vec![pod("networking", "netop", "c", Some(crash))], 2);
+    let workload = values
+        .iter_mut()
+        .find(|v| v["kind"] == "Deployment" && v["metadata"]["name"] == "netop")
+        .unwrap();
+    workload["status"]["conditions"] = deadline;
+    let reason = run(&values)
+        .verdict("Deployment", "networking", "netop")
+        .reason
+        .clone();
+    assert!(
+        reason.starts_with("rollout stalled: pod netop-5d9c7b-c: CrashLoopBackOff"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn pods_are_found_by_selector_when_they_have_no_owner_reference() {
+    let mut orphan = pod(
+        "networking",
+        "netop",
+        "z",
+        Some(("ImagePullBackOff", "Back-off pulling image")),
+    );
+    orphan["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("ownerReferences");
+    let run = run(&release_with_pods(vec![orphan], 0));
+    assert_eq!(
+        run.verdict("Deployment", "networking", "netop").reason,
+        "ImagePullBackOff: Back-off pulling image"
+    );
+}
+
+#[test]
+fn a_kustomization_depends_on_the_release_it_applied() {
+    let mut values = release_with_pods(vec![], 3);
+    values.push(git_repository("flux-system", SHA));
+    values.push(kustomization("apps", &[]));
+    let release = values
+        .iter_mut()
+        .find(|v| v["kind"] == "HelmRelease")
+        .unwrap();
+    *release = with_conditions(
+        applied_by(release.clone(), "kustomize", "flux-system", "apps"),
+        vec![not_ready("InstallFailed", "install failed", 5)],
+    );
+    let run = run(&values);
+    let apps = run.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!(apps.state, Degraded);
+    assert_eq!(
+        run.roots("Kustomization", "flux-system", "apps"),
+        [id("HelmRelease", "networking", "netop")]
+    );
+}

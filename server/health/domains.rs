@@ -1,0 +1,156 @@
+//! Domains: which Flux objects belong to each (labels, a root Kustomization and everything it
+//! applied, namespaces), on which clusters (cluster labels), and the roll-up per cluster:
+//! version, worst state, counts, and the root causes keeping it from being fully healthy.
+
+use super::index::Index;
+use super::roots::{Resolved, Root};
+use super::{ClusterInfo, DomainSpec, DomainVerdict, Selection, State, versions};
+use crate::model::{Kind, ObjectId};
+use chrono::TimeDelta;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+pub(super) struct Membership {
+    /// Per domain, its Flux objects (all clusters).
+    pub members: Vec<Vec<usize>>,
+    /// Per object, the strictest stuck_after of the domains it belongs to.
+    pub stuck_after: Vec<Option<TimeDelta>>,
+}
+
+pub(super) fn membership(index: &Index, domains: &[DomainSpec]) -> Membership {
+    let mut stuck_after: Vec<Option<TimeDelta>> = vec![None; index.objects.len()];
+    let members: Vec<Vec<usize>> = domains
+        .iter()
+        .map(|domain| {
+            let members = select(index, &domain.select);
+            if let Some(limit) = domain.stuck_after {
+                for &m in &members {
+                    stuck_after[m] = Some(stuck_after[m].map_or(limit, |l| l.min(limit)));
+                }
+            }
+            members
+        })
+        .collect();
+    Membership {
+        members,
+        stuck_after,
+    }
+}
+
+fn select(index: &Index, selection: &Selection) -> Vec<usize> {
+    let mut chosen = vec![false; index.objects.len()];
+    let root = selection.root.as_deref().and_then(|r| r.split_once('/'));
+    let mut pending = Vec::new();
+    for (i, object) in index.objects.iter().enumerate() {
+        if !object.kind.is_flux() {
+            continue;
+        }
+        let by_labels = !selection.labels.is_empty()
+            && selection
+                .labels
+                .iter()
+                .all(|(k, v)| object.label(k) == Some(v.as_str()));
+        let by_namespace = selection.namespaces.contains(&object.namespace);
+        let is_root = object.kind == Kind::Kustomization
+            && root.is_some_and(|(ns, name)| object.namespace == ns && object.name == name);
+        if is_root {
+            pending.push(i);
+        }
+        chosen[i] = by_labels || by_namespace || is_root;
+    }
+    // Everything a root applied, recursively, through Flux objects only.
+    let mut visited = vec![false; index.objects.len()];
+    while let Some(parent) = pending.pop() {
+        if std::mem::replace(&mut visited[parent], true) {
+            continue;
+        }
+        chosen[parent] = true;
+        pending.extend(
+            index
+                .applied_by(parent)
+                .filter(|&c| index.objects[c].kind.is_flux()),
+        );
+    }
+    (0..chosen.len()).filter(|&i| chosen[i]).collect()
+}
+
+pub(super) fn roll_up(
+    index: &Index,
+    domains: &[DomainSpec],
+    membership: &Membership,
+    clusters: &[ClusterInfo],
+    resolved: &[Resolved],
+    root_id: &dyn Fn(Root) -> ObjectId,
+) -> Vec<DomainVerdict> {
+    let infos: HashMap<&str, &ClusterInfo> =
+        clusters.iter().map(|c| (c.name.as_str(), c)).collect();
+    let all_clusters: BTreeSet<&str> = index
+        .objects
+        .iter()
+        .map(|o| o.cluster.as_str())
+        .chain(infos.keys().copied())
+        .collect();
+    let mut verdicts = Vec::new();
+    for (domain, members) in domains.iter().zip(&membership.members) {
+        let mut by_cluster: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for &m in members {
+            by_cluster
+                .entry(index.objects[m].cluster.as_str())
+                .or_default()
+                .push(m);
+        }
+        for &cluster in &all_clusters {
+            let selected = match infos.get(cluster) {
+                Some(info) => domain
+                    .clusters
+                    .iter()
+                    .all(|(k, v)| info.labels.get(k) == Some(v)),
+                None => domain.clusters.is_empty(),
+            };
+            if selected {
+                let on_cluster = by_cluster.get(cluster).map_or(&[][..], Vec::as_slice);
+                verdicts.push(cell(index, domain, cluster, on_cluster, resolved, root_id));
+            }
+        }
+    }
+    verdicts.sort_by(|a, b| (&a.domain, &a.cluster).cmp(&(&b.domain, &b.cluster)));
+    verdicts
+}
+
+/// One domain on one cluster. No objects there means no evidence it is deployed: unverifiable.
+fn cell(
+    index: &Index,
+    domain: &DomainSpec,
+    cluster: &str,
+    members: &[usize],
+    resolved: &[Resolved],
+    root_id: &dyn Fn(Root) -> ObjectId,
+) -> DomainVerdict {
+    let state = members
+        .iter()
+        .map(|&m| resolved[m].finding.state)
+        .reduce(State::worst)
+        .unwrap_or(State::Unverifiable);
+    let healthy = members
+        .iter()
+        .filter(|&&m| resolved[m].finding.state == State::Healthy)
+        .count();
+    let blockers: BTreeSet<ObjectId> = members
+        .iter()
+        .flat_map(|&m| resolved[m].roots.iter().chain(&resolved[m].upstream))
+        .map(|&root| root_id(root))
+        .collect();
+    let version = versions::read(index, &domain.version, cluster);
+    DomainVerdict {
+        domain: domain.name.clone(),
+        cluster: cluster.to_string(),
+        fully_healthy: !members.is_empty()
+            && healthy == members.len()
+            && blockers.is_empty()
+            && version.is_some(),
+        version,
+        state,
+        objects: members.len(),
+        healthy,
+        blockers: blockers.into_iter().collect(),
+    }
+}

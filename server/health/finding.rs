@@ -1,0 +1,100 @@
+//! The engine's intermediate vocabulary: one object's own finding (from its own evidence only)
+//! and the edge kinds that say which prerequisites could explain it.
+
+use super::State;
+use chrono::{DateTime, Utc};
+
+/// Why one object is a prerequisite of another (DESIGN.md "Root causes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum EdgeKind {
+    DependsOn,
+    Source,
+    Controller,
+    HealthCheck,
+    /// A parent depends on what it applied (Flux objects and workloads carrying its labels).
+    Applied,
+    /// A Pod is evidence of the workload that owns it.
+    Owner,
+}
+
+impl EdgeKind {
+    const fn bit(self) -> u8 {
+        1 << self as u8
+    }
+}
+
+/// A set of edge kinds, small enough to copy around freely.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct EdgeSet(u8);
+
+impl EdgeSet {
+    pub const NONE: EdgeSet = EdgeSet(0);
+    pub const DEPENDS_ON: EdgeSet = EdgeSet(EdgeKind::DependsOn.bit());
+    pub const SOURCE: EdgeSet = EdgeSet(EdgeKind::Source.bit());
+    pub const CONTROLLER: EdgeSet = EdgeSet(EdgeKind::Controller.bit());
+    pub const OWNER: EdgeSet = EdgeSet(EdgeKind::Owner.bit());
+    /// What a health check or a Helm wait looks at.
+    pub const DEPLOYED: EdgeSet = EdgeSet(EdgeKind::HealthCheck.bit() | EdgeKind::Applied.bit());
+    /// Everything an in-progress object may be waiting on (its controller excepted: a live
+    /// controller with a bad pod does not hold anything up; a dead one is handled before this).
+    pub const WAITING: EdgeSet = EdgeSet(Self::DEPENDS_ON.0 | Self::SOURCE.0 | Self::DEPLOYED.0);
+
+    pub const fn contains(self, kind: EdgeKind) -> bool {
+        self.0 & kind.bit() != 0
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Edge {
+    pub kind: EdgeKind,
+    pub target: usize,
+}
+
+/// How an object's own finding combines with the state of its prerequisites.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Cause {
+    /// The cluster's data cannot be trusted: the cluster is the root cause.
+    Cluster,
+    /// The state stands; a problem is explained by problem prerequisites over these edges
+    /// (their root causes become its own), otherwise it is its own root cause.
+    Symptom(EdgeSet),
+    /// A problem or in-progress state that problem prerequisites over these edges turn into
+    /// `blocked` (`degraded` when the object itself is healthy).
+    Explainable(EdgeSet),
+}
+
+impl Cause {
+    pub const ITSELF: Cause = Cause::Symptom(EdgeSet::NONE);
+}
+
+/// What one object's own evidence says, before its prerequisites are considered.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Finding {
+    pub state: State,
+    pub since: Option<DateTime<Utc>>,
+    pub reason: String,
+    pub message: String,
+    pub cause: Cause,
+}
+
+impl Finding {
+    pub fn new(state: State, reason: impl Into<String>, message: impl Into<String>) -> Self {
+        Finding {
+            state,
+            since: None,
+            reason: reason.into(),
+            message: message.into(),
+            cause: Cause::ITSELF,
+        }
+    }
+
+    pub fn since(mut self, since: Option<DateTime<Utc>>) -> Self {
+        self.since = since;
+        self
+    }
+
+    pub fn cause(mut self, cause: Cause) -> Self {
+        self.cause = cause;
+        self
+    }
+}

@@ -1,0 +1,190 @@
+//! Per-object rules for Flux kinds, from the object's own status only: conditions, observed
+//! generations, revisions, and time. Prerequisites are combined later (roots.rs).
+
+use super::State;
+use super::classify::{Outcome, classify};
+use super::finding::{Cause, EdgeSet, Finding};
+use super::threshold::Timing;
+use crate::model::{Condition, ConditionStatus, Kind, Object, human};
+
+/// What a Flux object's rules need besides the object.
+pub(super) struct FluxContext<'a> {
+    pub timing: Timing,
+    /// The source object, for comparing applied with offered revisions.
+    pub source: Option<&'a Object>,
+}
+
+pub(super) fn assess(object: &Object, context: &FluxContext) -> Finding {
+    if object.status.conditions.is_empty() {
+        return without_conditions(object, context);
+    }
+    if let Some(stalled) = object.condition("Stalled").filter(|c| c.is_true()) {
+        let classified = classify(object.kind, &stalled.reason, &stalled.message);
+        return Finding::new(State::Failed, classified.reason, &stalled.message)
+            .since(stalled.last_transition)
+            .cause(Cause::Explainable(classified.explained_by));
+    }
+    let Some(ready) = object.condition("Ready") else {
+        let since = object
+            .status
+            .conditions
+            .iter()
+            .filter_map(|c| c.last_transition)
+            .min();
+        return context
+            .timing
+            .in_progress("no Ready condition yet", "", since, EdgeSet::WAITING);
+    };
+    match ready.status {
+        ConditionStatus::True => when_ready(object, ready, context),
+        ConditionStatus::Unknown => {
+            let classified = classify(object.kind, &ready.reason, &ready.message);
+            let since = reconciling(object)
+                .and_then(|r| r.last_transition)
+                .or(ready.last_transition);
+            context
+                .timing
+                .in_progress(&classified.reason, &ready.message, since, EdgeSet::WAITING)
+        }
+        ConditionStatus::False => {
+            let classified = classify(object.kind, &ready.reason, &ready.message);
+            match classified.outcome {
+                Outcome::Failure => Finding::new(State::Failed, classified.reason, &ready.message)
+                    .since(ready.last_transition)
+                    .cause(Cause::Explainable(classified.explained_by)),
+                Outcome::Waiting | Outcome::InProgress => context.timing.in_progress(
+                    &classified.reason,
+                    &ready.message,
+                    ready.last_transition,
+                    classified.explained_by,
+                ),
+            }
+        }
+    }
+}
+
+/// Ready=True is necessary, not sufficient (FLUX_FACTS "What healthy means here").
+fn when_ready(object: &Object, ready: &Condition, context: &FluxContext) -> Finding {
+    if let Some(generation) = object.generation {
+        let observed = [ready.observed_generation, object.status.observed_generation];
+        if let Some(behind) = observed.into_iter().flatten().find(|&o| o < generation) {
+            let reason = format!("generation {generation} not yet reconciled (observed {behind})");
+            // The controller marks Reconciling when it starts on the new generation; before
+            // that there is no trustworthy start time, so it cannot be called stuck yet.
+            let since = reconciling(object).and_then(|r| r.last_transition);
+            return context
+                .timing
+                .in_progress(&reason, &ready.message, since, EdgeSet::WAITING);
+        }
+    }
+    if let Some(flag) = reconciling(object) {
+        return reconciling_while_ready(flag, context);
+    }
+    if matches!(object.kind, Kind::Kustomization | Kind::Terraform)
+        && let Some(finding) = revision_lag(object, ready, context)
+    {
+        return finding;
+    }
+    Finding::new(State::Healthy, healthy_reason(ready), &ready.message)
+        .since(ready.last_transition)
+        .cause(Cause::Explainable(EdgeSet::DEPLOYED))
+}
+
+/// Ready=True + Reconciling=True: a routine run for a few minutes (every HelmRelease run shows
+/// it), a self-contradicting status past the threshold (seed 000, incident 4).
+fn reconciling_while_ready(flag: &Condition, context: &FluxContext) -> Finding {
+    let since = flag.last_transition;
+    let age = since.map(|s| context.timing.now - s);
+    let detail = if flag.message.is_empty() {
+        flag.reason.as_str()
+    } else {
+        flag.message.as_str()
+    };
+    match age {
+        Some(age) if age > context.timing.threshold => Finding::new(
+            State::Stale,
+            format!(
+                "stale status: Ready=True but Reconciling=True for {} ({detail})",
+                human(age)
+            ),
+            &flag.message,
+        )
+        .since(since),
+        _ => Finding::new(
+            State::Progressing,
+            format!("reconciling ({detail})"),
+            &flag.message,
+        )
+        .since(since)
+        .cause(Cause::Explainable(EdgeSet::WAITING)),
+    }
+}
+
+/// Kustomization/Terraform: attempted ≠ applied, or applied behind what the source offers.
+fn revision_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Option<Finding> {
+    let applied = object.status.last_applied_revision.as_deref();
+    let attempted = object.status.last_attempted_revision.as_deref();
+    if let (Some(attempted), Some(applied)) = (attempted, applied)
+        && !same_revision(attempted, applied)
+    {
+        let reason = format!("revision {attempted} attempted but {applied} applied");
+        let since = ready.last_transition;
+        return Some(
+            context
+                .timing
+                .in_progress(&reason, &ready.message, since, EdgeSet::WAITING),
+        );
+    }
+    let source = context.source?;
+    let offered = source.status.artifact_revision.as_deref()?;
+    if applied.is_some_and(|applied| same_revision(applied, offered)) {
+        return None;
+    }
+    let reason = format!(
+        "source offers {offered}, applied {}",
+        applied.unwrap_or("nothing")
+    );
+    let since = source.status.artifact_updated.or(ready.last_transition);
+    Some(
+        context
+            .timing
+            .in_progress(&reason, &ready.message, since, EdgeSet::WAITING),
+    )
+}
+
+/// Revisions are compared by digest when both carry one (`main@sha1:…` vs `sha1:…`).
+pub(super) fn same_revision(a: &str, b: &str) -> bool {
+    let digest = |r: &str| r.rsplit_once('@').map_or(r, |(_, d)| d).to_string();
+    a == b || digest(a) == digest(b)
+}
+
+fn reconciling(object: &Object) -> Option<&Condition> {
+    object.condition("Reconciling").filter(|c| c.is_true())
+}
+
+fn healthy_reason(ready: &Condition) -> String {
+    if ready.reason.is_empty() {
+        "ready".into()
+    } else {
+        ready.reason.clone()
+    }
+}
+
+/// No conditions: a new object the controller has not reached yet, or a kind that has none.
+fn without_conditions(object: &Object, context: &FluxContext) -> Finding {
+    if object.kind == Kind::HelmRepository && object.spec.source_type.as_deref() == Some("oci") {
+        return Finding::new(
+            State::Healthy,
+            "OCI HelmRepository (no status by design)",
+            "",
+        );
+    }
+    let reason = if object.status.present {
+        "no conditions yet"
+    } else {
+        "no status yet"
+    };
+    context
+        .timing
+        .in_progress(reason, "", object.created, EdgeSet::NONE)
+}

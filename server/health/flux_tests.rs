@@ -1,0 +1,483 @@
+//! Per-object rules: Flux conditions and time, controllers, workloads, defects.
+
+use super::State::*;
+use super::testkit::*;
+use super::{DomainSpec, Thresholds};
+use chrono::TimeDelta;
+use serde_json::json;
+
+fn fleet(mut extra: Vec<serde_json::Value>) -> Vec<serde_json::Value> {
+    let mut values = flux_controllers();
+    values.push(git_repository("flux-system", SHA));
+    values.append(&mut extra);
+    values
+}
+
+fn podinfo_release() -> Vec<serde_json::Value> {
+    vec![
+        helm_repository("charts"),
+        helm_chart("apps", "podinfo", "charts", "2.14.0"),
+        helm_release("apps", "podinfo", "charts"),
+    ]
+}
+
+#[test]
+fn a_converged_fleet_is_healthy_with_no_root_causes() {
+    let mut values = fleet(vec![kustomization("apps", &[])]);
+    values.extend(podinfo_release());
+    let run = run(&values);
+    for verdict in &run.evaluation.objects {
+        assert_eq!(verdict.state, Healthy, "{verdict:?}");
+        assert!(verdict.root_causes.is_empty());
+    }
+    assert!(run.evaluation.root_causes.is_empty());
+}
+
+/// Every HelmRelease run shows Ready=True + Reconciling=True for a while: not stale, not a problem.
+#[test]
+fn a_routine_helm_run_does_not_flap_to_stale() {
+    let reconciling = |minutes| {
+        let mut values = fleet(podinfo_release());
+        let release = values.pop().unwrap();
+        values.push(with_conditions(
+            release,
+            vec![
+                ready("UpgradeSucceeded", "Helm upgrade succeeded"),
+                condition(
+                    "Reconciling",
+                    "True",
+                    "Progressing",
+                    "Fulfilling prerequisites",
+                    minutes,
+                ),
+            ],
+        ));
+        run(&values)
+    };
+    let routine = reconciling(2);
+    let verdict = routine.verdict("HelmRelease", "apps", "podinfo");
+    assert_eq!(verdict.state, Progressing, "{verdict:?}");
+    assert!(verdict.root_causes.is_empty());
+    assert!(routine.evaluation.root_causes.is_empty());
+    // Just below the threshold (max(15m, 2 × 5m)) it is still a run in flight.
+    assert_eq!(
+        reconciling(14).state("HelmRelease", "apps", "podinfo"),
+        Progressing
+    );
+
+    let stuck_flag = reconciling(7 * 24 * 60);
+    let verdict = stuck_flag.verdict("HelmRelease", "apps", "podinfo");
+    assert_eq!(verdict.state, Stale);
+    assert!(
+        verdict.reason.contains("Reconciling=True for 7d"),
+        "{}",
+        verdict.reason
+    );
+    assert_eq!(
+        verdict.since.unwrap(),
+        now() - TimeDelta::days(7),
+        "since comes from Reconciling"
+    );
+    assert_eq!(
+        stuck_flag.roots("HelmRelease", "apps", "podinfo"),
+        [id("HelmRelease", "apps", "podinfo")]
+    );
+}
+
+#[test]
+fn a_long_helm_timeout_widens_the_threshold() {
+    let mut values = fleet(podinfo_release());
+    let mut release = values.pop().unwrap();
+    release["spec"]["timeout"] = json!("30m");
+    values.push(with_conditions(
+        release,
+        vec![
+            ready("UpgradeSucceeded", ""),
+            condition("Reconciling", "True", "Progressing", "", 45),
+        ],
+    ));
+    assert_eq!(
+        run(&values).state("HelmRelease", "apps", "podinfo"),
+        Progressing,
+        "45m < 2 × 30m"
+    );
+}
+
+#[test]
+fn in_progress_becomes_stuck_past_the_threshold() {
+    let progressing = |minutes| {
+        let apps = with_conditions(
+            kustomization("apps", &[]),
+            vec![
+                condition(
+                    "Ready",
+                    "Unknown",
+                    "Progressing",
+                    "Reconciliation in progress",
+                    minutes,
+                ),
+                condition(
+                    "Reconciling",
+                    "True",
+                    "Progressing",
+                    "Reconciliation in progress",
+                    minutes,
+                ),
+            ],
+        );
+        run(&fleet(vec![apps]))
+    };
+    assert_eq!(
+        progressing(3).state("Kustomization", "flux-system", "apps"),
+        Progressing
+    );
+    let stuck = progressing(40);
+    let verdict = stuck.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!(verdict.state, Stuck);
+    assert!(
+        verdict.reason.starts_with("stuck for 40m"),
+        "{}",
+        verdict.reason
+    );
+    assert_eq!(verdict.root_causes.len(), 1);
+
+    let retrying = with_conditions(
+        kustomization("apps", &[]),
+        vec![condition(
+            "Ready",
+            "Unknown",
+            "ProgressingWithRetry",
+            "retrying",
+            60,
+        )],
+    );
+    assert_eq!(
+        run(&fleet(vec![retrying])).state("Kustomization", "flux-system", "apps"),
+        Stuck
+    );
+}
+
+#[test]
+fn observed_generation_behind_is_in_progress() {
+    let mut apps = kustomization("apps", &[]);
+    apps["metadata"]["generation"] = json!(2);
+    apps["status"]["conditions"][0]["observedGeneration"] = json!(2);
+    let verdict = run(&fleet(vec![apps.clone()]))
+        .verdict("Kustomization", "flux-system", "apps")
+        .clone();
+    assert_eq!(verdict.state, Progressing);
+    assert!(
+        verdict
+            .reason
+            .contains("generation 2 not yet reconciled (observed 1)"),
+        "{}",
+        verdict.reason
+    );
+
+    // The Ready condition's own observedGeneration counts too.
+    apps["status"]["observedGeneration"] = json!(2);
+    apps["status"]["conditions"][0]["observedGeneration"] = json!(1);
+    apps["status"]["conditions"]
+        .as_array_mut()
+        .unwrap()
+        .push(condition("Reconciling", "True", "Progressing", "", 120));
+    let verdict = run(&fleet(vec![apps]))
+        .verdict("Kustomization", "flux-system", "apps")
+        .clone();
+    assert_eq!(verdict.state, Stuck, "{verdict:?}");
+}
+
+#[test]
+fn attempted_but_not_applied_revision_is_stuck() {
+    let mut apps = kustomization("apps", &[]);
+    apps["status"]["lastAttemptedRevision"] = json!(NEW_SHA);
+    let verdict = run(&fleet(vec![apps]))
+        .verdict("Kustomization", "flux-system", "apps")
+        .clone();
+    assert_eq!(verdict.state, Stuck);
+    assert!(verdict.reason.contains("attempted"), "{}", verdict.reason);
+}
+
+#[test]
+fn applied_revision_behind_the_source_is_progressing_then_stuck() {
+    let behind = |minutes| {
+        let mut values = flux_controllers();
+        let mut source = git_repository("flux-system", NEW_SHA);
+        source["status"]["artifact"]["lastUpdateTime"] = json!(ago(minutes));
+        values.push(source);
+        values.push(kustomization("apps", &[]));
+        run(&values)
+    };
+    assert_eq!(
+        behind(1).state("Kustomization", "flux-system", "apps"),
+        Progressing
+    );
+    let verdict = behind(90)
+        .verdict("Kustomization", "flux-system", "apps")
+        .clone();
+    assert_eq!(verdict.state, Stuck);
+    assert!(verdict.reason.contains(NEW_SHA), "{}", verdict.reason);
+}
+
+#[test]
+fn stalled_and_failure_reasons_are_failed() {
+    let stalled = with_conditions(
+        helm_release("apps", "podinfo", "charts"),
+        vec![
+            not_ready(
+                "UpgradeFailed",
+                "Helm upgrade failed: post-upgrade hooks failed",
+                30,
+            ),
+            condition(
+                "Stalled",
+                "True",
+                "RetriesExceeded",
+                "Failed to upgrade after 1 attempt(s)",
+                30,
+            ),
+        ],
+    );
+    let mut values = fleet(vec![stalled]);
+    values.extend(podinfo_release().into_iter().take(2));
+    let run_ = run(&values);
+    let verdict = run_.verdict("HelmRelease", "apps", "podinfo");
+    assert_eq!(
+        (verdict.state, verdict.reason.as_str()),
+        (Failed, "retries exhausted")
+    );
+
+    for (reason, expected) in [
+        ("BuildFailed", "build failed"),
+        ("ReconciliationFailed", "apply failed"),
+        ("PruneFailed", "prune failed"),
+        (
+            "AccessDenied",
+            "access denied (cross-namespace reference or service account)",
+        ),
+    ] {
+        let apps = with_conditions(
+            kustomization("apps", &[]),
+            vec![not_ready(reason, "boom", 5)],
+        );
+        let run = run(&fleet(vec![apps]));
+        let verdict = run.verdict("Kustomization", "flux-system", "apps");
+        assert_eq!(
+            (verdict.state, verdict.reason.as_str()),
+            (Failed, expected),
+            "{reason}"
+        );
+        assert_eq!(verdict.message, "boom");
+        assert_eq!(
+            run.roots("Kustomization", "flux-system", "apps"),
+            [id("Kustomization", "flux-system", "apps")]
+        );
+    }
+    for reason in [
+        "InstallFailed",
+        "UpgradeFailed",
+        "TestFailed",
+        "RollbackSucceeded",
+        "RollbackFailed",
+        "ValuesError",
+    ] {
+        let mut values = fleet(podinfo_release());
+        let release = values.pop().unwrap();
+        values.push(with_conditions(release, vec![not_ready(reason, "boom", 5)]));
+        let run = run(&values);
+        assert_eq!(
+            run.state("HelmRelease", "apps", "podinfo"),
+            Failed,
+            "{reason}"
+        );
+    }
+    let mut values = flux_controllers();
+    values.push(with_conditions(
+        git_repository("flux-system", SHA),
+        vec![
+            not_ready(
+                "GitOperationFailed",
+                "failed to checkout and determine revision: unable to clone",
+                5,
+            ),
+            condition(
+                "FetchFailed",
+                "True",
+                "GitOperationFailed",
+                "unable to clone",
+                5,
+            ),
+        ],
+    ));
+    let verdict = run(&values)
+        .verdict("GitRepository", "flux-system", "flux-system")
+        .clone();
+    assert_eq!(verdict.state, Failed);
+    assert!(
+        verdict.reason.starts_with("source fetch failed"),
+        "{}",
+        verdict.reason
+    );
+}
+
+#[test]
+fn waiting_on_healthy_dependencies_is_progressing_then_stuck() {
+    let waiting = |minutes| {
+        let apps = with_conditions(
+            kustomization("apps", &["infra"]),
+            vec![not_ready(
+                "DependencyNotReady",
+                "dependency 'flux-system/infra' is not ready",
+                minutes,
+            )],
+        );
+        let infra = with_conditions(
+            kustomization("infra", &[]),
+            vec![condition(
+                "Ready",
+                "Unknown",
+                "Progressing",
+                "Reconciliation in progress",
+                1,
+            )],
+        );
+        run(&fleet(vec![apps, infra]))
+    };
+    let young = waiting(2);
+    assert_eq!(
+        young.state("Kustomization", "flux-system", "apps"),
+        Progressing
+    );
+    assert!(
+        young
+            .roots("Kustomization", "flux-system", "apps")
+            .is_empty()
+    );
+    let old = waiting(60);
+    assert_eq!(old.state("Kustomization", "flux-system", "apps"), Stuck);
+    assert_eq!(
+        old.roots("Kustomization", "flux-system", "apps"),
+        [id("Kustomization", "flux-system", "apps")]
+    );
+}
+
+#[test]
+fn malformed_status_is_never_healthy() {
+    let mut apps = kustomization("apps", &[]);
+    apps["status"]["conditions"][0]["lastTransitionTime"] = json!("yesterday");
+    let run = run(&fleet(vec![apps]));
+    let verdict = run.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!(verdict.state, Unverifiable);
+    assert!(
+        verdict
+            .reason
+            .contains("status.conditions[0].lastTransitionTime"),
+        "{}",
+        verdict.reason
+    );
+    assert_eq!(verdict.root_causes.len(), 1);
+
+    let mut shapeless = kustomization("shapeless", &[]);
+    shapeless["status"]["conditions"] = json!({"type": "Ready"});
+    assert_eq!(
+        super::testkit::run(&fleet(vec![shapeless])).state(
+            "Kustomization",
+            "flux-system",
+            "shapeless"
+        ),
+        Unverifiable
+    );
+}
+
+#[test]
+fn no_status_is_progressing_then_stuck_from_creation() {
+    let created = |minutes| {
+        let mut apps = kustomization("apps", &[]);
+        apps.as_object_mut().unwrap().remove("status");
+        apps["metadata"]["creationTimestamp"] = json!(ago(minutes));
+        run(&fleet(vec![apps]))
+            .verdict("Kustomization", "flux-system", "apps")
+            .clone()
+    };
+    assert_eq!(created(1).state, Progressing);
+    let old = created(120);
+    assert_eq!(old.state, Stuck);
+    assert!(old.reason.contains("no status yet"), "{}", old.reason);
+}
+
+#[test]
+fn an_oci_helm_repository_without_status_is_fine() {
+    let mut repository = helm_repository("oci-charts");
+    repository["spec"]["type"] = json!("oci");
+    repository.as_object_mut().unwrap().remove("status");
+    assert_eq!(
+        run(&fleet(vec![repository])).state("HelmRepository", "flux-system", "oci-charts"),
+        Healthy
+    );
+}
+
+#[test]
+fn suspended_is_never_a_root_cause_whatever_its_conditions() {
+    let mut terraform = with_conditions(
+        terraform("nlb"),
+        vec![
+            ready("TerraformPlannedNoChanges", ""),
+            condition(
+                "Reconciling",
+                "True",
+                "Progressing",
+                "Fulfilling prerequisites",
+                99_999,
+            ),
+        ],
+    );
+    terraform["spec"]["suspend"] = json!(true);
+    let mut values = fleet(vec![terraform]);
+    values.push(controller("tofu-controller", 0));
+    let run = run(&values);
+    let verdict = run.verdict("Terraform", "flux-system", "nlb");
+    assert_eq!(verdict.state, Suspended);
+    assert!(verdict.root_causes.is_empty());
+    assert!(
+        run.evaluation
+            .root_causes
+            .iter()
+            .all(|r| r.id.as_str() != id("Terraform", "flux-system", "nlb"))
+    );
+}
+
+#[test]
+fn thresholds_come_from_domain_then_kind_then_global() {
+    let values = fleet(vec![with_conditions(
+        kustomization("apps", &[]),
+        vec![condition("Ready", "Unknown", "Progressing", "", 10)],
+    )]);
+    assert_eq!(
+        run(&values).state("Kustomization", "flux-system", "apps"),
+        Progressing,
+        "10m < 15m"
+    );
+    let mut by_kind = Thresholds::default();
+    by_kind
+        .by_kind
+        .insert(crate::model::Kind::Kustomization, TimeDelta::minutes(5));
+    // The Kustomization's own timeout (10m interval − 30s) doubled still wins over 5m.
+    assert_eq!(
+        run_with(&values, &[], &[], &by_kind).state("Kustomization", "flux-system", "apps"),
+        Progressing
+    );
+    let mut quick = values.clone();
+    quick.last_mut().unwrap()["spec"]["timeout"] = json!("1m");
+    assert_eq!(
+        run_with(&quick, &[], &[], &by_kind).state("Kustomization", "flux-system", "apps"),
+        Stuck
+    );
+    let domain: DomainSpec = serde_yaml::from_str(
+        "{name: apps, select: {namespaces: [flux-system]}, version: {from: source_revision, kind: GitRepository, namespace: flux-system, name: flux-system}, stuck_after: 60m}",
+    )
+    .unwrap();
+    assert_eq!(
+        run_with(&quick, &[], &[domain], &by_kind).state("Kustomization", "flux-system", "apps"),
+        Progressing
+    );
+}

@@ -1,0 +1,166 @@
+//! Each object's prerequisites (DESIGN.md "Root causes"): dependsOn, source, controller,
+//! health checks, what it applied, and for pods their workload. References that point at
+//! nothing are collected as findings instead, since a missing prerequisite is itself the cause.
+
+use super::clusters::Clusters;
+use super::controllers::{Liveness, liveness};
+use super::finding::{Edge, EdgeKind};
+use super::index::Index;
+use crate::model::{Kind, Object, Ref};
+
+pub(super) struct Graph {
+    pub edges: Vec<Vec<Edge>>,
+    /// Per object: what it references that cannot be reconciled (absent, or on another shard).
+    pub missing: Vec<Vec<String>>,
+    pub liveness: Vec<Liveness>,
+    /// Per object: its source object (for revision comparison), when present.
+    pub source: Vec<Option<usize>>,
+}
+
+pub(super) fn build(index: &Index, clusters: &Clusters) -> Graph {
+    let count = index.objects.len();
+    let mut graph = Graph {
+        edges: Vec::with_capacity(count),
+        missing: Vec::with_capacity(count),
+        liveness: Vec::with_capacity(count),
+        source: Vec::with_capacity(count),
+    };
+    for (i, object) in index.objects.iter().enumerate() {
+        let mut builder = Builder {
+            index,
+            clusters,
+            object,
+            edges: Vec::new(),
+            missing: Vec::new(),
+        };
+        let source = builder.source();
+        builder.depends_on();
+        builder.health_checks();
+        let live = liveness(index, object);
+        if let Liveness::Alive(controller) | Liveness::Down(controller) = live {
+            builder.edge(EdgeKind::Controller, controller);
+        }
+        if object.kind.is_flux() {
+            for applied in index.applied_by(i) {
+                builder.edge(EdgeKind::Applied, applied);
+            }
+        }
+        if object.kind == Kind::Pod
+            && let Some(owner) = index.owner_of_pod(i)
+        {
+            builder.edge(EdgeKind::Owner, owner);
+        }
+        graph.edges.push(builder.edges);
+        graph.missing.push(builder.missing);
+        graph.liveness.push(live);
+        graph.source.push(source);
+    }
+    graph
+}
+
+struct Builder<'i, 'a> {
+    index: &'i Index<'a>,
+    clusters: &'i Clusters<'a>,
+    object: &'a Object,
+    edges: Vec<Edge>,
+    missing: Vec<String>,
+}
+
+impl Builder<'_, '_> {
+    fn edge(&mut self, kind: EdgeKind, target: usize) {
+        self.edges.push(Edge { kind, target });
+    }
+
+    /// A reference the object needs: resolved to an edge, or recorded as missing — unless its
+    /// kind is unknown to fleetglass or unreadable on the cluster (then there is no evidence).
+    fn required(&mut self, kind: EdgeKind, what: &str, reference: &Ref) -> Option<usize> {
+        let target_kind: Kind = reference.kind.parse().ok()?;
+        if let Some(found) = self.index.resolve(&self.object.cluster, reference) {
+            self.edge(kind, found);
+            return Some(found);
+        }
+        if self
+            .clusters
+            .kind_error(&self.object.cluster, target_kind)
+            .is_none()
+        {
+            self.missing.push(format!(
+                "{what} {target_kind} {}/{} not found",
+                reference.namespace, reference.name
+            ));
+        }
+        None
+    }
+
+    fn depends_on(&mut self) {
+        for reference in &self.object.spec.depends_on {
+            self.required(EdgeKind::DependsOn, "dependency", reference);
+        }
+    }
+
+    fn health_checks(&mut self) {
+        for reference in &self.object.spec.health_checks {
+            if let Some(found) = self.index.resolve(&self.object.cluster, reference) {
+                self.edge(EdgeKind::HealthCheck, found);
+            }
+        }
+    }
+
+    /// The source edge; returns the object whose artifact the object consumes.
+    fn source(&mut self) -> Option<usize> {
+        let declared = self.object.spec.source_ref.as_ref()?;
+        if self.object.kind == Kind::HelmRelease && !self.object.spec.uses_chart_ref {
+            // The chart comes through the HelmChart helm-controller generates, when it exists.
+            if let Some(chart) = self.generated_chart(declared) {
+                self.edge(EdgeKind::Source, chart);
+                if let Some(repository) = self.index.resolve(&self.object.cluster, declared) {
+                    self.check_shard(repository);
+                    return Some(chart);
+                }
+                self.required(EdgeKind::Source, "source", declared);
+                return Some(chart);
+            }
+        }
+        let found = self.required(EdgeKind::Source, "source", declared)?;
+        if self.object.kind != Kind::HelmChart {
+            self.check_shard(found);
+        }
+        Some(found)
+    }
+
+    fn generated_chart(&self, declared: &Ref) -> Option<usize> {
+        let cluster = &self.object.cluster;
+        if let Some((namespace, name)) = self
+            .object
+            .status
+            .helm_chart
+            .as_deref()
+            .and_then(|c| c.split_once('/'))
+        {
+            return self.index.get(cluster, Kind::HelmChart, namespace, name);
+        }
+        let name = format!("{}-{}", self.object.namespace, self.object.name);
+        self.index
+            .get(cluster, Kind::HelmChart, &declared.namespace, &name)
+    }
+
+    /// Seed 004: a source labelled for another shard is invisible to the object's controller,
+    /// which reports "source not found" far from the cause.
+    fn check_shard(&mut self, source: usize) {
+        let source = &self.index.objects[source];
+        if source.shard() == self.object.shard() {
+            return;
+        }
+        let shard =
+            |s: Option<&str>| s.map_or("the main shard".to_string(), |s| format!("shard {s:?}"));
+        self.missing.push(format!(
+            "source {} {}/{} not found by this object's controller: the source is on {}, this {} on {} (sharding.fluxcd.io/key differs)",
+            source.kind,
+            source.namespace,
+            source.name,
+            shard(source.shard()),
+            self.object.kind,
+            shard(self.object.shard()),
+        ));
+    }
+}

@@ -1,0 +1,100 @@
+//! Turns resolved findings into the public verdicts and the root-cause list (each root cause
+//! with every object that names it).
+
+use super::clusters::Clusters;
+use super::index::HashMap;
+use super::roots::{Resolved, Root};
+use super::{RootCause, State, Verdict, cluster_id};
+use crate::model::{Object, ObjectId};
+
+pub(super) fn root_id(ids: &[ObjectId]) -> impl Fn(Root) -> ObjectId + '_ {
+    move |root| match root {
+        Root::Object(i) => ids[i].clone(),
+        Root::Cluster(name) => cluster_id(name),
+    }
+}
+
+/// Worst first, then most affected, then by id; `affected` sorted by id.
+pub(super) fn root_causes(
+    ids: &[ObjectId],
+    resolved: &[Resolved],
+    clusters: &Clusters,
+) -> Vec<RootCause> {
+    let mut affected: HashMap<Root, Vec<ObjectId>> = HashMap::default();
+    for (i, r) in resolved.iter().enumerate() {
+        for &root in &r.roots {
+            affected.entry(root).or_default().push(ids[i].clone());
+        }
+    }
+    let to_id = root_id(ids);
+    let mut causes: Vec<RootCause> = affected
+        .into_iter()
+        .map(|(root, mut affected)| {
+            affected.sort_unstable();
+            match root {
+                Root::Object(i) => {
+                    let finding = &resolved[i].finding;
+                    RootCause {
+                        id: to_id(root),
+                        state: finding.state,
+                        since: finding.since,
+                        reason: finding.reason.clone(),
+                        message: finding.message.clone(),
+                        affected,
+                    }
+                }
+                Root::Cluster(cluster) => RootCause {
+                    id: to_id(root),
+                    state: State::Unverifiable,
+                    since: clusters.last_good(cluster),
+                    reason: clusters.root_reason(cluster),
+                    message: String::new(),
+                    affected,
+                },
+            }
+        })
+        .collect();
+    causes.sort_by(|a, b| {
+        let key = |c: &RootCause| (c.state.severity_rank(), std::cmp::Reverse(c.affected.len()));
+        key(a).cmp(&key(b)).then_with(|| a.id.cmp(&b.id))
+    });
+    causes
+}
+
+/// Verdicts sorted by id; consumes the findings so their text moves instead of being copied.
+pub(super) fn verdicts(
+    objects: &[Object],
+    ids: Vec<ObjectId>,
+    resolved: Vec<Resolved>,
+) -> Vec<Verdict> {
+    let root_lists: Vec<Vec<ObjectId>> = {
+        let to_id = root_id(&ids);
+        resolved
+            .iter()
+            .map(|r| r.roots.iter().map(|&root| to_id(root)).collect())
+            .collect()
+    };
+    // Sort a permutation, not the verdicts: comparing ids is the cost, moving big structs needn't be.
+    let mut order: Vec<usize> = (0..ids.len()).collect();
+    order.sort_unstable_by(|&a, &b| ids[a].cmp(&ids[b]));
+    let mut slots: Vec<Option<Verdict>> = objects
+        .iter()
+        .zip(ids)
+        .zip(resolved.into_iter().zip(root_lists))
+        .map(|((object, id), (r, root_causes))| {
+            Some(Verdict {
+                id,
+                cluster: object.cluster.clone(),
+                kind: object.kind,
+                namespace: object.namespace.clone(),
+                name: object.name.clone(),
+                state: r.finding.state,
+                since: r.finding.since,
+                reason: r.finding.reason,
+                message: r.finding.message,
+                root_causes,
+            })
+        })
+        .collect();
+    order.into_iter().filter_map(|i| slots[i].take()).collect()
+}

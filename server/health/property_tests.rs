@@ -1,0 +1,409 @@
+//! Property tests of the "no false green" invariants on generated fleets, and a fuzz of
+//! arbitrary Kubernetes-ish JSON through `parse_object` + `evaluate`.
+
+use super::testkit::now;
+use super::{ClusterInfo, Evaluation, Input, State, Thresholds, cluster_id, evaluate};
+use crate::model::{Kind, Object, parse_object};
+use chrono::TimeDelta;
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::TestRunner;
+use serde_json::{Value, json};
+use std::collections::{HashMap, HashSet};
+
+const NAMES: [&str; 4] = ["a", "b", "c", "d"];
+const NAMESPACES: [&str; 2] = ["flux-system", "apps"];
+const CLUSTERS: [&str; 2] = ["c1", "c2"];
+const FLUX_KINDS: [(&str, &str); 7] = [
+    ("kustomize.toolkit.fluxcd.io/v1", "Kustomization"),
+    ("helm.toolkit.fluxcd.io/v2", "HelmRelease"),
+    ("source.toolkit.fluxcd.io/v1", "GitRepository"),
+    ("source.toolkit.fluxcd.io/v1", "OCIRepository"),
+    ("source.toolkit.fluxcd.io/v1", "HelmRepository"),
+    ("source.toolkit.fluxcd.io/v1", "HelmChart"),
+    ("infra.contrib.fluxcd.io/v1alpha2", "Terraform"),
+];
+const READY_REASONS: [&str; 10] = [
+    "ReconciliationSucceeded",
+    "Progressing",
+    "DependencyNotReady",
+    "SourceNotReady",
+    "BuildFailed",
+    "HealthCheckFailed",
+    "UpgradeFailed",
+    "ArtifactFailed",
+    "ProgressingWithRetry",
+    "",
+];
+
+fn condition() -> impl Strategy<Value = Value> {
+    (
+        prop::sample::select(vec!["Ready", "Reconciling", "Stalled", "Healthy"]),
+        prop::sample::select(vec!["True", "False", "Unknown"]),
+        prop::sample::select(READY_REASONS.to_vec()),
+        0i64..20_000,
+        prop::option::of(0i64..4),
+    )
+        .prop_map(|(type_, status, reason, minutes, observed)| {
+            json!({"type": type_, "status": status, "reason": reason, "message": "m",
+                   "lastTransitionTime": (now() - TimeDelta::minutes(minutes)).to_rfc3339(),
+                   "observedGeneration": observed})
+        })
+}
+
+fn reference() -> impl Strategy<Value = Value> {
+    (
+        prop::sample::select(NAMES.to_vec()),
+        prop::sample::select(NAMESPACES.to_vec()),
+    )
+        .prop_map(|(name, namespace)| json!({"name": name, "namespace": namespace}))
+}
+
+/// A Ready condition that is mostly True (so healthy verdicts are common enough to test),
+/// sometimes Reconciling or Stalled beside it, plus arbitrary extra conditions.
+fn conditions() -> impl Strategy<Value = Vec<Value>> {
+    (
+        prop::sample::select(vec!["True", "True", "True", "False", "Unknown"]),
+        prop::sample::select(READY_REASONS.to_vec()),
+        prop::option::weighted(0.2, 0i64..20_000),
+        prop::option::weighted(0.2, prop::sample::select(vec!["RetriesExceeded", "AccessDenied"])),
+        prop::collection::vec(condition(), 0..2),
+    )
+        .prop_map(|(status, reason, reconciling, stalled, mut extra)| {
+            let at = |minutes: i64| (now() - TimeDelta::minutes(minutes)).to_rfc3339();
+            let mut all = vec![json!({"type": "Ready", "status": status, "reason": reason, "message": "m",
+                                      "lastTransitionTime": at(60), "observedGeneration": 1})];
+            if let Some(minutes) = reconciling {
+                all.push(json!({"type": "Reconciling", "status": "True", "reason": "Progressing", "lastTransitionTime": at(minutes)}));
+            }
+            if let Some(reason) = stalled {
+                all.push(json!({"type": "Stalled", "status": "True", "reason": reason, "lastTransitionTime": at(5)}));
+            }
+            all.append(&mut extra);
+            all
+        })
+}
+
+fn flux_object() -> impl Strategy<Value = Value> {
+    (
+        (prop::sample::select(FLUX_KINDS.to_vec()), prop::sample::select(NAMES.to_vec()), prop::sample::select(NAMESPACES.to_vec())),
+        (prop::sample::select(CLUSTERS.to_vec()), any::<bool>(), prop::option::weighted(0.1, Just(true)), prop::option::of(prop::sample::select(vec!["s1", "s2"]))),
+        (conditions(), prop::collection::vec(reference(), 0..3), reference(), prop::option::of(reference())),
+    )
+        .prop_map(|((kind, name, namespace), (cluster, current, suspend, shard), (conditions, depends, source, applier))| {
+            let (api_version, kind) = kind;
+            let mut labels = serde_json::Map::new();
+            if let Some(shard) = shard {
+                labels.insert("sharding.fluxcd.io/key".into(), json!(shard));
+            }
+            if let Some(applier) = applier {
+                labels.insert("kustomize.toolkit.fluxcd.io/name".into(), applier["name"].clone());
+                labels.insert("kustomize.toolkit.fluxcd.io/namespace".into(), applier["namespace"].clone());
+            }
+            let mut spec = json!({"interval": "5m", "suspend": suspend.is_some()});
+            if matches!(kind, "Kustomization" | "HelmRelease") {
+                spec["dependsOn"] = json!(depends);
+            }
+            let source_kind = match kind {
+                "HelmChart" => Some("HelmRepository"),
+                "Kustomization" | "Terraform" => Some("GitRepository"),
+                _ => None,
+            };
+            if let Some(source_kind) = source_kind {
+                spec["sourceRef"] = json!({"kind": source_kind, "name": source["name"], "namespace": source["namespace"]});
+            }
+            json!({"apiVersion": api_version, "kind": kind, "cluster": cluster,
+                   "metadata": {"name": name, "namespace": namespace, "generation": 1, "labels": labels},
+                   "spec": spec,
+                   "status": {"observedGeneration": if current { 1 } else { 0 }, "conditions": conditions,
+                              "artifact": {"revision": "main@sha1:abc"}, "lastAppliedRevision": "main@sha1:abc"}})
+        })
+}
+
+fn controller_deployment() -> impl Strategy<Value = Value> {
+    (
+        prop::sample::select(vec![
+            "source-controller",
+            "kustomize-controller",
+            "helm-controller",
+            "tofu-controller",
+        ]),
+        prop::sample::select(vec!["", "-s1", "-s2"]),
+        prop::sample::select(CLUSTERS.to_vec()),
+        0i64..2,
+    )
+        .prop_map(|(controller, shard, cluster, available)| {
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "cluster": cluster,
+                   "metadata": {"name": format!("{controller}{shard}"), "namespace": "flux-system"},
+                   "spec": {"replicas": 1, "selector": {"matchLabels": {"app": controller}}},
+                   "status": {"availableReplicas": available, "readyReplicas": available}})
+        })
+}
+
+fn cluster_info() -> impl Strategy<Value = ClusterInfo> {
+    (
+        prop::sample::select(CLUSTERS.to_vec()),
+        0i64..10,
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(name, minutes, error, kind_error)| {
+            let mut info = ClusterInfo {
+                name: name.into(),
+                last_good: Some(now() - TimeDelta::minutes(minutes)),
+                ..ClusterInfo::default()
+            };
+            if error {
+                info.error = Some("connection refused".into());
+            }
+            if kind_error {
+                info.kind_errors
+                    .insert(Kind::HelmRelease, "forbidden".into());
+            }
+            info
+        })
+}
+
+/// Parses generated documents the way real input is parsed, each on the cluster it names.
+fn parse_all(values: &[Value]) -> Vec<Object> {
+    let mut seen = HashSet::new();
+    values
+        .iter()
+        .filter_map(|v| parse_object(v["cluster"].as_str().unwrap_or("c1"), v).ok())
+        .filter(|o| seen.insert(o.id()))
+        .collect()
+}
+
+fn check_invariants(objects: &[Object], clusters: &[ClusterInfo], evaluation: &Evaluation) {
+    let thresholds = Thresholds::default();
+    let verdicts: HashMap<&str, &super::Verdict> = evaluation
+        .objects
+        .iter()
+        .map(|v| (v.id.as_str(), v))
+        .collect();
+    let causes: HashSet<&str> = evaluation
+        .root_causes
+        .iter()
+        .map(|r| r.id.as_str())
+        .collect();
+    let stale_clusters: HashSet<&str> = clusters
+        .iter()
+        .filter(|c| {
+            c.error.is_some()
+                || c.last_good
+                    .is_some_and(|t| now() - t > thresholds.freshness)
+        })
+        .map(|c| c.name.as_str())
+        .collect();
+    let dead: HashSet<(&str, String)> = objects
+        .iter()
+        .filter(|o| {
+            o.kind == Kind::Deployment
+                && o.status.workload.as_ref().is_some_and(|w| w.available == 0)
+        })
+        .map(|o| (o.cluster.as_str(), o.name.clone()))
+        .collect();
+    assert_eq!(evaluation.objects.len(), objects.len());
+    for object in objects {
+        let verdict = verdicts[object.id().as_str()];
+        let healthy = verdict.state == State::Healthy;
+        if let Some(controller) = object.kind.controller() {
+            let deployment = object
+                .shard()
+                .map_or(controller.to_string(), |s| format!("{controller}-{s}"));
+            let controller_dead = dead.contains(&(object.cluster.as_str(), deployment));
+            assert!(
+                !(healthy && controller_dead),
+                "healthy with a dead controller: {verdict:?}"
+            );
+        }
+        let stalled = object.condition("Stalled").is_some_and(|c| c.is_true());
+        assert!(!(healthy && stalled), "healthy while Stalled: {verdict:?}");
+        assert!(
+            !(healthy && stale_clusters.contains(object.cluster.as_str())),
+            "healthy on stale cluster: {verdict:?}"
+        );
+        assert!(
+            !healthy || object.defects.is_empty(),
+            "healthy while malformed: {verdict:?}"
+        );
+        assert_eq!(
+            verdict.state.is_problem(),
+            !verdict.root_causes.is_empty(),
+            "{verdict:?}"
+        );
+        for root in &verdict.root_causes {
+            assert!(
+                causes.contains(root.as_str()),
+                "root cause {root} not listed"
+            );
+        }
+    }
+    for cause in &evaluation.root_causes {
+        if let Some(verdict) = verdicts.get(cause.id.as_str()) {
+            assert_ne!(
+                verdict.state,
+                State::Blocked,
+                "blocked root cause {cause:?}"
+            );
+            assert!(
+                cause.affected.contains(&cause.id),
+                "a root cause affects itself: {cause:?}"
+            );
+        } else {
+            let cluster = cause.id.parts().map(|p| p.0).unwrap_or_default();
+            assert_eq!(cause.id, cluster_id(cluster));
+        }
+        for affected in &cause.affected {
+            assert!(verdicts[affected.as_str()].root_causes.contains(&cause.id));
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+    #[test]
+    fn no_false_green_on_generated_fleets(
+        flux in prop::collection::vec(flux_object(), 0..24),
+        controllers in prop::collection::vec(controller_deployment(), 0..6),
+        clusters in prop::collection::vec(cluster_info(), 0..2),
+        minutes_later in 0i64..30,
+    ) {
+        let values: Vec<Value> = flux.into_iter().chain(controllers).collect();
+        let objects = parse_all(&values);
+        let thresholds = Thresholds::default();
+        let at = now() + TimeDelta::minutes(minutes_later);
+        let evaluation = evaluate(&Input { objects: &objects, clusters: &clusters, domains: &[], thresholds: &thresholds, now: at });
+        // Invariants are stated at `now`; shifting time only moves progressing → stuck.
+        if minutes_later == 0 {
+            check_invariants(&objects, &clusters, &evaluation);
+        }
+    }
+}
+
+/// The invariants only mean something if the generator reaches healthy verdicts, including
+/// next to dead controllers and Stalled conditions that the engine must then refuse.
+#[test]
+fn generated_fleets_reach_healthy_verdicts() {
+    let mut runner = TestRunner::deterministic();
+    let fleet = (
+        prop::collection::vec(flux_object(), 0..24),
+        prop::collection::vec(controller_deployment(), 0..6),
+    );
+    let mut healthy_flux = 0;
+    for _ in 0..300 {
+        let (flux, controllers) = fleet.new_tree(&mut runner).expect("a fleet").current();
+        let values: Vec<Value> = flux.into_iter().chain(controllers).collect();
+        let objects = parse_all(&values);
+        let evaluation = evaluate(&Input {
+            objects: &objects,
+            clusters: &[],
+            domains: &[],
+            thresholds: &Thresholds::default(),
+            now: now(),
+        });
+        healthy_flux += evaluation
+            .objects
+            .iter()
+            .filter(|v| v.kind.is_flux() && v.state == State::Healthy)
+            .count();
+    }
+    assert!(
+        healthy_flux > 100,
+        "only {healthy_flux} healthy Flux verdicts in 300 fleets"
+    );
+}
+
+/// Keys and values Kubernetes objects are made of, so the fuzz reaches deep into the parser.
+const KEYS: [&str; 24] = [
+    "apiVersion",
+    "kind",
+    "metadata",
+    "name",
+    "namespace",
+    "labels",
+    "generation",
+    "spec",
+    "status",
+    "conditions",
+    "type",
+    "reason",
+    "message",
+    "lastTransitionTime",
+    "observedGeneration",
+    "sourceRef",
+    "dependsOn",
+    "interval",
+    "timeout",
+    "suspend",
+    "artifact",
+    "revision",
+    "containerStatuses",
+    "ownerReferences",
+];
+const WORDS: [&str; 14] = [
+    "Ready",
+    "True",
+    "False",
+    "Unknown",
+    "Stalled",
+    "Reconciling",
+    "5m",
+    "1h30m",
+    "bogus",
+    "2026-11-29T11:00:00Z",
+    "yesterday",
+    "main@sha1:abc",
+    "ReplicaSet",
+    "CrashLoopBackOff",
+];
+
+fn arbitrary_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        prop::sample::select(WORDS.to_vec()).prop_map(Value::from),
+        ".{0,8}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::vec((prop::sample::select(KEYS.to_vec()), inner), 0..6).prop_map(
+                |entries| Value::Object(
+                    entries
+                        .into_iter()
+                        .map(|(k, v)| (k.to_string(), v))
+                        .collect()
+                )
+            ),
+        ]
+    })
+}
+
+fn arbitrary_object() -> impl Strategy<Value = Value> {
+    (prop::sample::select(FLUX_KINDS.to_vec()), arbitrary_json(), arbitrary_json(), arbitrary_json(), prop::sample::select(NAMES.to_vec())).prop_map(
+        |((api_version, kind), metadata, spec, status, name)| {
+            let mut metadata = if metadata.is_object() { metadata } else { json!({}) };
+            metadata["name"] = json!(name);
+            json!({"apiVersion": api_version, "kind": kind, "metadata": metadata, "spec": spec, "status": status})
+        },
+    )
+}
+
+/// The number of fuzz cases (reported in the engine's notes).
+const FUZZ_CASES: u32 = 20_000;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: FUZZ_CASES, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_json_never_panics_and_never_passes_malformed_objects_as_healthy(
+        documents in prop::collection::vec(prop_oneof![arbitrary_object(), arbitrary_json()], 1..6),
+    ) {
+        let objects: Vec<Object> = parse_all(&documents);
+        let evaluation = evaluate(&Input { objects: &objects, clusters: &[], domains: &[], thresholds: &Thresholds::default(), now: now() });
+        check_invariants(&objects, &[], &evaluation);
+    }
+}

@@ -1,0 +1,242 @@
+//! Root causes: combines each object's own finding with the final states of its prerequisites.
+//! Prerequisites are resolved first (iterative depth-first, memoized, so 10k-deep chains are
+//! fine); an edge back into the current path (a cycle through mixed edges) is ignored, and
+//! edges inside a dependsOn cycle too (each member is already its own root cause).
+
+use super::State;
+use super::finding::{Cause, Edge, EdgeSet, Finding};
+use crate::model::Object;
+use chrono::{DateTime, Utc};
+
+/// What a verdict can name as its root cause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) enum Root<'a> {
+    Object(usize),
+    /// The cluster's data (by name) cannot be trusted.
+    Cluster(&'a str),
+}
+
+pub(super) struct Resolved<'a> {
+    pub finding: Finding,
+    /// Empty unless the final state is a problem.
+    pub roots: Vec<Root<'a>>,
+    /// Root causes of problems anywhere upstream, even when this object itself is fine: a
+    /// domain is not fully healthy while something it depends on is not.
+    pub upstream: Vec<Root<'a>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    New,
+    Open,
+    Done,
+}
+
+pub(super) fn resolve<'a>(
+    objects: &'a [Object],
+    edges: &[Vec<Edge>],
+    own: Vec<Finding>,
+    cycle_of: &[Option<usize>],
+) -> Vec<Resolved<'a>> {
+    let count = objects.len();
+    let mut own: Vec<Option<Finding>> = own.into_iter().map(Some).collect();
+    let mut resolved: Vec<Option<Resolved>> = (0..count).map(|_| None).collect();
+    let mut marks = vec![Mark::New; count];
+    for start in 0..count {
+        if marks[start] != Mark::New {
+            continue;
+        }
+        marks[start] = Mark::Open;
+        let mut stack = vec![(start, 0usize)];
+        while let Some((node, cursor)) = stack.last_mut() {
+            let node = *node;
+            if let Some(edge) = edges[node].get(*cursor) {
+                *cursor += 1;
+                if marks[edge.target] == Mark::New {
+                    marks[edge.target] = Mark::Open;
+                    stack.push((edge.target, 0));
+                }
+                continue;
+            }
+            stack.pop();
+            let finding = own[node].take().expect("each object is finalized once");
+            let same_cycle =
+                |target: usize| cycle_of[node].is_some() && cycle_of[node] == cycle_of[target];
+            let prerequisites: Vec<Prerequisite> = edges[node]
+                .iter()
+                .filter(|e| {
+                    e.target != node && marks[e.target] == Mark::Done && !same_cycle(e.target)
+                })
+                .filter_map(|e| Some((*e, resolved[e.target].as_ref()?)))
+                .collect();
+            let result = combine(objects, node, finding, &prerequisites, &resolved);
+            resolved[node] = Some(result);
+            marks[node] = Mark::Done;
+        }
+    }
+    resolved
+        .into_iter()
+        .map(|r| r.expect("every object is resolved"))
+        .collect()
+}
+
+type Prerequisite<'r, 'a> = (Edge, &'r Resolved<'a>);
+
+fn combine<'a>(
+    objects: &'a [Object],
+    node: usize,
+    mut finding: Finding,
+    prerequisites: &[Prerequisite<'_, 'a>],
+    resolved: &[Option<Resolved<'a>>],
+) -> Resolved<'a> {
+    let mut upstream: Vec<Root> = prerequisites
+        .iter()
+        .flat_map(|(_, p)| {
+            let own_roots = if p.finding.state.is_problem() {
+                p.roots.as_slice()
+            } else {
+                &[]
+            };
+            own_roots.iter().chain(&p.upstream).copied()
+        })
+        .collect();
+    sort_unique(&mut upstream);
+    let explaining = |set: EdgeSet| -> Vec<(usize, &Resolved<'a>)> {
+        prerequisites
+            .iter()
+            .filter(|(edge, p)| set.contains(edge.kind) && p.finding.state.is_problem())
+            .map(|(edge, p)| (edge.target, *p))
+            .collect()
+    };
+    let itself = || vec![Root::Object(node)];
+    let roots = match finding.cause {
+        Cause::Cluster => vec![Root::Cluster(&objects[node].cluster)],
+        Cause::Symptom(set) if finding.state.is_problem() => {
+            let explaining = explaining(set);
+            if explaining.is_empty() {
+                itself()
+            } else {
+                roots_of(&explaining)
+            }
+        }
+        Cause::Explainable(set)
+            if finding.state.is_problem() || finding.state == State::Progressing =>
+        {
+            let explaining = explaining(set);
+            if explaining.is_empty() {
+                if finding.state.is_problem() {
+                    itself()
+                } else {
+                    Vec::new()
+                }
+            } else {
+                let roots = roots_of(&explaining);
+                finding = blocked(objects, finding, &roots, resolved);
+                roots
+            }
+        }
+        Cause::Explainable(set) if finding.state == State::Healthy => {
+            let explaining = explaining(set);
+            if explaining.is_empty() {
+                Vec::new()
+            } else {
+                finding = degraded(objects, finding, &explaining);
+                roots_of(&explaining)
+            }
+        }
+        Cause::Symptom(_) | Cause::Explainable(_) => Vec::new(),
+    };
+    Resolved {
+        finding,
+        roots,
+        upstream,
+    }
+}
+
+fn roots_of<'a>(explaining: &[(usize, &Resolved<'a>)]) -> Vec<Root<'a>> {
+    let mut roots: Vec<Root> = explaining
+        .iter()
+        .flat_map(|(_, p)| p.roots.iter().copied())
+        .collect();
+    sort_unique(&mut roots);
+    roots
+}
+
+fn sort_unique(roots: &mut Vec<Root>) {
+    if roots.len() > 1 {
+        roots.sort_unstable();
+        roots.dedup();
+    }
+}
+
+/// "Kind namespace/name", the way people name an object in a sentence.
+pub(super) fn label(objects: &[Object], root: Root) -> String {
+    match root {
+        Root::Object(i) => {
+            let o = &objects[i];
+            format!("{} {}/{}", o.kind, o.namespace, o.name)
+        }
+        Root::Cluster(name) => format!("cluster {name}"),
+    }
+}
+
+/// Waiting, or failing, only because a prerequisite is a problem: a symptom, never a cause.
+/// The reason names the root cause and what is wrong with it; the message keeps its own words.
+fn blocked(
+    objects: &[Object],
+    own: Finding,
+    roots: &[Root],
+    resolved: &[Option<Resolved>],
+) -> Finding {
+    let first = roots[0];
+    let what = match first {
+        Root::Object(i) => resolved[i]
+            .as_ref()
+            .map(|r| format!(" ({}: {})", r.finding.state, r.finding.reason))
+            .unwrap_or_default(),
+        Root::Cluster(_) => String::new(),
+    };
+    let more = if roots.len() > 1 {
+        format!(" and {} more", roots.len() - 1)
+    } else {
+        String::new()
+    };
+    let reason = format!("blocked by {}{what}{more}", label(objects, first));
+    let message = if own.message.is_empty() {
+        own.reason.clone()
+    } else {
+        format!("{}: {}", own.reason, own.message)
+    };
+    Finding::new(State::Blocked, reason, message)
+        .since(own.since)
+        .cause(own.cause)
+}
+
+/// Says Ready, but what it deployed is not healthy: names each failing object and why (a
+/// workload's reason names its pods).
+fn degraded(objects: &[Object], own: Finding, explaining: &[(usize, &Resolved)]) -> Finding {
+    let since: Option<DateTime<Utc>> = explaining.iter().filter_map(|(_, p)| p.finding.since).min();
+    let describe = |&(i, p): &(usize, &Resolved)| {
+        format!("{}: {}", label(objects, Root::Object(i)), p.finding.reason)
+    };
+    let more = if explaining.len() > 1 {
+        format!(" (and {} more)", explaining.len() - 1)
+    } else {
+        String::new()
+    };
+    let reason = format!(
+        "deployed objects unhealthy: {}{more}",
+        describe(&explaining[0])
+    );
+    let message: Vec<String> = explaining
+        .iter()
+        .take(10)
+        .map(|entry| match entry.1.finding.message.as_str() {
+            "" => describe(entry),
+            message => format!("{} ({message})", describe(entry)),
+        })
+        .collect();
+    Finding::new(State::Degraded, reason, message.join("; "))
+        .since(since.or(own.since))
+        .cause(own.cause)
+}

@@ -1,0 +1,482 @@
+//! Root causes over the graph, cluster freshness and domains.
+
+use super::State::*;
+use super::testkit::*;
+use super::{ClusterInfo, DomainSpec, Thresholds, cluster_id};
+use crate::model::Kind;
+use chrono::TimeDelta;
+use serde_json::{Value, json};
+
+fn fleet(extra: Vec<Value>) -> Vec<Value> {
+    let mut values = flux_controllers();
+    values.push(git_repository("flux-system", SHA));
+    values.extend(extra);
+    values
+}
+
+fn waiting_on(name: &str, dependencies: &[&str]) -> Value {
+    let message = format!("dependency 'flux-system/{}' is not ready", dependencies[0]);
+    with_conditions(
+        kustomization(name, dependencies),
+        vec![not_ready("DependencyNotReady", &message, 90)],
+    )
+}
+
+#[test]
+fn a_failed_dependency_is_the_root_cause_of_the_chain() {
+    let infra = with_conditions(
+        kustomization("infra", &[]),
+        vec![not_ready("BuildFailed", "kustomize build failed", 30)],
+    );
+    let run = run(&fleet(vec![
+        infra,
+        waiting_on("apps", &["infra"]),
+        waiting_on("tenants", &["apps"]),
+    ]));
+    let infra_id = id("Kustomization", "flux-system", "infra");
+    assert_eq!(run.state("Kustomization", "flux-system", "infra"), Failed);
+    for name in ["apps", "tenants"] {
+        let verdict = run.verdict("Kustomization", "flux-system", name);
+        assert_eq!(verdict.state, Blocked, "{name}");
+        assert_eq!(
+            verdict.root_causes,
+            [infra_id.as_str()].map(|s| crate::model::ObjectId(s.into()))
+        );
+        assert!(
+            verdict
+                .reason
+                .starts_with("blocked by Kustomization flux-system/infra (failed: build failed)"),
+            "{}",
+            verdict.reason
+        );
+    }
+    let cause = run.root_cause(&infra_id);
+    assert_eq!(cause.affected.len(), 3);
+    assert_eq!(
+        run.evaluation.root_causes.len(),
+        1,
+        "1 cause, not 3 red symptoms"
+    );
+}
+
+#[test]
+fn an_independent_failure_stays_its_own_root_cause() {
+    let infra = with_conditions(
+        kustomization("infra", &[]),
+        vec![not_ready("BuildFailed", "build failed", 30)],
+    );
+    let apps = with_conditions(
+        kustomization("apps", &["infra"]),
+        vec![not_ready("ReconciliationFailed", "apply failed", 30)],
+    );
+    let run = run(&fleet(vec![infra, apps]));
+    assert_eq!(run.state("Kustomization", "flux-system", "apps"), Failed);
+    assert_eq!(
+        run.roots("Kustomization", "flux-system", "apps"),
+        [id("Kustomization", "flux-system", "apps")]
+    );
+}
+
+#[test]
+fn missing_dependencies_and_sources_fail_the_dependent_by_name() {
+    let run = run(&fleet(vec![waiting_on("apps", &["infra"])]));
+    let verdict = run.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!(verdict.state, Failed);
+    assert_eq!(
+        verdict.reason,
+        "dependency Kustomization flux-system/infra not found"
+    );
+    assert_eq!(verdict.root_causes, std::slice::from_ref(&verdict.id));
+
+    let mut orphan = kustomization("orphan", &[]);
+    orphan["spec"]["sourceRef"]["name"] = json!("gone");
+    let run = super::testkit::run(&fleet(vec![orphan]));
+    assert_eq!(
+        run.verdict("Kustomization", "flux-system", "orphan").reason,
+        "source GitRepository flux-system/gone not found"
+    );
+}
+
+#[test]
+fn a_source_on_another_shard_is_named_with_the_sharding_hint() {
+    let mut values = flux_controllers();
+    values.push(controller("source-controller-apps", 1));
+    values.push(with_label(
+        helm_repository("podinfo"),
+        "sharding.fluxcd.io/key",
+        "apps",
+    ));
+    values.push(with_conditions(
+        helm_release("apps", "podinfo", "podinfo"),
+        vec![not_ready(
+            "ArtifactFailed",
+            "HelmChart 'flux-system/apps-podinfo' is not ready: source not found",
+            20,
+        )],
+    ));
+    let run = run(&values);
+    let verdict = run.verdict("HelmRelease", "apps", "podinfo");
+    assert_eq!(verdict.state, Failed);
+    assert!(
+        verdict.reason.contains("on shard \"apps\""),
+        "{}",
+        verdict.reason
+    );
+    assert!(
+        verdict.reason.contains("sharding.fluxcd.io/key"),
+        "{}",
+        verdict.reason
+    );
+    assert_eq!(
+        run.state("HelmRepository", "flux-system", "podinfo"),
+        Healthy,
+        "the source itself reports Ready"
+    );
+}
+
+#[test]
+fn a_dependency_cycle_is_a_root_cause_and_does_not_hang() {
+    let values = fleet(vec![
+        waiting_on("a", &["b"]),
+        waiting_on("b", &["a"]),
+        waiting_on("c", &["a"]),
+    ]);
+    let run = run(&values);
+    for name in ["a", "b"] {
+        let verdict = run.verdict("Kustomization", "flux-system", name);
+        assert_eq!(verdict.state, Failed);
+        assert_eq!(
+            verdict.reason,
+            "dependency cycle: flux-system/a → flux-system/b → flux-system/a"
+        );
+        assert_eq!(verdict.root_causes, std::slice::from_ref(&verdict.id));
+    }
+    let c = run.verdict("Kustomization", "flux-system", "c");
+    assert_eq!(c.state, Blocked);
+    assert_eq!(c.root_causes.len(), 1);
+
+    let selfish = run_with(
+        &fleet(vec![waiting_on("self", &["self"])]),
+        &[],
+        &[],
+        &Thresholds::default(),
+    );
+    assert!(
+        selfish
+            .verdict("Kustomization", "flux-system", "self")
+            .reason
+            .starts_with("dependency cycle")
+    );
+}
+
+#[test]
+fn a_ten_thousand_deep_chain_resolves_iteratively() {
+    const DEPTH: usize = 10_000;
+    let mut values = fleet(vec![with_conditions(
+        kustomization("k0", &[]),
+        vec![not_ready("BuildFailed", "x", 30)],
+    )]);
+    for i in 1..DEPTH {
+        values.push(waiting_on(&format!("k{i}"), &[&format!("k{}", i - 1)]));
+    }
+    let run = run(&values);
+    let last = run.verdict("Kustomization", "flux-system", &format!("k{}", DEPTH - 1));
+    assert_eq!(last.state, Blocked);
+    assert_eq!(
+        last.root_causes,
+        [crate::model::ObjectId(id(
+            "Kustomization",
+            "flux-system",
+            "k0"
+        ))]
+    );
+    assert_eq!(
+        run.root_cause(&id("Kustomization", "flux-system", "k0"))
+            .affected
+            .len(),
+        DEPTH
+    );
+
+    // And a 10k cycle.
+    let mut ring = fleet(vec![]);
+    for i in 0..DEPTH {
+        ring.push(waiting_on(
+            &format!("r{i}"),
+            &[&format!("r{}", (i + 1) % DEPTH)],
+        ));
+    }
+    let run = super::testkit::run(&ring);
+    let verdict = run.verdict("Kustomization", "flux-system", "r0");
+    assert_eq!(verdict.state, Failed);
+    assert!(
+        verdict.reason.contains("more)"),
+        "long cycles are shortened: {}",
+        verdict.reason
+    );
+}
+
+#[test]
+fn a_health_check_on_a_failed_release_makes_the_checker_a_symptom() {
+    let mut root = with_conditions(
+        kustomization("platform", &[]),
+        vec![not_ready(
+            "HealthCheckFailed",
+            "health check failed after 9m: timeout waiting for: [HelmRelease/apps/podinfo status: 'Failed']",
+            10,
+        )],
+    );
+    root["spec"]["healthChecks"] = json!([{"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "name": "podinfo", "namespace": "apps"}]);
+    let release = with_conditions(
+        helm_release("apps", "podinfo", "charts"),
+        vec![not_ready(
+            "UpgradeFailed",
+            "Helm upgrade failed: template error",
+            20,
+        )],
+    );
+    let run = run(&fleet(vec![
+        root,
+        release,
+        helm_repository("charts"),
+        helm_chart("apps", "podinfo", "charts", "2.14.0"),
+    ]));
+    assert_eq!(
+        run.state("Kustomization", "flux-system", "platform"),
+        Blocked
+    );
+    assert_eq!(
+        run.roots("Kustomization", "flux-system", "platform"),
+        [id("HelmRelease", "apps", "podinfo")]
+    );
+    let message = &run
+        .verdict("Kustomization", "flux-system", "platform")
+        .message;
+    assert!(
+        message.contains("health check failed: HelmRelease/apps/podinfo"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_failing_source_blocks_its_consumers_through_the_helm_chart() {
+    let repository = with_conditions(
+        helm_repository("charts"),
+        vec![not_ready(
+            "FetchFailed",
+            "failed to fetch index: 401 Unauthorized",
+            40,
+        )],
+    );
+    let chart = with_conditions(
+        helm_chart("apps", "podinfo", "charts", "2.14.0"),
+        vec![not_ready(
+            "SourceNotReady",
+            "HelmRepository 'flux-system/charts' is not ready",
+            40,
+        )],
+    );
+    let release = with_conditions(
+        helm_release("apps", "podinfo", "charts"),
+        vec![not_ready(
+            "ArtifactFailed",
+            "HelmChart 'flux-system/apps-podinfo' is not ready",
+            40,
+        )],
+    );
+    let run = run(&fleet(vec![repository, chart, release]));
+    let repository_id = id("HelmRepository", "flux-system", "charts");
+    assert_eq!(
+        run.roots("HelmRelease", "apps", "podinfo"),
+        [repository_id.as_str()]
+    );
+    assert_eq!(run.state("HelmRelease", "apps", "podinfo"), Blocked);
+    assert_eq!(
+        run.state("HelmChart", "flux-system", "apps-podinfo"),
+        Blocked
+    );
+}
+
+#[test]
+fn stale_cluster_data_makes_everything_unverifiable() {
+    let values = fleet(vec![kustomization("apps", &[])]);
+    let stale = ClusterInfo {
+        name: CLUSTER.into(),
+        last_good: Some(now() - TimeDelta::minutes(10)),
+        ..ClusterInfo::default()
+    };
+    let run = run_with(&values, &[stale], &[], &Thresholds::default());
+    for verdict in &run.evaluation.objects {
+        assert_eq!(verdict.state, Unverifiable);
+        assert_eq!(verdict.root_causes, [cluster_id(CLUSTER)]);
+    }
+    let cause = run.root_cause(cluster_id(CLUSTER).as_str());
+    assert_eq!(cause.state, Unverifiable);
+    assert!(cause.reason.contains("10m old"), "{}", cause.reason);
+    assert_eq!(cause.affected.len(), values.len());
+
+    let unreachable = ClusterInfo {
+        name: CLUSTER.into(),
+        last_good: Some(now()),
+        error: Some("401 Unauthorized".into()),
+        ..ClusterInfo::default()
+    };
+    let run = run_with(&values, &[unreachable], &[], &Thresholds::default());
+    assert!(
+        run.verdict("Kustomization", "flux-system", "apps")
+            .reason
+            .contains("401 Unauthorized")
+    );
+
+    let fresh = ClusterInfo {
+        name: CLUSTER.into(),
+        last_good: Some(now() - TimeDelta::seconds(30)),
+        ..ClusterInfo::default()
+    };
+    assert_eq!(
+        run_with(&values, &[fresh], &[], &Thresholds::default()).state(
+            "Kustomization",
+            "flux-system",
+            "apps"
+        ),
+        Healthy
+    );
+}
+
+#[test]
+fn a_kind_the_collector_cannot_read_is_unverifiable() {
+    let mut info = ClusterInfo {
+        name: CLUSTER.into(),
+        last_good: Some(now()),
+        ..ClusterInfo::default()
+    };
+    info.kind_errors.insert(
+        Kind::HelmRelease,
+        "helmreleases.helm.toolkit.fluxcd.io is forbidden".into(),
+    );
+    let values = fleet(vec![
+        helm_release("apps", "podinfo", "charts"),
+        kustomization("apps", &[]),
+    ]);
+    let run = run_with(&values, &[info], &[], &Thresholds::default());
+    let verdict = run.verdict("HelmRelease", "apps", "podinfo");
+    assert_eq!(verdict.state, Unverifiable);
+    assert!(verdict.reason.contains("forbidden"));
+    assert_eq!(verdict.root_causes, [cluster_id(CLUSTER)]);
+    assert_eq!(run.state("Kustomization", "flux-system", "apps"), Healthy);
+}
+
+fn domain(yaml: &str) -> DomainSpec {
+    serde_yaml::from_str(yaml).expect("valid domain")
+}
+
+#[test]
+fn domains_select_by_labels_root_and_namespace_and_roll_up_per_cluster() {
+    let child = applied_by(
+        kustomization("gateway-apps", &[]),
+        "kustomize",
+        "flux-system",
+        "gateway",
+    );
+    let grandchild = applied_by(
+        helm_release("gateway", "envoy", "charts"),
+        "kustomize",
+        "flux-system",
+        "gateway-apps",
+    );
+    let values = fleet(vec![
+        kustomization("gateway", &[]),
+        child,
+        grandchild,
+        helm_repository("charts"),
+        helm_chart("gateway", "envoy", "charts", "2.14.0"),
+        with_label(kustomization("observability", &[]), "team", "o11y"),
+    ]);
+    let domains = [
+        domain(
+            "{name: gateway, select: {root: flux-system/gateway}, version: {from: chart_version, namespace: gateway, name: envoy}}",
+        ),
+        domain(
+            "{name: o11y, select: {labels: {team: o11y}}, version: {from: source_revision, kind: GitRepository, namespace: flux-system, name: flux-system}}",
+        ),
+        domain(
+            "{name: gw-ns, select: {namespaces: [gateway]}, clusters: {ring: prod}, version: {from: image_tag, kind: Deployment, namespace: flux-system, name: helm-controller}}",
+        ),
+    ];
+    let run = run_with(&values, &[], &domains, &Thresholds::default());
+    let cells = &run.evaluation.domains;
+    assert_eq!(
+        cells.len(),
+        2,
+        "gw-ns wants ring=prod and the cluster has no ClusterInfo: {cells:?}"
+    );
+    let gateway = cells.iter().find(|c| c.domain == "gateway").unwrap();
+    assert_eq!(
+        (gateway.objects, gateway.healthy, gateway.fully_healthy),
+        (3, 3, true)
+    );
+    assert_eq!(gateway.version.as_deref(), Some("2.14.0"));
+    let o11y = cells.iter().find(|c| c.domain == "o11y").unwrap();
+    assert_eq!(
+        (o11y.objects, o11y.version.as_deref()),
+        (1, Some("1111111"))
+    );
+
+    let ring = ClusterInfo {
+        name: CLUSTER.into(),
+        labels: [("ring".to_string(), "prod".to_string())].into(),
+        ..ClusterInfo::default()
+    };
+    let run = run_with(&values, &[ring], &domains, &Thresholds::default());
+    let by_namespace = run
+        .evaluation
+        .domains
+        .iter()
+        .find(|c| c.domain == "gw-ns")
+        .unwrap();
+    assert_eq!(
+        (by_namespace.objects, by_namespace.version.as_deref()),
+        (1, Some("v1.0.0"))
+    );
+}
+
+#[test]
+fn a_domain_is_not_fully_healthy_while_something_it_depends_on_is_not() {
+    let infra = with_conditions(
+        kustomization("infra", &[]),
+        vec![not_ready("BuildFailed", "x", 30)],
+    );
+    let values = fleet(vec![
+        infra,
+        with_label(kustomization("apps", &["infra"]), "domain", "apps"),
+    ]);
+    let domains = [domain(
+        "{name: apps, select: {labels: {domain: apps}}, version: {from: source_revision, kind: GitRepository, namespace: flux-system, name: flux-system}}",
+    )];
+    let run = run_with(&values, &[], &domains, &Thresholds::default());
+    assert_eq!(
+        run.state("Kustomization", "flux-system", "apps"),
+        Healthy,
+        "it applied the current revision"
+    );
+    let cell = &run.evaluation.domains[0];
+    assert_eq!((cell.state, cell.fully_healthy), (Healthy, false));
+    assert_eq!(
+        cell.blockers,
+        [crate::model::ObjectId(id(
+            "Kustomization",
+            "flux-system",
+            "infra"
+        ))]
+    );
+
+    let empty = [domain(
+        "{name: ghost, select: {labels: {domain: ghost}}, version: {from: chart_version, namespace: x, name: y}}",
+    )];
+    let cell = &run_with(&values, &[], &empty, &Thresholds::default())
+        .evaluation
+        .domains[0];
+    assert_eq!(
+        (cell.state, cell.objects, cell.fully_healthy),
+        (Unverifiable, 0, false)
+    );
+}

@@ -1,0 +1,152 @@
+//! How long an object may stay in progress before it is `stuck` (or `stale`): the larger of
+//! the configured stuck_after (domain override > per-kind > global) and twice the object's
+//! effective timeout, so a slow but legitimate run is never flagged.
+
+use super::finding::{Cause, EdgeSet, Finding};
+use super::{State, Thresholds};
+use crate::model::{Kind, Object, human};
+use chrono::{DateTime, TimeDelta, Utc};
+
+const HELM_ACTION_TIMEOUT: TimeDelta = TimeDelta::minutes(5);
+const SOURCE_TIMEOUT: TimeDelta = TimeDelta::seconds(60);
+const KUSTOMIZATION_MIN_TIMEOUT: TimeDelta = TimeDelta::seconds(30);
+
+pub(super) fn threshold(
+    object: &Object,
+    thresholds: &Thresholds,
+    domain_override: Option<TimeDelta>,
+) -> TimeDelta {
+    let configured = domain_override
+        .or_else(|| thresholds.by_kind.get(&object.kind).copied())
+        .unwrap_or(thresholds.stuck_after);
+    let timeout = effective_timeout(object).unwrap_or(TimeDelta::zero());
+    configured.max(timeout * 2)
+}
+
+/// The timeout the controller itself applies to one run, with Flux's defaults.
+pub(super) fn effective_timeout(object: &Object) -> Option<TimeDelta> {
+    let declared = object.spec.timeout();
+    match object.kind {
+        Kind::Kustomization => Some(declared.unwrap_or_else(|| {
+            let interval = object.spec.interval().unwrap_or(TimeDelta::zero());
+            (interval - TimeDelta::seconds(30)).max(KUSTOMIZATION_MIN_TIMEOUT)
+        })),
+        Kind::HelmRelease => Some(declared.unwrap_or(HELM_ACTION_TIMEOUT)),
+        kind if kind.is_source() => Some(declared.unwrap_or(SOURCE_TIMEOUT)),
+        _ => declared,
+    }
+}
+
+/// An object's threshold and the evaluation time: what turns `progressing` into `stuck`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Timing {
+    pub threshold: TimeDelta,
+    pub now: DateTime<Utc>,
+}
+
+impl Timing {
+    /// Work in progress: `progressing` until the threshold, `stuck` after. Without a start
+    /// time the age is unknown, so it stays `progressing` (never `healthy`).
+    pub fn in_progress(
+        &self,
+        reason: &str,
+        message: &str,
+        since: Option<DateTime<Utc>>,
+        explained_by: EdgeSet,
+    ) -> Finding {
+        let cause = Cause::Explainable(explained_by);
+        match since.map(|s| self.now - s) {
+            Some(age) if age > self.threshold => {
+                let reason = format!("stuck for {}: {reason}", human(age));
+                Finding::new(State::Stuck, reason, message)
+                    .since(since)
+                    .cause(cause)
+            }
+            _ => Finding::new(State::Progressing, reason, message)
+                .since(since)
+                .cause(cause),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Spec;
+
+    fn object(kind: Kind, interval: Option<i64>, timeout: Option<i64>) -> Object {
+        Object {
+            cluster: "c".into(),
+            kind,
+            api_version: String::new(),
+            namespace: "ns".into(),
+            name: "x".into(),
+            generation: None,
+            labels: Default::default(),
+            deleting: false,
+            created: None,
+            deleting_since: None,
+            owners: vec![],
+            spec: Spec {
+                interval_secs: interval,
+                timeout_secs: timeout,
+                ..Spec::default()
+            },
+            status: Default::default(),
+            defects: vec![],
+        }
+    }
+
+    #[test]
+    fn effective_timeouts_follow_flux_defaults() {
+        let minutes = TimeDelta::minutes;
+        assert_eq!(
+            effective_timeout(&object(Kind::Kustomization, Some(600), None)),
+            Some(TimeDelta::seconds(570))
+        );
+        assert_eq!(
+            effective_timeout(&object(Kind::Kustomization, Some(40), None)),
+            Some(TimeDelta::seconds(30))
+        );
+        assert_eq!(
+            effective_timeout(&object(Kind::Kustomization, Some(600), Some(120))),
+            Some(minutes(2))
+        );
+        assert_eq!(
+            effective_timeout(&object(Kind::HelmRelease, None, None)),
+            Some(minutes(5))
+        );
+        assert_eq!(
+            effective_timeout(&object(Kind::GitRepository, None, None)),
+            Some(minutes(1))
+        );
+        assert_eq!(
+            effective_timeout(&object(Kind::Terraform, None, None)),
+            None
+        );
+        assert_eq!(
+            effective_timeout(&object(Kind::Terraform, None, Some(3600))),
+            Some(minutes(60))
+        );
+    }
+
+    #[test]
+    fn threshold_is_the_larger_of_configured_and_twice_the_timeout() {
+        let mut thresholds = Thresholds::default();
+        let release = object(Kind::HelmRelease, None, Some(1800));
+        assert_eq!(
+            threshold(&release, &thresholds, None),
+            TimeDelta::minutes(60)
+        );
+        let quick = object(Kind::HelmRelease, None, Some(60));
+        assert_eq!(threshold(&quick, &thresholds, None), TimeDelta::minutes(15));
+        thresholds
+            .by_kind
+            .insert(Kind::HelmRelease, TimeDelta::minutes(20));
+        assert_eq!(threshold(&quick, &thresholds, None), TimeDelta::minutes(20));
+        assert_eq!(
+            threshold(&quick, &thresholds, Some(TimeDelta::minutes(3))),
+            TimeDelta::minutes(3)
+        );
+    }
+}
