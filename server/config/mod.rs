@@ -2,13 +2,14 @@
 //! Errors name the file, the key and what is wrong.
 
 mod alerts;
+mod collector;
 mod load;
 
 pub use alerts::{
     AlertRule, AlertsConfig, CLUSTER_KIND, DeliveryConfig, Severity, SinkConfigError, SlackMode,
     SlackTarget, WebhookTarget, default_rules,
 };
-
+pub use collector::{CollectorSettings, Retention};
 pub use load::{ConfigError, from_file, from_yaml_str, load};
 
 use crate::health::{DomainSpec, Thresholds};
@@ -41,6 +42,10 @@ pub struct Config {
     /// Alert rules, timers and sinks (Slack, webhooks).
     #[serde(default)]
     pub alerts: AlertsConfig,
+    #[serde(default)]
+    pub collector: CollectorSettings,
+    #[serde(default)]
+    pub retention: Retention,
 }
 
 fn default_group_by() -> String {
@@ -58,6 +63,8 @@ impl Default for Config {
             group_by: default_group_by(),
             public_url: None,
             alerts: AlertsConfig::default(),
+            collector: CollectorSettings::default(),
+            retention: Retention::default(),
         }
     }
 }
@@ -111,6 +118,8 @@ impl fmt::Debug for Config {
             .field("thresholds", &self.thresholds)
             .field("group_by", &self.group_by)
             .field("alerts", &self.alerts)
+            .field("collector", &self.collector)
+            .field("retention", &self.retention)
             .finish()
     }
 }

@@ -4,8 +4,10 @@
 
 mod clusters;
 mod crossstack;
+pub mod leases;
 mod objects;
 mod reads;
+pub mod retention;
 mod rollups;
 
 pub use clusters::{ClusterRow, upsert_clusters};

@@ -35,6 +35,7 @@ pub fn router(state: AppState) -> Router {
         .merge(api::router())
         .route("/healthz", get(probes::healthz))
         .route("/readyz", get(probes::readyz))
+        .route("/metrics", get(crate::metrics::serve))
         .route("/static/{*path}", get(assets::serve))
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
         .layer(TraceLayer::new_for_http());
