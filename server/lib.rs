@@ -5,6 +5,7 @@
 //! `web` and `alerts` tell people and scripts.
 #![forbid(unsafe_code)]
 
+pub mod alerts;
 pub mod cli;
 pub mod config;
 pub mod evaluate;

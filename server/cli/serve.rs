@@ -1,5 +1,6 @@
 //! `fleetglass serve` and `fleetglass migrate`.
 
+use crate::alerts;
 use crate::config::{self, Config};
 use crate::fleet::{self, FleetSettings, LeaseKeeper, Runner};
 use crate::sources::{self, kube::Collector};
@@ -67,7 +68,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
 
     let collector = match args.role {
         Role::Web => None,
-        Role::All | Role::Collector => collect(&config, &store, args.demo),
+        Role::All | Role::Collector => collect(&config, &store, args.demo)?,
     };
 
     let state = AppState {
@@ -96,25 +97,25 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     served
 }
 
-/// Starts the sources, the runner and retention. Real clusters are shared with other
-/// collectors through leases; returns the collector, which releases them when stopped.
-fn collect(config: &Config, store: &Store, demo: bool) -> Option<Collector> {
+/// Starts the sources, the runner, retention and the alerts that follow the runner's
+/// evaluations. Real clusters are shared with other collectors through leases; returns the
+/// collector, which releases them when stopped.
+fn collect(config: &Config, store: &Store, demo: bool) -> anyhow::Result<Option<Collector>> {
     tokio::spawn(fleet::retention::run(
         store.clone(),
         config.retention.transitions,
     ));
     if demo {
         let (sender, receiver) = sources::channel();
-        let (runner, _latest) = Runner::new(FleetSettings::from_config(config), store.clone());
+        let (runner, latest) = Runner::new(FleetSettings::from_config(config), store.clone());
         tokio::spawn(sources::demo::run(sender));
         tokio::spawn(runner.run(receiver));
-        return None;
+        alerts::spawn(config, store.clone(), latest)?;
+        return Ok(None);
     }
-    Some(Collector::start(
-        config,
-        store.clone(),
-        LeaseKeeper::holder_id(),
-    ))
+    let collector = Collector::start(config, store.clone(), LeaseKeeper::holder_id());
+    alerts::spawn(config, store.clone(), collector.latest.clone())?;
+    Ok(Some(collector))
 }
 
 pub async fn migrate(config_path: Option<&Path>) -> anyhow::Result<()> {

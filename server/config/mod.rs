@@ -1,10 +1,15 @@
 //! One typed configuration: a YAML file, then environment overrides, validated at start-up.
 //! Errors name the file, the key and what is wrong.
 
+mod alerts;
 mod collector;
 mod load;
 mod web;
 
+pub use alerts::{
+    AlertRule, AlertsConfig, CLUSTER_KIND, DeliveryConfig, Severity, SinkConfigError, SlackMode,
+    SlackTarget, WebhookTarget, default_rules,
+};
 pub use collector::{CollectorSettings, Retention};
 pub use load::{ConfigError, from_file, from_yaml_str, load};
 pub use web::{AuthConfig, AuthMode, Cidr, ProxyConfig, TokenHash, WebConfig};
@@ -36,6 +41,9 @@ pub struct Config {
     /// Public URL of this fleetglass, used in alert links.
     #[serde(default)]
     pub public_url: Option<String>,
+    /// Alert rules, timers and sinks (Slack, webhooks).
+    #[serde(default)]
+    pub alerts: AlertsConfig,
     #[serde(default)]
     pub collector: CollectorSettings,
     #[serde(default)]
@@ -59,6 +67,7 @@ impl Default for Config {
             thresholds: Thresholds::default(),
             group_by: default_group_by(),
             public_url: None,
+            alerts: AlertsConfig::default(),
             collector: CollectorSettings::default(),
             retention: Retention::default(),
             web: WebConfig::default(),
@@ -114,6 +123,7 @@ impl fmt::Debug for Config {
             .field("domains", &self.domains.len())
             .field("thresholds", &self.thresholds)
             .field("group_by", &self.group_by)
+            .field("alerts", &self.alerts)
             .field("collector", &self.collector)
             .field("retention", &self.retention)
             .field("web", &self.web)

@@ -78,11 +78,6 @@ fn decide(auth: &AuthConfig, request: &Request) -> Result<(), ApiError> {
 fn token_matches(auth: &AuthConfig, token: &str) -> bool {
     let hash: [u8; 32] = Sha256::digest(token.as_bytes()).into();
     auth.tokens.iter().fold(false, |found, configured| {
-        let difference = configured
-            .sha256
-            .iter()
-            .zip(hash.iter())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b));
-        found | (difference == 0)
+        found | super::csrf::constant_time_eq(&configured.sha256, &hash)
     })
 }

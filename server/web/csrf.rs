@@ -1,40 +1,48 @@
-//! CSRF protection for state-changing forms, by double submit: the page sets a random token
-//! in a SameSite=Strict cookie and the same token in a hidden form field; a POST is accepted
-//! only when both are present and equal. No form changes state yet (the pages are
-//! read-only); forms that do must call `verify` before acting.
+//! CSRF protection for state-changing forms, by double submit: the page sets a random token in
+//! a `SameSite=Strict` cookie and the same token in a hidden field; a POST is accepted only when
+//! both are present and equal, which a cross-site form cannot arrange (it can neither read nor
+//! set the cookie).
 
-use rand::RngCore;
+use axum::http::HeaderMap;
+use axum::http::header::COOKIE;
+use rand::Rng;
 
-pub const COOKIE: &str = "fleetglass_csrf";
-pub const FIELD: &str = "csrf_token";
+pub const FIELD: &str = "csrf";
+const COOKIE_NAME: &str = "fleetglass_csrf";
+const TOKEN_BYTES: usize = 16;
 
-/// A fresh token and the `Set-Cookie` value carrying it.
-pub fn issue() -> (String, String) {
-    let mut bytes = [0u8; 32];
-    rand::rng().fill_bytes(&mut bytes);
+/// The token to put in the page, and the `Set-Cookie` value when the browser has none yet.
+pub fn token(headers: &HeaderMap) -> (String, Option<String>) {
+    if let Some(existing) = from_cookie(headers) {
+        return (existing, None);
+    }
+    let bytes: [u8; TOKEN_BYTES] = rand::rng().random();
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    let cookie = format!("{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict");
-    (token, cookie)
+    let cookie = format!("{COOKIE_NAME}={token}; Path=/; HttpOnly; SameSite=Strict");
+    (token, Some(cookie))
 }
 
-/// True when the request's cookie header carries the same token as the submitted field.
-pub fn verify(cookie_header: Option<&str>, submitted: &str) -> bool {
-    let Some(cookie) = cookie_header.and_then(|header| {
-        header
-            .split(';')
-            .filter_map(|pair| pair.trim().split_once('='))
-            .find(|(name, _)| *name == COOKIE)
-            .map(|(_, value)| value)
-    }) else {
-        return false;
-    };
-    !submitted.is_empty()
-        && cookie.len() == submitted.len()
-        && cookie
-            .bytes()
-            .zip(submitted.bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
+/// Whether a submitted form's token matches the browser's cookie.
+pub fn verify(headers: &HeaderMap, submitted: &str) -> bool {
+    from_cookie(headers)
+        .is_some_and(|cookie| constant_time_eq(cookie.as_bytes(), submitted.as_bytes()))
+}
+
+fn from_cookie(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == COOKIE_NAME)
+        .map(|(_, value)| value.to_string())
+        .filter(|v| v.len() == TOKEN_BYTES * 2 && v.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Equal bytes, compared without an early exit so timing does not reveal a common prefix.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[cfg(test)]
@@ -42,13 +50,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_a_matching_cookie_and_field_pass() {
-        let (token, cookie) = issue();
-        let header = cookie.split(';').next().unwrap().to_string();
-        assert!(verify(Some(&format!("a=b; {header}")), &token));
-        assert!(!verify(Some(&header), "forged"));
-        assert!(!verify(None, &token));
-        assert!(!verify(Some(&header), ""));
-        assert_ne!(issue().0, token, "tokens are random");
+    fn only_the_matching_cookie_passes() {
+        let (token, cookie) = token(&HeaderMap::new());
+        let cookie = cookie.unwrap();
+        let mut headers = HeaderMap::new();
+        headers.insert(COOKIE, cookie.split(';').next().unwrap().parse().unwrap());
+        assert!(verify(&headers, &token));
+        assert!(!verify(&headers, "0".repeat(32).as_str()));
+        assert!(!verify(&HeaderMap::new(), &token));
+        assert_eq!(super::token(&headers), (token, None));
+        assert_ne!(
+            super::token(&HeaderMap::new()).0,
+            super::token(&HeaderMap::new()).0
+        );
     }
 }

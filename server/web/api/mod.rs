@@ -1,6 +1,7 @@
 //! The JSON API under `/api/v1`: the same verdicts as the pages, for scripts and CI.
 //! Described by the OpenAPI document at `/api/v1/openapi.json`.
 
+pub mod alerts;
 mod domains;
 mod fleet;
 mod objects;
@@ -21,10 +22,13 @@ const OBJECT: &str = "/api/v1/objects/{cluster}/{kind}/{namespace}/{name}";
 const PROBLEMS: &str = "/api/v1/problems";
 const OWNER: &str = "/api/v1/owner";
 const OPENAPI: &str = "/api/v1/openapi.json";
+pub(super) const ALERTS: &str = "/api/v1/alerts";
+pub(super) const SILENCES: &str = "/api/v1/silences";
 
 /// Every API route this router serves (the OpenAPI test checks the document against it).
-pub const PATHS: [&str; 11] = [
+pub const PATHS: [&str; 13] = [
     FLEET, DOMAINS, DOMAIN, WAIT, CLUSTERS, CLUSTER, OBJECTS, OBJECT, PROBLEMS, OWNER, OPENAPI,
+    ALERTS, SILENCES,
 ];
 
 pub fn router() -> Router<AppState> {
@@ -40,4 +44,5 @@ pub fn router() -> Router<AppState> {
         .route(PROBLEMS, get(objects::problems))
         .route(OWNER, get(objects::owner))
         .route(OPENAPI, get(openapi::document))
+        .merge(alerts::router())
 }

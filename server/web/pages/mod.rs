@@ -1,5 +1,6 @@
 //! Server-rendered pages: one askama struct per page, defined beside its handler.
 
+mod alerts;
 mod cluster;
 mod domain;
 mod fleet;
@@ -27,6 +28,7 @@ pub fn router() -> Router<AppState> {
             "/objects/{cluster}/{kind}/{namespace}/{name}",
             get(object::page),
         )
+        .merge(alerts::router())
 }
 
 /// Renders any page template into a response.
