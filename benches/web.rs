@@ -167,9 +167,10 @@ async fn seed(store: &Store) -> Config {
                 },
             })
             .collect();
+        let ring = ["dev", "staging", "prod"][c.min(2)];
         let row = ClusterRow {
             name: cluster.clone(),
-            labels: json!({"ring": ["dev", "staging", "prod"][c.min(2)]}),
+            labels: json!({ "ring": ring }),
             last_good: Some(now),
             error: None,
             kind_errors: json!({}),
