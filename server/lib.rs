@@ -10,6 +10,7 @@ pub mod config;
 pub mod evaluate;
 pub mod fleet;
 pub mod health;
+pub mod metrics;
 pub mod model;
 pub mod sources;
 pub mod store;

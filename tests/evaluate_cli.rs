@@ -202,3 +202,70 @@ fn malformed_objects_are_reported_not_fatal() {
     );
     assert_eq!(report["skipped"].as_array().unwrap().len(), 1, "{report}");
 }
+
+#[test]
+fn a_consumed_crd_missing_from_the_input_fails_its_consumer() {
+    let text = r#"
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: netop, namespace: networking, generation: 1}
+spec: {interval: 30m, chartRef: {kind: OCIRepository, name: netop}}
+status:
+  observedGeneration: 1
+  inventory:
+    entries:
+      - {id: networking_netop_apps_Deployment, v: v1}
+      - {id: networking_tenant-limits_ratelimit.solo.io_RateLimitConfig, v: v1alpha1}
+  conditions:
+    - {type: Ready, status: "True", reason: UpgradeSucceeded, message: "Helm upgrade succeeded", lastTransitionTime: "2026-11-28T10:00:00Z", observedGeneration: 1}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {name: netop, namespace: networking, generation: 1}
+spec: {interval: 5m, url: "oci://registry/netop"}
+status:
+  observedGeneration: 1
+  artifact: {revision: "2.14.0@sha256:aaaa"}
+  conditions:
+    - {type: Ready, status: "True", reason: Succeeded, message: "stored artifact", lastTransitionTime: "2026-11-28T08:00:00Z", observedGeneration: 1}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: helmreleases.helm.toolkit.fluxcd.io}
+spec: {group: helm.toolkit.fluxcd.io, names: {kind: HelmRelease, plural: helmreleases}}
+"#;
+    let output = evaluate(&["-"], Some(text));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let netop = report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "HelmRelease")
+        .unwrap();
+    assert_eq!(netop["state"], "failed", "{netop}");
+    assert!(
+        netop["reason"]
+            .as_str()
+            .unwrap()
+            .contains("RateLimitConfig"),
+        "{netop}"
+    );
+
+    // Without any CRD in the input, nothing is inferred.
+    let without_crds = text.split("---").take(2).collect::<Vec<_>>().join("---");
+    let report: Value =
+        serde_json::from_slice(&evaluate(&["-"], Some(&without_crds)).stdout).unwrap();
+    let netop = report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "HelmRelease")
+        .unwrap();
+    assert_eq!(netop["state"], "healthy", "{netop}");
+}

@@ -1,9 +1,11 @@
 //! One typed configuration: a YAML file, then environment overrides, validated at start-up.
 //! Errors name the file, the key and what is wrong.
 
+mod collector;
 mod load;
 mod web;
 
+pub use collector::{CollectorSettings, Retention};
 pub use load::{ConfigError, from_file, from_yaml_str, load};
 pub use web::{AuthConfig, AuthMode, Cidr, ProxyConfig, TokenHash, WebConfig};
 
@@ -37,6 +39,10 @@ pub struct Config {
     /// Who may read the dashboard and the API.
     #[serde(default)]
     pub web: WebConfig,
+    #[serde(default)]
+    pub collector: CollectorSettings,
+    #[serde(default)]
+    pub retention: Retention,
 }
 
 fn default_group_by() -> String {
@@ -54,6 +60,8 @@ impl Default for Config {
             group_by: default_group_by(),
             public_url: None,
             web: WebConfig::default(),
+            collector: CollectorSettings::default(),
+            retention: Retention::default(),
         }
     }
 }
@@ -107,6 +115,8 @@ impl fmt::Debug for Config {
             .field("thresholds", &self.thresholds)
             .field("group_by", &self.group_by)
             .field("web", &self.web)
+            .field("collector", &self.collector)
+            .field("retention", &self.retention)
             .finish()
     }
 }

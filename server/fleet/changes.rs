@@ -6,11 +6,12 @@ use super::Snapshot;
 use crate::health::{Evaluation, State, Verdict};
 use crate::model::ObjectId;
 use crate::store::{
-    ChangeSet, ClusterRow, DomainRow, ObjectKey, ObjectRow, RootCauseRow, TransitionRow,
+    ChangeSet, ClusterRow, DomainRow, ObjectKey, ObjectRecord, ObjectRow, RootCauseRow,
+    TransitionRow,
 };
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// What was last handed to the store, to write only differences.
 #[derive(Debug, Default)]
@@ -56,6 +57,13 @@ impl RollupChanges {
         self.clusters.is_empty()
     }
 
+    /// Drops what was pending for a cluster another collector owns now.
+    pub fn forget(&mut self, cluster: &str) {
+        self.causes.retain(|r| r.cluster != cluster);
+        self.domains.retain(|r| r.cluster != cluster);
+        self.clusters.retain(|c| c != cluster);
+    }
+
     /// Merges a later set in; the later rows win for the clusters they cover.
     pub fn absorb(&mut self, later: RollupChanges) {
         let covered: HashSet<&String> = later.clusters.iter().collect();
@@ -80,19 +88,24 @@ pub fn key_of(id: &ObjectId) -> ObjectKey {
 
 impl Written {
     /// Object rows and transitions; `touched` are the ids whose object body changed,
-    /// `domains` the domain membership of each object.
+    /// `domains` the domain membership of each object. Nothing is written for the `held`
+    /// clusters (taken over, but not yet heard from).
     pub fn object_changes(
         &mut self,
         evaluation: &Evaluation,
         snapshot: &Snapshot,
         touched: &HashSet<ObjectId>,
         domains: &HashMap<ObjectId, Vec<String>>,
+        held: &BTreeSet<String>,
         now: DateTime<Utc>,
     ) -> ChangeSet {
         let mut changes = ChangeSet::default();
         let mut present = HashSet::with_capacity(evaluation.objects.len());
         for verdict in &evaluation.objects {
             present.insert(&verdict.id);
+            if held.contains(&verdict.cluster) {
+                continue;
+            }
             let next = WrittenVerdict::new(
                 verdict,
                 domains.get(&verdict.id).cloned().unwrap_or_default(),
@@ -136,6 +149,7 @@ impl Written {
             .verdicts
             .keys()
             .filter(|id| !present.contains(id))
+            .filter(|id| id.parts().is_none_or(|p| !held.contains(p.0)))
             .cloned()
             .collect();
         for id in gone {
@@ -196,11 +210,13 @@ impl Written {
         changes
     }
 
-    /// Cluster rows (freshness, counts by state) that changed.
+    /// Cluster rows (freshness, counts by state) that changed. A `held` cluster's row is only
+    /// written once there is an error to report; until then the previous owner's row stands.
     pub fn cluster_changes(
         &mut self,
         evaluation: &Evaluation,
         snapshot: &Snapshot,
+        held: &BTreeSet<String>,
         now: DateTime<Utc>,
     ) -> Vec<ClusterRow> {
         let mut counts: HashMap<&str, BTreeMap<&str, u64>> = HashMap::new();
@@ -213,6 +229,9 @@ impl Written {
         }
         let mut rows = Vec::new();
         for info in snapshot.clusters() {
+            if held.contains(&info.name) && info.error.is_none() {
+                continue;
+            }
             let row = ClusterRow {
                 name: info.name.clone(),
                 labels: json!(info.labels),
@@ -234,6 +253,46 @@ impl Written {
             }
         }
         rows
+    }
+
+    /// Forgets what was written for a cluster another collector owns now.
+    pub fn forget_cluster(&mut self, name: &str) {
+        self.verdicts
+            .retain(|id, _| id.parts().is_none_or(|p| p.0 != name));
+        self.rollups.remove(name);
+        self.clusters.remove(name);
+    }
+
+    /// Starts from what the store holds for a cluster just taken over, so only real changes
+    /// become transitions and rows of objects that vanished meanwhile are deleted.
+    pub fn seed(&mut self, records: &[ObjectRecord]) {
+        for record in records {
+            let Ok(kind) = record.kind.parse() else {
+                continue;
+            };
+            let Ok(state) = record.state.parse() else {
+                continue;
+            };
+            let root_causes = record
+                .root_causes
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(|s| ObjectId(s.to_string())))
+                .collect();
+            let id = ObjectId::new(&record.cluster, kind, &record.namespace, &record.name);
+            self.verdicts.insert(
+                id,
+                WrittenVerdict {
+                    state,
+                    since: record.since,
+                    reason: record.reason.clone(),
+                    message: record.message.clone(),
+                    root_causes,
+                    domains: record.domains.clone(),
+                },
+            );
+        }
     }
 
     /// After a failed write, forget the cluster rows so the next round rewrites them all.

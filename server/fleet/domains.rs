@@ -120,6 +120,8 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             deleting: false,
+            created: None,
+            deleting_since: None,
             owners: Vec::new(),
             spec: Default::default(),
             status: Default::default(),

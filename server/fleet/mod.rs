@@ -3,10 +3,15 @@
 
 mod changes;
 mod domains;
+mod leases;
+mod ownership;
+pub mod retention;
 mod runner;
 mod snapshot;
 
 pub use domains::domain_members;
+pub use leases::LeaseKeeper;
+pub use ownership::ClusterSet;
 pub use runner::{Evaluated, Latest, Runner};
 pub use snapshot::Snapshot;
 

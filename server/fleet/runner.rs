@@ -5,11 +5,17 @@
 
 use super::changes::{RollupChanges, Written};
 use super::domains::domain_members;
+use super::ownership::{ClusterSet, Ownership, leases_changed};
 use super::{FleetSettings, Snapshot};
-use crate::health::{self, Evaluation, Input};
+use crate::health::{self, ClusterInfo, Evaluation, Input};
+use crate::metrics;
+use crate::model::Kind;
 use crate::sources::{EventReceiver, SourceEvent};
-use crate::store::{ChangeSet, Store, replace_rollups, upsert_clusters, write_changes};
+use crate::store::{
+    ChangeSet, ObjectFilter, Store, replace_rollups, upsert_clusters, write_changes,
+};
 use chrono::{DateTime, Utc};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -41,6 +47,8 @@ pub struct Runner {
     pending: ChangeSet,
     pending_rollups: RollupChanges,
     latest: watch::Sender<Arc<Evaluated>>,
+    /// Set when collectors share the fleet: only leased clusters are collected and written.
+    ownership: Option<Ownership>,
 }
 
 impl Runner {
@@ -54,8 +62,21 @@ impl Runner {
             pending: ChangeSet::default(),
             pending_rollups: RollupChanges::default(),
             latest,
+            ownership: None,
         };
         (runner, receiver)
+    }
+
+    /// Collects and writes only the clusters in `leases` (kept up to date by the lease keeper).
+    /// Returns the clusters the sources should collect: each is adopted here first.
+    pub fn with_leases(
+        mut self,
+        leases: watch::Receiver<ClusterSet>,
+    ) -> (Runner, watch::Receiver<ClusterSet>) {
+        let (ownership, collect) = Ownership::new(leases);
+        self.snapshot = Snapshot::default();
+        self.ownership = Some(ownership);
+        (self, collect)
     }
 
     /// Runs until every event sender is gone.
@@ -64,8 +85,17 @@ impl Runner {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut dirty = true;
         let mut last_evaluation = Instant::now();
+        self.follow_leases().await;
         loop {
             tokio::select! {
+                alive = leases_changed(&mut self.ownership) => {
+                    if !alive {
+                        self.ownership = None;
+                        break;
+                    }
+                    self.follow_leases().await;
+                    dirty = true;
+                }
                 event = events.recv() => {
                     let Some(event) = event else { break };
                     dirty |= self.apply(event);
@@ -91,7 +121,64 @@ impl Runner {
 
     /// Applies one source event to the snapshot; returns whether anything changed.
     pub fn apply(&mut self, event: SourceEvent) -> bool {
-        self.snapshot.apply(event)
+        let mut changed = false;
+        if let Some(ownership) = &mut self.ownership {
+            if !ownership.accepts(&event) {
+                return false;
+            }
+            if let Some(cluster) = ownership.heard_from(&event) {
+                self.snapshot.touch_cluster(&cluster);
+                changed = true;
+            }
+        }
+        self.snapshot.apply(event) || changed
+    }
+
+    /// Adopts clusters whose lease was won and drops those whose lease was lost.
+    #[tracing::instrument(skip_all)]
+    async fn follow_leases(&mut self) {
+        let Some(ownership) = &mut self.ownership else {
+            return;
+        };
+        let change = ownership.change();
+        for cluster in change.lost {
+            tracing::info!(%cluster, "lease lost: no longer collecting");
+            ownership.drop_cluster(&cluster);
+            self.snapshot.drop_cluster(&cluster);
+            self.written.forget_cluster(&cluster);
+            let pending = &mut self.pending;
+            pending.upserts.retain(|r| r.key.cluster != cluster);
+            pending.deletes.retain(|k| k.cluster != cluster);
+            pending.transitions.retain(|t| t.key.cluster != cluster);
+            self.pending_rollups.forget(&cluster);
+            metrics::set_cluster_held(&cluster, false);
+        }
+        for cluster in change.gained {
+            tracing::info!(%cluster, "lease won: collecting");
+            let filter = ObjectFilter {
+                cluster: Some(cluster.clone()),
+                limit: i64::MAX,
+                ..ObjectFilter::default()
+            };
+            match self.store.objects(&filter).await {
+                Ok(page) => self.written.seed(&page.items),
+                Err(error) => {
+                    tracing::warn!(%cluster, %error, "cannot read what the previous collector wrote; starting afresh");
+                }
+            }
+            self.snapshot.add_cluster(ClusterInfo {
+                name: cluster.clone(),
+                labels: self
+                    .settings
+                    .cluster_labels
+                    .get(&cluster)
+                    .cloned()
+                    .unwrap_or_default(),
+                ..ClusterInfo::default()
+            });
+            ownership.adopt(&cluster);
+            metrics::set_cluster_held(&cluster, true);
+        }
     }
 
     #[tracing::instrument(skip_all)]
@@ -107,23 +194,40 @@ impl Runner {
             })
         });
         let touched = self.snapshot.take_touched();
+        let held = self
+            .ownership
+            .as_ref()
+            .map(|o| o.held.clone())
+            .unwrap_or_default();
         let members = tokio::task::block_in_place(|| {
             let clusters: Vec<_> = self.snapshot.clusters().cloned().collect();
             domain_members(&self.settings.domains, &clusters, self.snapshot.objects())
         });
-        let changes =
-            self.written
-                .object_changes(&evaluation, &self.snapshot, &touched, &members, now);
-        let rollups = self
-            .written
-            .rollup_changes(&evaluation, &self.snapshot.cluster_names());
+        let changes = self.written.object_changes(
+            &evaluation,
+            &self.snapshot,
+            &touched,
+            &members,
+            &held,
+            now,
+        );
+        let mut ready = self.snapshot.cluster_names();
+        ready.retain(|c| !held.contains(c));
+        let rollups = self.written.rollup_changes(&evaluation, &ready);
         let clusters = self
             .written
-            .cluster_changes(&evaluation, &self.snapshot, now);
+            .cluster_changes(&evaluation, &self.snapshot, &held, now);
         self.pending.absorb(changes);
         self.pending_rollups.absorb(rollups);
         self.bound_pending();
-        match self.write(&clusters, now).await {
+        self.count_objects();
+        let rows = self.pending.len() + clusters.len();
+        let started = Instant::now();
+        let written = self.write(&clusters, now).await;
+        if rows > 0 || !self.pending_rollups.is_empty() {
+            metrics::write_batch(rows, started.elapsed(), written.is_ok());
+        }
+        match written {
             Ok(()) => {
                 self.pending = ChangeSet::default();
                 self.pending_rollups = RollupChanges::default();
@@ -155,6 +259,16 @@ impl Runner {
         }
         upsert_clusters(&mut tx, clusters).await?;
         tx.commit().await
+    }
+
+    fn count_objects(&self) {
+        let mut counts: BTreeMap<(String, Kind), u64> = BTreeMap::new();
+        for object in self.snapshot.objects() {
+            *counts
+                .entry((object.cluster.clone(), object.kind))
+                .or_default() += 1;
+        }
+        metrics::set_objects_tracked(&counts);
     }
 
     fn bound_pending(&mut self) {

@@ -17,7 +17,7 @@ pub use state::{AppState, Site};
 pub use views::present::encode as encode_component;
 
 use axum::Router;
-use axum::http::{HeaderName, HeaderValue, header};
+use axum::http::{HeaderValue, header};
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::get;
 use tower_http::limit::RequestBodyLimitLayer;
@@ -42,6 +42,7 @@ pub fn router(state: AppState) -> Router {
         .merge(api::router())
         .route("/healthz", get(probes::healthz))
         .route("/readyz", get(probes::readyz))
+        .route("/metrics", get(crate::metrics::serve))
         .route("/static/{*path}", get(assets::serve))
         .layer(from_fn_with_state(state.clone(), auth::check))
         .layer(from_fn(limits::query_length))
@@ -49,7 +50,7 @@ pub fn router(state: AppState) -> Router {
         .layer(TraceLayer::new_for_http());
     for (name, value) in security_headers {
         router = router.layer(SetResponseHeaderLayer::overriding(
-            HeaderName::from(name),
+            name,
             HeaderValue::from_static(value),
         ));
     }
