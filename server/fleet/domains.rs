@@ -92,7 +92,7 @@ fn directly_selected(domain: &DomainSpec, object: &Object) -> bool {
         object.kind == Kind::Kustomization
             && root == format!("{}/{}", object.namespace, object.name)
     });
-    let by_namespace = select.namespaces.iter().any(|ns| *ns == object.namespace);
+    let by_namespace = select.namespaces.contains(&object.namespace);
     by_labels || by_root || by_namespace
 }
 
