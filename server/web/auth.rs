@@ -25,7 +25,7 @@ pub async fn check(State(state): State<AppState>, request: Request, next: Next) 
 }
 
 fn is_open(path: &str) -> bool {
-    matches!(path, "/healthz" | "/readyz") || path.starts_with("/static/")
+    matches!(path, "/healthz" | "/readyz" | "/metrics") || path.starts_with("/static/")
 }
 
 fn decide(auth: &AuthConfig, request: &Request) -> Result<(), ApiError> {
