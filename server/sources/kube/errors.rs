@@ -27,7 +27,10 @@ pub fn classify(error: &kube::Error) -> String {
         "timeout".to_string()
     } else if lower.contains("dns error") || lower.contains("failed to lookup") {
         "DNS: server name not found".to_string()
-    } else if lower.contains("connection reset") || lower.contains("broken pipe") {
+    } else if lower.contains("connection reset")
+        || lower.contains("broken pipe")
+        || lower.contains("connection closed")
+    {
         "connection reset".to_string()
     } else if matches!(error, kube::Error::Auth(_)) {
         "credentials: cannot get a token (exec plugin or token file failed)".to_string()
@@ -134,6 +137,13 @@ mod tests {
         );
         let error = kube::Error::Service(Box::new(refused));
         assert_eq!(classify(&error), "connection refused");
+        let closed = std::io::Error::other(
+            "client error (SendRequest): connection closed before message completed",
+        );
+        assert_eq!(
+            classify(&kube::Error::Service(Box::new(closed))),
+            "connection reset"
+        );
         let tls = std::io::Error::other("invalid peer certificate: UnknownIssuer");
         assert_eq!(
             classify(&kube::Error::Service(Box::new(tls))),
