@@ -3,7 +3,7 @@
 //! root causes or domain verdicts changed.
 
 use super::Snapshot;
-use crate::health::{Evaluation, State, Verdict};
+use crate::health::{CoOwnership, Dependency, Evaluation, State, Verdict};
 use crate::model::ObjectId;
 use crate::store::{
     ChangeSet, ClusterRow, DomainRow, ObjectKey, ObjectRecord, ObjectRow, RootCauseRow,
@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 #[derive(Debug, Default)]
 pub struct Written {
     verdicts: HashMap<ObjectId, WrittenVerdict>,
-    rollups: HashMap<String, (Vec<RootCauseRow>, Vec<DomainRow>)>,
+    rollups: HashMap<String, ClusterRollup>,
     clusters: HashMap<String, ClusterRow>,
 }
 
@@ -44,12 +44,24 @@ impl WrittenVerdict {
     }
 }
 
+/// What one cluster's evaluation rolls up to: its root causes, domain verdicts and cross-stack
+/// edges. Replaced as a whole when any part changes.
+#[derive(Debug, Default, PartialEq)]
+struct ClusterRollup {
+    causes: Vec<RootCauseRow>,
+    domains: Vec<DomainRow>,
+    dependencies: Vec<Dependency>,
+    co_ownerships: Vec<CoOwnership>,
+}
+
 /// Roll-ups to replace, for the clusters whose roll-ups changed.
 #[derive(Debug, Default)]
 pub struct RollupChanges {
     pub clusters: Vec<String>,
     pub causes: Vec<RootCauseRow>,
     pub domains: Vec<DomainRow>,
+    pub dependencies: Vec<Dependency>,
+    pub co_ownerships: Vec<CoOwnership>,
 }
 
 impl RollupChanges {
@@ -61,6 +73,8 @@ impl RollupChanges {
     pub fn forget(&mut self, cluster: &str) {
         self.causes.retain(|r| r.cluster != cluster);
         self.domains.retain(|r| r.cluster != cluster);
+        self.dependencies.retain(|r| r.cluster != cluster);
+        self.co_ownerships.retain(|r| r.cluster != cluster);
         self.clusters.retain(|c| c != cluster);
     }
 
@@ -69,10 +83,14 @@ impl RollupChanges {
         let covered: HashSet<&String> = later.clusters.iter().collect();
         self.causes.retain(|r| !covered.contains(&r.cluster));
         self.domains.retain(|r| !covered.contains(&r.cluster));
+        self.dependencies.retain(|r| !covered.contains(&r.cluster));
+        self.co_ownerships.retain(|r| !covered.contains(&r.cluster));
         self.clusters.retain(|c| !covered.contains(c));
         self.clusters.extend(later.clusters);
         self.causes.extend(later.causes);
         self.domains.extend(later.domains);
+        self.dependencies.extend(later.dependencies);
+        self.co_ownerships.extend(later.co_ownerships);
     }
 }
 
@@ -160,14 +178,14 @@ impl Written {
         evaluation: &Evaluation,
         clusters: &[String],
     ) -> RollupChanges {
-        let mut by_cluster: BTreeMap<&str, (Vec<RootCauseRow>, Vec<DomainRow>)> = clusters
+        let mut by_cluster: BTreeMap<&str, ClusterRollup> = clusters
             .iter()
             .map(|c| (c.as_str(), Default::default()))
             .collect();
         for cause in &evaluation.root_causes {
             let cluster = cause.id.parts().map_or("", |p| p.0);
             if let Some(entry) = by_cluster.get_mut(cluster) {
-                entry.0.push(RootCauseRow {
+                entry.causes.push(RootCauseRow {
                     id: cause.id.0.clone(),
                     cluster: cluster.to_string(),
                     state: cause.state.as_str().to_string(),
@@ -180,7 +198,7 @@ impl Written {
         }
         for domain in &evaluation.domains {
             if let Some(entry) = by_cluster.get_mut(domain.cluster.as_str()) {
-                entry.1.push(DomainRow {
+                entry.domains.push(DomainRow {
                     domain: domain.domain.clone(),
                     cluster: domain.cluster.clone(),
                     version: domain.version.clone(),
@@ -192,15 +210,31 @@ impl Written {
                 });
             }
         }
+        for edge in &evaluation.dependencies {
+            if let Some(entry) = by_cluster.get_mut(edge.cluster.as_str()) {
+                entry.dependencies.push(edge.clone());
+            }
+        }
+        for shared in &evaluation.co_ownerships {
+            if let Some(entry) = by_cluster.get_mut(shared.cluster.as_str()) {
+                entry.co_ownerships.push(shared.clone());
+            }
+        }
         let mut changes = RollupChanges::default();
-        for (cluster, rows) in by_cluster {
-            if self.rollups.get(cluster) == Some(&rows) {
+        for (cluster, rollup) in by_cluster {
+            if self.rollups.get(cluster) == Some(&rollup) {
                 continue;
             }
             changes.clusters.push(cluster.to_string());
-            changes.causes.extend(rows.0.iter().cloned());
-            changes.domains.extend(rows.1.iter().cloned());
-            self.rollups.insert(cluster.to_string(), rows);
+            changes.causes.extend(rollup.causes.iter().cloned());
+            changes.domains.extend(rollup.domains.iter().cloned());
+            changes
+                .dependencies
+                .extend(rollup.dependencies.iter().cloned());
+            changes
+                .co_ownerships
+                .extend(rollup.co_ownerships.iter().cloned());
+            self.rollups.insert(cluster.to_string(), rollup);
         }
         changes
     }

@@ -2,6 +2,7 @@
 //! change tracking that writes only differences to the store.
 
 mod changes;
+mod crd_history;
 mod leases;
 mod ownership;
 pub mod retention;

@@ -4,14 +4,17 @@
 //! kept (bounded) and written when the database answers again.
 
 use super::changes::{RollupChanges, Written};
+use super::crd_history::CrdHistory;
 use super::ownership::{ClusterSet, Ownership, leases_changed};
 use super::{FleetSettings, Snapshot};
+use crate::health::CrdProvider;
 use crate::health::{self, ClusterInfo, Evaluation, Input};
 use crate::metrics;
 use crate::model::Kind;
 use crate::sources::{EventReceiver, SourceEvent};
 use crate::store::{
-    ChangeSet, ObjectFilter, Store, replace_rollups, upsert_clusters, write_changes,
+    ChangeSet, ObjectFilter, Store, record_crd_providers, replace_dependencies, replace_rollups,
+    upsert_clusters, write_changes,
 };
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
@@ -48,6 +51,9 @@ pub struct Runner {
     latest: watch::Sender<Arc<Evaluated>>,
     /// Set when collectors share the fleet: only leased clusters are collected and written.
     ownership: Option<Ownership>,
+    crd_history: CrdHistory,
+    /// CRD providers seen but not yet recorded.
+    pending_providers: Vec<CrdProvider>,
 }
 
 impl Runner {
@@ -62,6 +68,8 @@ impl Runner {
             pending_rollups: RollupChanges::default(),
             latest,
             ownership: None,
+            crd_history: CrdHistory::default(),
+            pending_providers: Vec::new(),
         };
         (runner, receiver)
     }
@@ -182,8 +190,10 @@ impl Runner {
 
     #[tracing::instrument(skip_all)]
     pub async fn evaluate_and_write(&mut self, now: DateTime<Utc>) {
+        self.crd_history.load_once(&self.store).await;
         let evaluation = tokio::task::block_in_place(|| {
-            let clusters: Vec<_> = self.snapshot.clusters().cloned().collect();
+            let mut clusters: Vec<_> = self.snapshot.clusters().cloned().collect();
+            self.crd_history.inject(&mut clusters);
             health::evaluate(&Input {
                 objects: self.snapshot.objects(),
                 clusters: &clusters,
@@ -209,6 +219,14 @@ impl Runner {
             .cluster_changes(&evaluation, &self.snapshot, &held, now);
         self.pending.absorb(changes);
         self.pending_rollups.absorb(rollups);
+        // One row per CRD in a batch: a newer sighting replaces an unwritten older one.
+        for provider in self.crd_history.observe(&evaluation.crd_providers, now) {
+            self.pending_providers.retain(|p| {
+                (&p.cluster, &p.group, &p.kind)
+                    != (&provider.cluster, &provider.group, &provider.kind)
+            });
+            self.pending_providers.push(provider);
+        }
         self.bound_pending();
         self.count_objects();
         let rows = self.pending.len() + clusters.len();
@@ -221,6 +239,7 @@ impl Runner {
             Ok(()) => {
                 self.pending = ChangeSet::default();
                 self.pending_rollups = RollupChanges::default();
+                self.pending_providers.clear();
             }
             Err(error) => {
                 tracing::warn!(%error, pending = self.pending.len(), "database write failed; keeping changes to retry");
@@ -238,7 +257,11 @@ impl Runner {
         clusters: &[crate::store::ClusterRow],
         now: DateTime<Utc>,
     ) -> Result<(), sqlx::Error> {
-        if self.pending.is_empty() && self.pending_rollups.is_empty() && clusters.is_empty() {
+        if self.pending.is_empty()
+            && self.pending_rollups.is_empty()
+            && clusters.is_empty()
+            && self.pending_providers.is_empty()
+        {
             return Ok(());
         }
         let mut tx = self.store.pool().begin().await?;
@@ -246,7 +269,9 @@ impl Runner {
         if !self.pending_rollups.is_empty() {
             let r = &self.pending_rollups;
             replace_rollups(&mut tx, &r.clusters, &r.causes, &r.domains, now).await?;
+            replace_dependencies(&mut tx, &r.clusters, &r.dependencies, &r.co_ownerships).await?;
         }
+        record_crd_providers(&mut tx, &self.pending_providers, now).await?;
         upsert_clusters(&mut tx, clusters).await?;
         tx.commit().await
     }
