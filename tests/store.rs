@@ -213,14 +213,8 @@ async fn cross_stack_edges_and_crd_history_round_trip() {
         .unwrap();
     let edges = store.dependencies_of(gateway).await.unwrap();
     assert_eq!((edges.len(), edges[0].consumer.as_str()), (1, netop));
-    assert_eq!(
-        store
-            .co_ownerships_of("dev-1", &[crd.to_string()])
-            .await
-            .unwrap()
-            .len(),
-        1
-    );
+    let shared = store.co_ownerships_with(netop).await.unwrap();
+    assert_eq!((shared.len(), shared[0].0.as_str()), (1, crd));
     replace_dependencies(&mut conn, &["dev-1".to_string()], &[], &[])
         .await
         .unwrap();

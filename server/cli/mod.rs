@@ -1,7 +1,9 @@
 //! The command line: `serve`, `migrate`, `evaluate`. Errors print one line and set the exit
 //! code; nothing here panics on bad input.
 
+mod api_client;
 mod evaluate;
+mod impact;
 mod serve;
 mod wait;
 
@@ -49,6 +51,11 @@ pub enum Command {
     /// Exits 0 when it is, 1 (printing the blockers) when the timeout passes first, and 2 on
     /// any error (server unreachable, 4xx/5xx, bad arguments).
     Wait(wait::WaitArgs),
+    /// Before removing a stack: list the other stacks that consume what it provides (CRDs,
+    /// Namespaces), on one cluster or every cluster of a domain.
+    ///
+    /// Exit 0 when nothing depends on it, 1 when something does (listed), 2 on error.
+    Impact(impact::ImpactArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -57,6 +64,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Evaluate(args) => evaluate::run(args),
         Command::Wait(args) => wait::run(args),
+        Command::Impact(args) => impact::run(args),
         Command::Serve(args) => block_on(serve::run(args)),
         Command::Migrate { config } => {
             block_on(async move { serve::migrate(config.as_deref()).await })

@@ -2,6 +2,7 @@
 //! every cluster in its scope (exit 0), or the timeout passes (exit 1, blockers printed).
 //! Anything else — unreachable server, 4xx/5xx, bad arguments — exits 2 with one line.
 
+use super::api_client::{ApiCall, block_on};
 use crate::model::parse_go_duration;
 use clap::Args;
 use serde_json::Value;
@@ -27,12 +28,7 @@ pub struct WaitArgs {
 }
 
 pub fn run(args: WaitArgs) -> ExitCode {
-    let outcome = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))
-        .and_then(|runtime| runtime.block_on(check(&args)));
-    match outcome {
+    match block_on(check(&args)) {
         Ok(verdict) => report(&verdict),
         Err(message) => {
             eprintln!("fleetglass wait: {message}");
@@ -46,51 +42,22 @@ async fn check(args: &WaitArgs) -> Result<Value, String> {
     let timeout = timeout
         .to_std()
         .map_err(|_| "--timeout must not be negative".to_string())?;
-    let url = format!(
-        "{}/api/v1/domains/{}/wait",
-        args.url.trim_end_matches('/'),
-        crate::web::encode_component(&args.domain)
-    );
-    let client = reqwest::Client::builder()
+    ApiCall {
+        base_url: &args.url,
+        path: format!(
+            "/api/v1/domains/{}/wait",
+            crate::web::encode_component(&args.domain)
+        ),
+        query: vec![
+            ("version", args.version.as_str()),
+            ("timeout", args.timeout.as_str()),
+        ],
+        token: args.token.as_deref(),
         // The server answers by the timeout; allow it time to say so.
-        .timeout(timeout + Duration::from_secs(30))
-        .build()
-        .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
-    let mut request = client.get(&url).query(&[
-        ("version", args.version.as_str()),
-        ("timeout", args.timeout.as_str()),
-    ]);
-    if let Some(token) = &args.token {
-        request = request.bearer_auth(token);
+        timeout: timeout + Duration::from_secs(30),
     }
-    let response = request
-        .send()
-        .await
-        .map_err(|e| format!("cannot reach {}: {}", args.url, without_url(e)))?;
-    let status = response.status();
-    let body: Value = response
-        .json()
-        .await
-        .map_err(|_| format!("{url} answered {status} without JSON"))?;
-    if !status.is_success() {
-        let message = body["error"].as_str().unwrap_or("no message");
-        return Err(format!("{status}: {message}"));
-    }
-    Ok(body)
-}
-
-/// The error without the URL (it may carry a token in a query someday) and with its cause.
-fn without_url(error: reqwest::Error) -> String {
-    let connect = error.is_connect();
-    let error = error.without_url();
-    let cause = std::error::Error::source(&error)
-        .map(|s| format!(": {s}"))
-        .unwrap_or_default();
-    if connect {
-        format!("connection failed{cause}")
-    } else {
-        format!("{error}{cause}")
-    }
+    .get()
+    .await
 }
 
 fn report(verdict: &Value) -> ExitCode {

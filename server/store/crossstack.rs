@@ -127,16 +127,16 @@ impl Store {
             .await
     }
 
-    /// The co-owned objects among `objects` on `cluster`.
-    pub async fn co_ownerships_of(
+    /// The objects `provider` holds together with other Flux objects, with all their holders.
+    pub async fn co_ownerships_with(
         &self,
-        cluster: &str,
-        objects: &[String],
+        provider: &str,
     ) -> Result<Vec<(String, Value)>, sqlx::Error> {
-        sqlx::query_as("SELECT object, providers FROM co_ownerships WHERE cluster = $1 AND object = ANY($2) ORDER BY object")
-            .bind(cluster)
-            .bind(objects)
-            .fetch_all(self.pool())
-            .await
+        sqlx::query_as(
+            "SELECT object, providers FROM co_ownerships WHERE providers ? $1 ORDER BY object",
+        )
+        .bind(provider)
+        .fetch_all(self.pool())
+        .await
     }
 }

@@ -4,6 +4,7 @@
 pub mod alerts;
 mod domains;
 mod fleet;
+mod impact;
 mod objects;
 mod openapi;
 
@@ -21,14 +22,15 @@ const OBJECTS: &str = "/api/v1/objects";
 const OBJECT: &str = "/api/v1/objects/{cluster}/{kind}/{namespace}/{name}";
 const PROBLEMS: &str = "/api/v1/problems";
 const OWNER: &str = "/api/v1/owner";
+const IMPACT: &str = "/api/v1/impact";
 const OPENAPI: &str = "/api/v1/openapi.json";
 pub(super) const ALERTS: &str = "/api/v1/alerts";
 pub(super) const SILENCES: &str = "/api/v1/silences";
 
 /// Every API route this router serves (the OpenAPI test checks the document against it).
-pub const PATHS: [&str; 13] = [
-    FLEET, DOMAINS, DOMAIN, WAIT, CLUSTERS, CLUSTER, OBJECTS, OBJECT, PROBLEMS, OWNER, OPENAPI,
-    ALERTS, SILENCES,
+pub const PATHS: [&str; 14] = [
+    FLEET, DOMAINS, DOMAIN, WAIT, CLUSTERS, CLUSTER, OBJECTS, OBJECT, PROBLEMS, OWNER, IMPACT,
+    OPENAPI, ALERTS, SILENCES,
 ];
 
 pub fn router() -> Router<AppState> {
@@ -43,6 +45,7 @@ pub fn router() -> Router<AppState> {
         .route(OBJECT, get(objects::one))
         .route(PROBLEMS, get(objects::problems))
         .route(OWNER, get(objects::owner))
+        .route(IMPACT, get(impact::impact))
         .route(OPENAPI, get(openapi::document))
         .merge(alerts::router())
 }

@@ -4,6 +4,7 @@ mod alerts;
 mod cluster;
 mod domain;
 mod fleet;
+mod impact;
 mod object;
 mod objects;
 mod problems;
@@ -27,6 +28,10 @@ pub fn router() -> Router<AppState> {
         .route(
             "/objects/{cluster}/{kind}/{namespace}/{name}",
             get(object::page),
+        )
+        .route(
+            "/impact/{cluster}/{kind}/{namespace}/{name}",
+            get(impact::page),
         )
         .merge(alerts::router())
 }

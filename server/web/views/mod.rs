@@ -6,6 +6,7 @@ pub mod domain;
 pub mod filters;
 pub mod gate;
 pub mod graph;
+pub mod impact;
 pub mod object;
 pub mod owner;
 pub mod present;
