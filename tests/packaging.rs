@@ -4,6 +4,7 @@
 mod common;
 
 use common::testbed::Testbed;
+use serde::Deserialize;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -204,4 +205,30 @@ fn docker_compose_is_valid_and_pinned() {
             "volume used"
         );
     }
+}
+
+/// The plain manifest (for `kubectl apply`) and the chart grant exactly the same permissions.
+#[test]
+fn the_reader_manifest_and_the_chart_grant_the_same_rules() {
+    let rules_of = |yaml: &str| -> serde_yaml::Value {
+        serde_yaml::Deserializer::from_str(yaml)
+            .map(|doc| serde_yaml::Value::deserialize(doc).unwrap())
+            .find(|doc| doc["kind"] == "ClusterRole")
+            .expect("a ClusterRole")["rules"]
+            .clone()
+    };
+    let manifest = std::fs::read_to_string(charts().join("rbac/fleetglass-reader.yaml")).unwrap();
+    let chart = ok(helm(&["template", "reader", "fleetglass-reader"]));
+    assert_eq!(rules_of(&manifest), rules_of(&chart));
+    let text = format!("{:?}", rules_of(&chart));
+    for needed in [
+        "kustomizations",
+        "helmreleases",
+        "customresourcedefinitions",
+        "namespaces",
+        "pods",
+    ] {
+        assert!(text.contains(needed), "{needed}");
+    }
+    assert!(!text.contains("secrets") && !text.contains("create") && !text.contains("patch"));
 }

@@ -286,8 +286,26 @@ fn consume_crd(
         .crd_by_kind
         .get(&(entry.group, entry.kind))
         .map(|&c| &objects[c]);
+    let provided_by = |name: &str| {
+        let holders: Vec<String> = view
+            .providers
+            .get(&crd_key(name))
+            .into_iter()
+            .flatten()
+            .map(|&p| ids[p].to_string())
+            .collect();
+        if holders.is_empty() {
+            String::new()
+        } else {
+            format!(" (provided by {})", holders.join(", "))
+        }
+    };
     match served {
-        Some(crd) if crd.deleting => problems.push(format!("CRD {} is being deleted", crd.name)),
+        Some(crd) if crd.deleting => problems.push(format!(
+            "CRD {} is being deleted{}",
+            crd.name,
+            provided_by(&crd.name)
+        )),
         Some(crd) if crd.condition("Established").is_some_and(|c| !c.is_true()) => {
             problems.push(format!("CRD {} is not established", crd.name))
         }

@@ -10,6 +10,8 @@ use crate::config::ClusterConfig;
 use crate::model::{Kind, Object, controller_of_deployment};
 use crate::sources::{EventSender, SourceEvent};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::discovery::ApiResource;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -32,6 +34,7 @@ fn is_controller(object: &Object) -> bool {
     controller_of_deployment(&object.name).is_some()
 }
 
+/// The built-in kinds watched from the start: workloads by Flux's labels, CRDs, Namespaces.
 fn workload_specs() -> Vec<WatchSpec> {
     let applied = || {
         vec![
@@ -61,6 +64,17 @@ fn workload_specs() -> Vec<WatchSpec> {
             kind: Kind::DaemonSet,
             resource: ApiResource::erase::<DaemonSet>(&()),
             selections: applied(),
+        },
+        // Cross-stack: a consumer breaks when a CRD or Namespace it needs disappears.
+        WatchSpec {
+            kind: Kind::CustomResourceDefinition,
+            resource: ApiResource::erase::<CustomResourceDefinition>(&()),
+            selections: vec![Selection::everything()],
+        },
+        WatchSpec {
+            kind: Kind::Namespace,
+            resource: ApiResource::erase::<Namespace>(&()),
+            selections: vec![Selection::everything()],
         },
     ]
 }
