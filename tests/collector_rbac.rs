@@ -53,53 +53,28 @@ async fn forbidden_helm_releases_are_named_and_only_that_kind_suffers() {
             &format!("jsonpath={{.contexts[?(@.name==\"{one}\")].context.user}}"),
         ],
     );
-    let status = std::process::Command::new(bed.bin.join("kubectl"))
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .args([
-            "config",
-            "set-credentials",
-            user.trim(),
-            "--token",
-            token.trim(),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        status.status.success(),
-        "{}",
-        String::from_utf8_lossy(&status.stderr)
-    );
-    let unset = std::process::Command::new(bed.bin.join("kubectl"))
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .args([
-            "config",
-            "unset",
-            &format!("users.{}.client-certificate-data", user.trim()),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        unset.status.success(),
-        "{}",
-        String::from_utf8_lossy(&unset.stderr)
-    );
-    let unset = std::process::Command::new(bed.bin.join("kubectl"))
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .args([
-            "config",
-            "unset",
-            &format!("users.{}.client-key-data", user.trim()),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        unset.status.success(),
-        "{}",
-        String::from_utf8_lossy(&unset.stderr)
-    );
+    // Edits the copied kubeconfig only (the admin one stays as it was).
+    let edit = |args: &[&str]| {
+        let output = std::process::Command::new(bed.bin.join("kubectl"))
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
+    let user = user.trim();
+    edit(&["config", "set-credentials", user, "--token", token.trim()]);
+    edit(&[
+        "config",
+        "unset",
+        &format!("users.{user}.client-certificate-data"),
+    ]);
+    edit(&["config", "unset", &format!("users.{user}.client-key-data")]);
 
     let ns = common::collector::unique_namespace("fgr");
     common::collector::apply(&bed, one, &flux_pair(&ns));
