@@ -54,7 +54,7 @@ async fn the_openapi_document_and_the_router_agree_and_every_path_answers() {
         if path.ends_with("/wait") {
             uri.push_str("?version=none&timeout=0s");
         }
-        if path.ends_with("/owner") {
+        if path.ends_with("/owner") || path.ends_with("/impact") {
             uri = format!(
                 "{uri}?cluster={}&kind={}&namespace={}&name={}",
                 object["cluster"].as_str().unwrap(),
