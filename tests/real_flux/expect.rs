@@ -48,7 +48,8 @@ pub fn healthy_chain(report: &Report, ns: &str, commit: &str) {
 pub fn broken_yaml(report: &Report, ns: &str) {
     let infra = report.verdict("Kustomization", ns, "infra");
     assert_eq!(infra["state"], "failed", "{infra:#}");
-    assert!(infra["reason"].as_str().is_some_and(|r| r.contains("BuildFailed")), "{infra:#}");
+    assert_eq!(infra["reason"], "build failed", "{infra:#}");
+    assert!(infra["message"].as_str().is_some_and(|m| m.contains("MalformedYAMLError")), "{infra:#}");
     assert_state(report, "Kustomization", ns, "apps", "blocked");
     assert_eq!(root_causes(report, "Kustomization", ns, "apps"), [id("Kustomization", ns, "infra")]);
     let git = report.domain(&format!("{ns}-git"));

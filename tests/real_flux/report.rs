@@ -31,10 +31,6 @@ impl Report {
             .unwrap_or_else(|| panic!("no verdict for {id} in {:#}", self.0["objects"]))
     }
 
-    pub fn state(&self, kind: &str, namespace: &str, name: &str) -> String {
-        self.verdict(kind, namespace, name)["state"].as_str().unwrap_or_default().to_string()
-    }
-
     pub fn domain(&self, name: &str) -> &Value {
         self.0["domains"]
             .as_array()

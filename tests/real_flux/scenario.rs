@@ -137,31 +137,35 @@ spec:
 /// The repository content of a healthy chain: a Deployment under infra, a HelmRelease under apps.
 pub fn chain_files() -> Vec<(&'static str, String)> {
     vec![
-        ("infra/backend.yaml", deployment("backend", "type: kwok")),
+        ("infra/backend.yaml", deployment("backend", "")),
         ("apps/webapp.yaml", webapp_release("")),
     ]
 }
 
-fn deployment(name: &str, node_selector: &str) -> String {
+fn deployment(name: &str, extra_spec: &str) -> String {
     format!(
         r#"apiVersion: apps/v1
 kind: Deployment
 metadata: {{name: {name}, labels: {{app: {name}}}}}
 spec:
-  replicas: 1
+  replicas: 1{extra_spec}
   selector: {{matchLabels: {{app: {name}}}}}
   template:
     metadata: {{labels: {{app: {name}}}}}
     spec:
-      nodeSelector: {{{node_selector}}}
+      nodeSelector: {{type: kwok}}
       containers: [{{name: app, image: "registry.testbed.invalid/{name}:1.0.0"}}]
 "#
     )
 }
 
-/// A Deployment no node matches: its pod stays Pending, so it never becomes available.
+/// A Deployment whose pod runs but only counts as available after an hour (minReadySeconds):
+/// a rollout that is slow, not failed. (A pod no node matches is Unschedulable: a failure.)
 pub fn never_ready_deployment() -> String {
-    deployment("never-ready", "fleetglass.testbed/no-such-node: \"true\"")
+    deployment(
+        "never-ready",
+        "\n  minReadySeconds: 3600\n  progressDeadlineSeconds: 7200",
+    )
 }
 
 pub fn load_balancer_service(name: &str) -> String {

@@ -24,7 +24,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address (loopback)")
 	gitRoot := flag.String("git", "", "directory holding bare repositories <name>.git")
 	helmRoot := flag.String("helm", "", "directory holding index.yaml and chart archives")
-	backend := flag.String("git-http-backend", "", "path of git-http-backend (default: from `git --exec-path`)")
+	backend := flag.String("git-http-backend", "", "path of git-http-backend (default: the one in git --exec-path)")
 	freePorts := flag.Int("free-ports", 0, "print this many free loopback ports and exit")
 	flag.Parse()
 	if *freePorts > 0 {
