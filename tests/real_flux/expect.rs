@@ -65,13 +65,13 @@ pub fn progressing_rollout(report: &Report, ns: &str) {
     assert_state(report, "Kustomization", ns, "infra", "progressing");
 }
 
-/// Step `rollout-stuck`: the same rollout past the 20s threshold; the verdict names the
-/// attempted and the applied revision.
-pub fn stuck_rollout(report: &Report, ns: &str, applied: &str, attempted: &str) {
-    let infra = report.verdict("Kustomization", ns, "infra");
-    assert_eq!(infra["state"], "stuck", "{infra:#}");
-    let reason = infra["reason"].as_str().unwrap_or_default();
-    assert!(reason.contains(attempted) && reason.contains(applied), "{infra:#}");
+/// Step `rollout-stuck`: the same rollout past the 20s threshold. The Deployment that never
+/// becomes available is the stuck root cause; the Kustomization waiting on it is blocked by it.
+pub fn stuck_rollout(report: &Report, ns: &str) {
+    let deployment = report.verdict("Deployment", ns, "never-ready");
+    assert_eq!(deployment["state"], "stuck", "{deployment:#}");
+    assert_state(report, "Kustomization", ns, "infra", "blocked");
+    assert_eq!(root_causes(report, "Kustomization", ns, "infra"), [id("Deployment", ns, "never-ready")]);
 }
 
 const KUSTOMIZE_CONTROLLER: &str = "tb-1/Deployment/flux-system/kustomize-controller";

@@ -45,7 +45,7 @@ fn broken_yaml_fails_its_kustomization_and_blocks_the_dependents() {
 fn health_checks_that_never_pass_are_progressing_then_stuck() {
     let _bed = shared();
     let s = Scenario::new("flux-stuck");
-    let first = s.commit(&chain_files(), "healthy chain");
+    s.commit(&chain_files(), "healthy chain");
     s.bed.apply(&chain_objects(&s));
     s.bed.wait_ready(&s.ns, "kustomization/infra", "True", "ReconciliationSucceeded");
 
@@ -56,8 +56,12 @@ fn health_checks_that_never_pass_are_progressing_then_stuck() {
     s.bed.wait_ready(&s.ns, "kustomization/infra", "Unknown", "Progressing");
     s.bed.wait_for(&s.ns, "kustomization/infra", "{.status.lastAttemptedRevision}", |r| r.ends_with(&second));
     expect::progressing_rollout(&s.capture("rollout-progressing"), &s.ns);
-    let stuck = s.wait_for_state("rollout-stuck", "Kustomization", "infra", "stuck");
-    expect::stuck_rollout(&stuck, &s.ns, &first, &second);
+    let stuck = s.wait_for_state("rollout-stuck", "Deployment", "never-ready", "stuck");
+    expect::stuck_rollout(&stuck, &s.ns);
+    // the controller's own record of the rollout: the new commit attempted, the old one applied
+    let revisions = s.bed.kubectl(&["-n", &s.ns, "get", "kustomization/infra", "-o", "jsonpath={.status.lastAttemptedRevision} {.status.lastAppliedRevision}"]);
+    let (attempted, applied) = revisions.split_once(' ').expect("both revisions");
+    assert!(attempted.ends_with(&second) && !applied.ends_with(&second), "{revisions}");
 }
 
 #[test]
