@@ -18,14 +18,28 @@ fn fixture(step: &str) -> Report {
         .lines()
         .next()
         .and_then(|l| l.strip_prefix("# captured-at: "))
-        .unwrap_or_else(|| panic!("{} does not start with '# captured-at: <time>'", file.display()));
+        .unwrap_or_else(|| {
+            panic!(
+                "{} does not start with '# captured-at: <time>'",
+                file.display()
+            )
+        });
     evaluate(&file, &dir.join("config.yaml"), now)
 }
 
 /// The commit a step's GitRepository offered, from the fixture itself.
 fn revision(report: &Report, ns: &str) -> String {
-    let message = report.verdict("GitRepository", ns, "fleet")["message"].as_str().unwrap_or_default().to_string();
-    message.rsplit("sha1:").next().unwrap_or_default().chars().take(40).collect()
+    let message = report.verdict("GitRepository", ns, "fleet")["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    message
+        .rsplit("sha1:")
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(40)
+        .collect()
 }
 
 #[test]

@@ -222,13 +222,19 @@ fn a_first_rollout_without_failing_pods_is_in_progress_until_its_threshold() {
     let mut stale = rolling;
     stale[0]["lastTransitionTime"] = json!(ago(90));
     values.last_mut().unwrap()["status"]["conditions"] = stale;
-    assert_eq!(run(&values).state("Deployment", "networking", "netop"), Stuck);
+    assert_eq!(
+        run(&values).state("Deployment", "networking", "netop"),
+        Stuck
+    );
 
     // a finished rollout that lost its replicas is not in progress: it fails as before
     let mut done = release_with_pods(vec![], 0);
     done.last_mut().unwrap()["status"]["conditions"] = json!([
         {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable", "message": "", "lastTransitionTime": ago(90)}]);
-    assert_eq!(run(&done).state("Deployment", "networking", "netop"), Failed);
+    assert_eq!(
+        run(&done).state("Deployment", "networking", "netop"),
+        Failed
+    );
 }
 
 #[test]

@@ -26,7 +26,9 @@ fn script() -> PathBuf {
 
 /// Runs a command, failing the test with its stderr when it fails.
 fn checked(command: &mut Command) -> String {
-    let output = command.output().unwrap_or_else(|e| panic!("{command:?}: {e}"));
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
     assert!(
         output.status.success(),
         "{command:?} failed:\n{}{}",
@@ -61,16 +63,22 @@ impl FluxBed {
         static BED: OnceLock<FluxBed> = OnceLock::new();
         BED.get_or_init(|| {
             let state = repo().join("target/testbed-flux");
-            let env = checked(Command::new(script()).arg("up").env("TESTBED_STATE", &state));
-            let bin = PathBuf::from(checked(
-                Command::new(repo().join("tests/testbed/testbed"))
-                    .arg("env")
+            let env = checked(
+                Command::new(script())
+                    .arg("up")
                     .env("TESTBED_STATE", &state),
-            )
-            .lines()
-            .find_map(|l| l.strip_prefix("export TESTBED_BIN="))
-            .expect("TESTBED_BIN")
-            .trim_matches('\''));
+            );
+            let bin = PathBuf::from(
+                checked(
+                    Command::new(repo().join("tests/testbed/testbed"))
+                        .arg("env")
+                        .env("TESTBED_STATE", &state),
+                )
+                .lines()
+                .find_map(|l| l.strip_prefix("export TESTBED_BIN="))
+                .expect("TESTBED_BIN")
+                .trim_matches('\''),
+            );
             FluxBed {
                 kubeconfig: export(&env, "FLUX_KUBECONFIG").into(),
                 kubectl: bin.join("kubectl"),
@@ -137,7 +145,16 @@ impl FluxBed {
         let bare = self.git_root.join(format!("{name}.git"));
         let work = self.state.join("flux/work").join(name);
         if !bare.exists() {
-            git(&self.git_root, &["init", "--quiet", "--bare", "--initial-branch=main", &format!("{name}.git")]);
+            git(
+                &self.git_root,
+                &[
+                    "init",
+                    "--quiet",
+                    "--bare",
+                    "--initial-branch=main",
+                    &format!("{name}.git"),
+                ],
+            );
             std::fs::create_dir_all(&work).expect("work tree");
             git(&work, &["init", "--quiet", "--initial-branch=main"]);
             git(&work, &["remote", "add", "origin", &bare.to_string_lossy()]);
@@ -149,7 +166,10 @@ impl FluxBed {
             std::fs::write(&file, text).expect("write file");
         }
         git(&work, &["add", "-A"]);
-        git(&work, &["commit", "--quiet", "--allow-empty", "-m", message]);
+        git(
+            &work,
+            &["commit", "--quiet", "--allow-empty", "-m", message],
+        );
         git(&work, &["push", "--quiet", "origin", "main"]);
         git(&work, &["rev-parse", "HEAD"]).trim().to_string()
     }
@@ -158,18 +178,35 @@ impl FluxBed {
     pub fn reconcile(&self, namespace: &str, resource: &str) {
         let now = chrono::Utc::now().to_rfc3339();
         self.kubectl(&[
-            "-n", namespace, "annotate", "--overwrite", resource,
+            "-n",
+            namespace,
+            "annotate",
+            "--overwrite",
+            resource,
             &format!("reconcile.fluxcd.io/requestedAt={now}"),
         ]);
     }
 
     /// Polls `kubectl get RESOURCE -o jsonpath=…` until `accept` holds; panics at the deadline
     /// with the last value and the object's status.
-    pub fn wait_for(&self, namespace: &str, resource: &str, jsonpath: &str, accept: impl Fn(&str) -> bool) -> String {
+    pub fn wait_for(
+        &self,
+        namespace: &str,
+        resource: &str,
+        jsonpath: &str,
+        accept: impl Fn(&str) -> bool,
+    ) -> String {
         let deadline = Instant::now() + Duration::from_secs(180);
         loop {
             let output = self
-                .kubectl_command(&["-n", namespace, "get", resource, "-o", &format!("jsonpath={jsonpath}")])
+                .kubectl_command(&[
+                    "-n",
+                    namespace,
+                    "get",
+                    resource,
+                    "-o",
+                    &format!("jsonpath={jsonpath}"),
+                ])
                 .output()
                 .expect("kubectl get");
             let value = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -177,8 +214,11 @@ impl FluxBed {
                 return value;
             }
             if Instant::now() > deadline {
-                let status = self.kubectl(&["-n", namespace, "get", resource, "-o", "jsonpath={.status}"]);
-                panic!("{namespace}/{resource}: {jsonpath} is {value:?} after 180s; status: {status}");
+                let status =
+                    self.kubectl(&["-n", namespace, "get", resource, "-o", "jsonpath={.status}"]);
+                panic!(
+                    "{namespace}/{resource}: {jsonpath} is {value:?} after 180s; status: {status}"
+                );
             }
             std::thread::sleep(Duration::from_millis(500));
         }
@@ -197,7 +237,14 @@ impl FluxBed {
         let flux = "gitrepositories,helmrepositories,helmcharts,kustomizations,helmreleases,deployments,pods";
         let mut text = self.kubectl(&["-n", namespace, "get", flux, "-o", "yaml"]);
         text.push_str("---\n");
-        text.push_str(&self.kubectl(&["-n", "flux-system", "get", "deployments,pods", "-o", "yaml"]));
+        text.push_str(&self.kubectl(&[
+            "-n",
+            "flux-system",
+            "get",
+            "deployments,pods",
+            "-o",
+            "yaml",
+        ]));
         text
     }
 }
@@ -206,7 +253,12 @@ fn git(dir: &Path, args: &[&str]) -> String {
     checked(
         Command::new("git")
             .current_dir(dir)
-            .args(["-c", "user.name=fleetglass tests", "-c", "user.email=tests@fleetglass.invalid"])
+            .args([
+                "-c",
+                "user.name=fleetglass tests",
+                "-c",
+                "user.email=tests@fleetglass.invalid",
+            ])
             .args(args),
     )
 }

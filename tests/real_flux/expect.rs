@@ -10,13 +10,20 @@ fn id(kind: &str, namespace: &str, name: &str) -> String {
 
 fn assert_state(report: &Report, kind: &str, namespace: &str, name: &str, want: &str) {
     let verdict = report.verdict(kind, namespace, name);
-    assert_eq!(verdict["state"], want, "{kind} {namespace}/{name}: {verdict:#}");
+    assert_eq!(
+        verdict["state"], want,
+        "{kind} {namespace}/{name}: {verdict:#}"
+    );
 }
 
 fn root_causes(report: &Report, kind: &str, namespace: &str, name: &str) -> Vec<String> {
     report.verdict(kind, namespace, name)["root_causes"]
         .as_array()
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -35,7 +42,13 @@ pub fn healthy_chain(report: &Report, ns: &str, commit: &str) {
     ] {
         assert_state(report, kind, ns, name, "healthy");
     }
-    assert!(report.0["root_causes"].as_array().is_some_and(Vec::is_empty), "{:#}", report.0["root_causes"]);
+    assert!(
+        report.0["root_causes"]
+            .as_array()
+            .is_some_and(Vec::is_empty),
+        "{:#}",
+        report.0["root_causes"]
+    );
     let git = report.domain(&format!("{ns}-git"));
     assert_eq!(git["version"], &commit[..7], "{git:#}");
     assert_eq!(git["fully_healthy"], true, "{git:#}");
@@ -49,13 +62,23 @@ pub fn broken_yaml(report: &Report, ns: &str) {
     let infra = report.verdict("Kustomization", ns, "infra");
     assert_eq!(infra["state"], "failed", "{infra:#}");
     assert_eq!(infra["reason"], "build failed", "{infra:#}");
-    assert!(infra["message"].as_str().is_some_and(|m| m.contains("MalformedYAMLError")), "{infra:#}");
+    assert!(
+        infra["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("MalformedYAMLError")),
+        "{infra:#}"
+    );
     assert_state(report, "Kustomization", ns, "apps", "blocked");
-    assert_eq!(root_causes(report, "Kustomization", ns, "apps"), [id("Kustomization", ns, "infra")]);
+    assert_eq!(
+        root_causes(report, "Kustomization", ns, "apps"),
+        [id("Kustomization", ns, "infra")]
+    );
     let git = report.domain(&format!("{ns}-git"));
     assert_eq!(git["fully_healthy"], false, "{git:#}");
     assert!(
-        git["blockers"].as_array().is_some_and(|b| b.iter().any(|b| b == id("Kustomization", ns, "infra").as_str())),
+        git["blockers"].as_array().is_some_and(|b| b
+            .iter()
+            .any(|b| b == id("Kustomization", ns, "infra").as_str())),
         "{git:#}"
     );
 }
@@ -71,7 +94,10 @@ pub fn stuck_rollout(report: &Report, ns: &str) {
     let deployment = report.verdict("Deployment", ns, "never-ready");
     assert_eq!(deployment["state"], "stuck", "{deployment:#}");
     assert_state(report, "Kustomization", ns, "infra", "blocked");
-    assert_eq!(root_causes(report, "Kustomization", ns, "infra"), [id("Deployment", ns, "never-ready")]);
+    assert_eq!(
+        root_causes(report, "Kustomization", ns, "infra"),
+        [id("Deployment", ns, "never-ready")]
+    );
 }
 
 const KUSTOMIZE_CONTROLLER: &str = "tb-1/Deployment/flux-system/kustomize-controller";
@@ -81,7 +107,10 @@ const KUSTOMIZE_CONTROLLER: &str = "tb-1/Deployment/flux-system/kustomize-contro
 pub fn controller_stopped(report: &Report, ns: &str) {
     for name in ["infra", "apps"] {
         assert_state(report, "Kustomization", ns, name, "unverifiable");
-        assert_eq!(root_causes(report, "Kustomization", ns, name), [KUSTOMIZE_CONTROLLER]);
+        assert_eq!(
+            root_causes(report, "Kustomization", ns, name),
+            [KUSTOMIZE_CONTROLLER]
+        );
     }
     assert_state(report, "GitRepository", ns, "fleet", "healthy");
     assert_state(report, "HelmRelease", ns, "webapp", "healthy");
@@ -92,7 +121,13 @@ pub fn controller_restarted(report: &Report, ns: &str) {
     for name in ["infra", "apps"] {
         assert_state(report, "Kustomization", ns, name, "healthy");
     }
-    assert_state(report, "Deployment", "flux-system", "kustomize-controller", "healthy");
+    assert_state(
+        report,
+        "Deployment",
+        "flux-system",
+        "kustomize-controller",
+        "healthy",
+    );
 }
 
 /// Step `admission-denied`: the API server's ValidatingAdmissionPolicy refused the apply.
@@ -109,7 +144,10 @@ pub fn crash_looping_release(report: &Report, ns: &str) {
     assert_eq!(release["state"], "degraded", "{release:#}");
     let causes = root_causes(report, "HelmRelease", ns, "webapp");
     assert!(
-        causes.iter().any(|c| c.starts_with(&format!("{CLUSTER}/Pod/{ns}/webapp-")) || *c == id("Deployment", ns, "webapp")),
+        causes
+            .iter()
+            .any(|c| c.starts_with(&format!("{CLUSTER}/Pod/{ns}/webapp-"))
+                || *c == id("Deployment", ns, "webapp")),
         "{release:#}"
     );
 }

@@ -15,7 +15,11 @@ pub fn evaluate(objects: &Path, config: &Path, now: &str) -> Report {
         .arg(objects)
         .output()
         .expect("run fleetglass evaluate");
-    assert!(output.status.success(), "fleetglass evaluate failed: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "fleetglass evaluate failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     Report(serde_json::from_slice(&output.stdout).expect("evaluate prints JSON"))
 }
 

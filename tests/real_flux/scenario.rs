@@ -25,8 +25,18 @@ impl Scenario {
         let bed = FluxBed::get();
         // a rerun on a bed that is still up starts from nothing (Flux finalizers need the
         // controllers, which every scenario leaves running)
-        bed.kubectl(&["delete", "namespace", ns, "--ignore-not-found", "--wait", "--timeout=120s"]);
-        Scenario { bed, ns: ns.to_string() }
+        bed.kubectl(&[
+            "delete",
+            "namespace",
+            ns,
+            "--ignore-not-found",
+            "--wait",
+            "--timeout=120s",
+        ]);
+        Scenario {
+            bed,
+            ns: ns.to_string(),
+        }
     }
 
     pub fn commit(&self, files: &[(&str, String)], message: &str) -> String {
@@ -59,7 +69,11 @@ impl Scenario {
             if verdict["state"] == state {
                 return report;
             }
-            assert!(Instant::now() < deadline, "{kind} {}/{name} is not {state} after 180s: {verdict:#}", self.ns);
+            assert!(
+                Instant::now() < deadline,
+                "{kind} {}/{name} is not {state} after 180s: {verdict:#}",
+                self.ns
+            );
             std::thread::sleep(Duration::from_secs(2));
         }
     }
@@ -67,10 +81,21 @@ impl Scenario {
     /// Writes what a kubelet writes for a container in CrashLoopBackOff into the pods' status
     /// (kwok only drives pods from Pending to Running, so it leaves this alone).
     pub fn crash_loop_pods(&self, selector: &str) {
-        let pods = self.bed.kubectl(&["-n", &self.ns, "get", "pods", "-l", selector, "-o", "name"]);
+        let pods = self
+            .bed
+            .kubectl(&["-n", &self.ns, "get", "pods", "-l", selector, "-o", "name"]);
         let patch = r#"{"status":{"conditions":[{"type":"Ready","status":"False","reason":"ContainersNotReady","message":"containers with unready status: [app]"},{"type":"ContainersReady","status":"False","reason":"ContainersNotReady","message":"containers with unready status: [app]"}],"containerStatuses":[{"name":"app","image":"registry.testbed.invalid/webapp:1.2.0","imageID":"","ready":false,"started":false,"restartCount":6,"state":{"waiting":{"reason":"CrashLoopBackOff","message":"back-off 2m40s restarting failed container=app"}},"lastState":{"terminated":{"exitCode":1,"reason":"Error"}}}]}}"#;
         for pod in pods.lines().filter(|l| !l.is_empty()) {
-            self.bed.kubectl(&["-n", &self.ns, "patch", pod, "--subresource=status", "--type=strategic", "-p", patch]);
+            self.bed.kubectl(&[
+                "-n",
+                &self.ns,
+                "patch",
+                pod,
+                "--subresource=status",
+                "--type=strategic",
+                "-p",
+                patch,
+            ]);
         }
     }
 }
@@ -177,7 +202,11 @@ pub fn load_balancer_service(name: &str) -> String {
 /// HelmRelease `webapp` of the test bed's chart webapp 1.2.0 (namespace omitted when empty:
 /// the Kustomization's targetNamespace sets it).
 pub fn webapp_release(ns: &str) -> String {
-    let namespace = if ns.is_empty() { String::new() } else { format!(", namespace: {ns}") };
+    let namespace = if ns.is_empty() {
+        String::new()
+    } else {
+        format!(", namespace: {ns}")
+    };
     format!(
         r#"apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
