@@ -17,15 +17,19 @@ const SIZES: [usize; 3] = [10_000, 100_000, 1_000_000];
 const OBJECTS_PER_CLUSTER: usize = 10_000;
 const REVISION: &str = "main@sha1:1111111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 
+mod support;
+
 fn main() {
     let wanted: Vec<usize> = std::env::args()
         .skip(1)
         .filter_map(|a| a.parse().ok())
         .collect();
-    let sizes: Vec<usize> = if wanted.is_empty() {
+    let sizes: Vec<usize> = if !wanted.is_empty() {
+        wanted
+    } else if support::full() {
         SIZES.to_vec()
     } else {
-        wanted
+        vec![2_000]
     };
     let now: DateTime<Utc> = "2026-11-29T12:00:00Z".parse().expect("valid time");
     let thresholds = Thresholds::default();

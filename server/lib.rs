@@ -5,11 +5,13 @@
 //! `web` and `alerts` tell people and scripts.
 #![forbid(unsafe_code)]
 
+pub mod alerts;
 pub mod cli;
 pub mod config;
 pub mod evaluate;
 pub mod fleet;
 pub mod health;
+pub mod metrics;
 pub mod model;
 pub mod sources;
 pub mod store;

@@ -27,6 +27,7 @@ fn row(name: &str, state: &str) -> ObjectRow {
         reason: format!("{state} reason"),
         message: "message".into(),
         root_causes: vec![format!("prod-eu-1/Kustomization/flux-system/{name}")],
+        domains: Vec::new(),
         body: json!({"name": name}),
     }
 }
@@ -35,8 +36,10 @@ fn row(name: &str, state: &str) -> ObjectRow {
 async fn objects_round_trip_and_history_is_kept() {
     let store = common::fresh_store().await;
     let now = Utc::now();
-    let mut changes = ChangeSet::default();
-    changes.upserts = vec![row("apps", "failed"), row("infra", "healthy")];
+    let mut changes = ChangeSet {
+        upserts: vec![row("apps", "failed"), row("infra", "healthy")],
+        ..ChangeSet::default()
+    };
     changes.transitions.push(TransitionRow {
         key: key("apps"),
         from: None,
@@ -182,4 +185,67 @@ async fn rollups_are_replaced_per_cluster() {
     .unwrap();
     let clusters = store.clusters().await.unwrap();
     assert_eq!(clusters[0].state_counts, json!({"healthy": 3}));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cross_stack_edges_and_crd_history_round_trip() {
+    use fleetglass::health::{CoOwnership, CrdProvider, Dependency};
+    use fleetglass::model::ObjectId;
+    use fleetglass::store::{record_crd_providers, replace_dependencies};
+    let store = common::fresh_store().await;
+    let gateway = "dev-1/HelmRelease/gateway-system/gateway";
+    let netop = "dev-1/HelmRelease/networking/netop";
+    let crd = "CustomResourceDefinition.apiextensions.k8s.io/ratelimitconfigs.ratelimit.solo.io";
+    let mut conn = store.pool().acquire().await.unwrap();
+    let edge = Dependency {
+        cluster: "dev-1".into(),
+        provider: ObjectId(gateway.into()),
+        consumer: ObjectId(netop.into()),
+        object: crd.into(),
+    };
+    let shared = CoOwnership {
+        cluster: "dev-1".into(),
+        object: crd.into(),
+        providers: vec![ObjectId(gateway.into()), ObjectId(netop.into())],
+    };
+    replace_dependencies(&mut conn, &["dev-1".to_string()], &[edge], &[shared])
+        .await
+        .unwrap();
+    let edges = store.dependencies_of(gateway).await.unwrap();
+    assert_eq!((edges.len(), edges[0].consumer.as_str()), (1, netop));
+    let shared = store.co_ownerships_with(netop).await.unwrap();
+    assert_eq!((shared.len(), shared[0].0.as_str()), (1, crd));
+    replace_dependencies(&mut conn, &["dev-1".to_string()], &[], &[])
+        .await
+        .unwrap();
+    assert!(
+        store.dependencies_of(gateway).await.unwrap().is_empty(),
+        "replaced per cluster"
+    );
+
+    let provider = CrdProvider {
+        cluster: "dev-1".into(),
+        group: "ratelimit.solo.io".into(),
+        kind: "RateLimitConfig".into(),
+        crd: "ratelimitconfigs.ratelimit.solo.io".into(),
+        provider: ObjectId(gateway.into()),
+    };
+    let seen = Utc.with_ymd_and_hms(2026, 11, 28, 14, 0, 0).unwrap();
+    record_crd_providers(&mut conn, &[provider], seen)
+        .await
+        .unwrap();
+    // A later evaluation without the CRD records nothing: the history keeps the last provider.
+    record_crd_providers(&mut conn, &[], Utc::now())
+        .await
+        .unwrap();
+    let history = store.crd_provider_history().await.unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(
+        (
+            history[0].0.as_str(),
+            history[0].1.provider.as_str(),
+            history[0].1.last_seen
+        ),
+        ("dev-1", gateway, seen)
+    );
 }

@@ -1,8 +1,11 @@
 //! The command line: `serve`, `migrate`, `evaluate`. Errors print one line and set the exit
 //! code; nothing here panics on bad input.
 
+mod api_client;
 mod evaluate;
+mod impact;
 mod serve;
+mod wait;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -43,6 +46,16 @@ pub enum Command {
         #[arg(long, short)]
         config: Option<PathBuf>,
     },
+    /// CI gate: wait until version V of a domain is fully healthy on every cluster.
+    ///
+    /// Exits 0 when it is, 1 (printing the blockers) when the timeout passes first, and 2 on
+    /// any error (server unreachable, 4xx/5xx, bad arguments).
+    Wait(wait::WaitArgs),
+    /// Before removing a stack: list the other stacks that consume what it provides (CRDs,
+    /// Namespaces), on one cluster or every cluster of a domain.
+    ///
+    /// Exit 0 when nothing depends on it, 1 when something does (listed), 2 on error.
+    Impact(impact::ImpactArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -50,6 +63,8 @@ pub fn main() -> ExitCode {
     init_logging(cli.log_json);
     match cli.command {
         Command::Evaluate(args) => evaluate::run(args),
+        Command::Wait(args) => wait::run(args),
+        Command::Impact(args) => impact::run(args),
         Command::Serve(args) => block_on(serve::run(args)),
         Command::Migrate { config } => {
             block_on(async move { serve::migrate(config.as_deref()).await })

@@ -1,15 +1,30 @@
 //! `fleetglass serve` and `fleetglass migrate`.
 
+use crate::alerts;
 use crate::config::{self, Config};
-use crate::fleet::{FleetSettings, Runner};
-use crate::sources;
+use crate::fleet::{self, FleetSettings, LeaseKeeper, Runner};
+use crate::sources::{self, kube::Collector};
 use crate::store::Store;
 use crate::web::{self, AppState, Site};
 use anyhow::{Context, anyhow};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
+
+/// How long shutdown waits for the collector leases to be released.
+const RELEASE_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Role {
+    /// Collect (the clusters whose leases this process wins) and serve the web.
+    All,
+    /// Collect only; still serves /healthz, /readyz and /metrics.
+    Collector,
+    /// Serve the web from what the collectors wrote to Postgres.
+    Web,
+}
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
@@ -23,12 +38,26 @@ pub struct ServeArgs {
     /// Address to listen on [default: the config's listen, else 127.0.0.1:8080].
     #[arg(long)]
     pub listen: Option<SocketAddr>,
+    /// With no clusters in the config every $KUBECONFIG context is a cluster; this narrows
+    /// them to the named contexts (repeatable).
+    #[arg(long = "context", value_name = "NAME")]
+    pub contexts: Vec<String>,
+    /// What this process does. Several collectors sharing one Postgres split the clusters
+    /// between them with leases.
+    #[arg(long, value_enum, default_value_t = Role::All)]
+    pub role: Role,
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let mut config = config::load(args.config.as_deref())?;
     if args.demo {
         sources::demo::apply_to_config(&mut config);
+    } else if config.clusters.is_empty() {
+        config.clusters = sources::kube::clusters_from_kubeconfig(&args.contexts)?;
+    } else if !args.contexts.is_empty() {
+        return Err(anyhow!(
+            "--context applies only when the config lists no clusters"
+        ));
     }
     let store = connect(&config).await?;
     store.migrate().await?;
@@ -37,16 +66,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .or_else(|| config.listen.as_deref().and_then(|l| l.parse().ok()))
         .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080)));
 
-    let (sender, receiver) = sources::channel();
-    if args.demo {
-        tokio::spawn(sources::demo::run(sender));
-    } else {
-        return Err(anyhow!(
-            "watching real clusters is not built yet: run with --demo"
-        ));
-    }
-    let (runner, _latest) = Runner::new(FleetSettings::from_config(&config), store.clone());
-    tokio::spawn(runner.run(receiver));
+    let collector = match args.role {
+        Role::Web => None,
+        Role::All | Role::Collector => collect(&config, &store, args.demo)?,
+    };
 
     let state = AppState {
         store,
@@ -58,10 +81,41 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let address = listener.local_addr()?;
     tracing::info!(%address, "serving");
     println!("fleetglass is serving on http://{address}/");
-    axum::serve(listener, web::router(state))
+    // The peer address lets proxy authentication trust only the configured proxies.
+    let app = web::router(state).into_make_service_with_connect_info::<SocketAddr>();
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await
-        .context("web server failed")
+        .context("web server failed");
+    if let Some(collector) = collector
+        && tokio::time::timeout(RELEASE_TIMEOUT, collector.stop())
+            .await
+            .is_err()
+    {
+        tracing::warn!("collector leases not released in time; they expire on their own");
+    }
+    served
+}
+
+/// Starts the sources, the runner, retention and the alerts that follow the runner's
+/// evaluations. Real clusters are shared with other collectors through leases; returns the
+/// collector, which releases them when stopped.
+fn collect(config: &Config, store: &Store, demo: bool) -> anyhow::Result<Option<Collector>> {
+    tokio::spawn(fleet::retention::run(
+        store.clone(),
+        config.retention.transitions,
+    ));
+    if demo {
+        let (sender, receiver) = sources::channel();
+        let (runner, latest) = Runner::new(FleetSettings::from_config(config), store.clone());
+        tokio::spawn(sources::demo::run(sender));
+        tokio::spawn(runner.run(receiver));
+        alerts::spawn(config, store.clone(), latest)?;
+        return Ok(None);
+    }
+    let collector = Collector::start(config, store.clone(), LeaseKeeper::holder_id());
+    alerts::spawn(config, store.clone(), collector.latest.clone())?;
+    Ok(Some(collector))
 }
 
 pub async fn migrate(config_path: Option<&Path>) -> anyhow::Result<()> {

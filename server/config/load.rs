@@ -54,6 +54,12 @@ pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
     {
         config.listen = Some(listen);
     }
+    if let Ok(file) = std::env::var("FLEETGLASS_API_TOKENS_FILE")
+        && !file.is_empty()
+    {
+        let file = Path::new(&file);
+        (config.web.add_tokens_file(file)).map_err(|e| ConfigError::new(Some(file), "", e))?;
+    }
     validate(&config, path)?;
     Ok(config)
 }
@@ -172,6 +178,39 @@ fn validate(config: &Config, path: Option<&Path>) -> Result<(), ConfigError> {
             "must be greater than zero".into(),
         );
     }
+    let collector = &config.collector;
+    for (key, value, minimum) in [
+        (
+            "collector.lease",
+            collector.lease,
+            chrono::TimeDelta::seconds(3),
+        ),
+        (
+            "collector.probe_interval",
+            collector.probe_interval,
+            chrono::TimeDelta::seconds(1),
+        ),
+        (
+            "collector.rediscover",
+            collector.rediscover,
+            chrono::TimeDelta::seconds(10),
+        ),
+        (
+            "retention.transitions",
+            config.retention.transitions,
+            chrono::TimeDelta::hours(1),
+        ),
+    ] {
+        if value < minimum {
+            return err(
+                key.into(),
+                format!("must be at least {}", crate::model::human(minimum)),
+            );
+        }
+    }
+    if let Some((key, problem)) = config.web.problem() {
+        return err(key, problem);
+    }
     if let Some(listen) = &config.listen
         && listen.parse::<std::net::SocketAddr>().is_err()
     {
@@ -260,11 +299,30 @@ thresholds:
                 "domains[0].name",
             ),
             (format!("{GOOD}listen: nowhere\n"), "listen"),
+            (
+                format!("{GOOD}collector: {{lease: 1s}}\n"),
+                "collector.lease",
+            ),
+            (
+                format!("{GOOD}retention: {{transitions: 5x}}\n"),
+                "retention.transitions",
+            ),
         ];
         for (text, key) in cases {
             let err = from_yaml_str(&text).unwrap_err().to_string();
             assert!(err.contains(key), "expected {key} in: {err}");
         }
+    }
+
+    #[test]
+    fn collector_settings_default_and_accept_days() {
+        let config = from_yaml_str(GOOD).unwrap();
+        assert_eq!(config.collector.lease, chrono::TimeDelta::seconds(15));
+        assert_eq!(config.retention.transitions, chrono::TimeDelta::days(30));
+        let text = format!("{GOOD}collector: {{lease: 3s}}\nretention: {{transitions: 7d}}\n");
+        let config = from_yaml_str(&text).unwrap();
+        assert_eq!(config.collector.lease, chrono::TimeDelta::seconds(3));
+        assert_eq!(config.retention.transitions, chrono::TimeDelta::days(7));
     }
 
     #[test]

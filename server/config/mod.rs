@@ -1,9 +1,18 @@
 //! One typed configuration: a YAML file, then environment overrides, validated at start-up.
 //! Errors name the file, the key and what is wrong.
 
+mod alerts;
+mod collector;
 mod load;
+mod web;
 
+pub use alerts::{
+    AlertRule, AlertsConfig, CLUSTER_KIND, DeliveryConfig, Severity, SinkConfigError, SlackMode,
+    SlackTarget, WebhookTarget, default_rules,
+};
+pub use collector::{CollectorSettings, Retention};
 pub use load::{ConfigError, from_file, from_yaml_str, load};
+pub use web::{AuthConfig, AuthMode, Cidr, ProxyConfig, TokenHash, WebConfig};
 
 use crate::health::{DomainSpec, Thresholds};
 use serde::Deserialize;
@@ -32,6 +41,16 @@ pub struct Config {
     /// Public URL of this fleetglass, used in alert links.
     #[serde(default)]
     pub public_url: Option<String>,
+    /// Alert rules, timers and sinks (Slack, webhooks).
+    #[serde(default)]
+    pub alerts: AlertsConfig,
+    #[serde(default)]
+    pub collector: CollectorSettings,
+    #[serde(default)]
+    pub retention: Retention,
+    /// Who may read the dashboard and the API.
+    #[serde(default)]
+    pub web: WebConfig,
 }
 
 fn default_group_by() -> String {
@@ -48,6 +67,10 @@ impl Default for Config {
             thresholds: Thresholds::default(),
             group_by: default_group_by(),
             public_url: None,
+            alerts: AlertsConfig::default(),
+            collector: CollectorSettings::default(),
+            retention: Retention::default(),
+            web: WebConfig::default(),
         }
     }
 }
@@ -100,6 +123,10 @@ impl fmt::Debug for Config {
             .field("domains", &self.domains.len())
             .field("thresholds", &self.thresholds)
             .field("group_by", &self.group_by)
+            .field("alerts", &self.alerts)
+            .field("collector", &self.collector)
+            .field("retention", &self.retention)
+            .field("web", &self.web)
             .finish()
     }
 }

@@ -1,5 +1,6 @@
 //! The `evaluate` JSON contract, built field by field so it cannot drift with internal types:
-//! `{evaluated_at, cluster, objects, root_causes, domains, ignored, skipped}`.
+//! `{evaluated_at, cluster, objects, root_causes, domains, dependencies, co_ownerships, ignored,
+//! skipped}`.
 
 use super::{Ignored, Skipped};
 use crate::health::{DomainSpec, Input, Thresholds, evaluate};
@@ -65,6 +66,8 @@ pub fn report(
         "objects": verdicts,
         "root_causes": root_causes,
         "domains": evaluation.domains,
+        "dependencies": evaluation.dependencies,
+        "co_ownerships": evaluation.co_ownerships,
         "ignored": {"count": ignored.count, "kinds": ignored.kinds},
         "skipped": skipped,
     })

@@ -154,13 +154,15 @@ fn the_report_follows_the_json_contract() {
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(keys.len(), 7);
+    assert_eq!(keys.len(), 9);
     for key in [
         "evaluated_at",
         "cluster",
         "objects",
         "root_causes",
         "domains",
+        "dependencies",
+        "co_ownerships",
         "ignored",
         "skipped",
     ] {

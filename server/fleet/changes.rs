@@ -3,20 +3,21 @@
 //! root causes or domain verdicts changed.
 
 use super::Snapshot;
-use crate::health::{Evaluation, State, Verdict};
+use crate::health::{CoOwnership, Dependency, Evaluation, State, Verdict};
 use crate::model::ObjectId;
 use crate::store::{
-    ChangeSet, ClusterRow, DomainRow, ObjectKey, ObjectRow, RootCauseRow, TransitionRow,
+    ChangeSet, ClusterRow, DomainRow, ObjectKey, ObjectRecord, ObjectRow, RootCauseRow,
+    TransitionRow,
 };
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// What was last handed to the store, to write only differences.
 #[derive(Debug, Default)]
 pub struct Written {
     verdicts: HashMap<ObjectId, WrittenVerdict>,
-    rollups: HashMap<String, (Vec<RootCauseRow>, Vec<DomainRow>)>,
+    rollups: HashMap<String, ClusterRollup>,
     clusters: HashMap<String, ClusterRow>,
 }
 
@@ -27,18 +28,30 @@ struct WrittenVerdict {
     reason: String,
     message: String,
     root_causes: Vec<ObjectId>,
+    domains: Vec<String>,
 }
 
-impl From<&Verdict> for WrittenVerdict {
-    fn from(v: &Verdict) -> Self {
+impl WrittenVerdict {
+    fn new(v: &Verdict) -> Self {
         WrittenVerdict {
             state: v.state,
             since: v.since,
             reason: v.reason.clone(),
             message: v.message.clone(),
             root_causes: v.root_causes.clone(),
+            domains: v.domains.clone(),
         }
     }
+}
+
+/// What one cluster's evaluation rolls up to: its root causes, domain verdicts and cross-stack
+/// edges. Replaced as a whole when any part changes.
+#[derive(Debug, Default, PartialEq)]
+struct ClusterRollup {
+    causes: Vec<RootCauseRow>,
+    domains: Vec<DomainRow>,
+    dependencies: Vec<Dependency>,
+    co_ownerships: Vec<CoOwnership>,
 }
 
 /// Roll-ups to replace, for the clusters whose roll-ups changed.
@@ -47,6 +60,8 @@ pub struct RollupChanges {
     pub clusters: Vec<String>,
     pub causes: Vec<RootCauseRow>,
     pub domains: Vec<DomainRow>,
+    pub dependencies: Vec<Dependency>,
+    pub co_ownerships: Vec<CoOwnership>,
 }
 
 impl RollupChanges {
@@ -54,15 +69,28 @@ impl RollupChanges {
         self.clusters.is_empty()
     }
 
+    /// Drops what was pending for a cluster another collector owns now.
+    pub fn forget(&mut self, cluster: &str) {
+        self.causes.retain(|r| r.cluster != cluster);
+        self.domains.retain(|r| r.cluster != cluster);
+        self.dependencies.retain(|r| r.cluster != cluster);
+        self.co_ownerships.retain(|r| r.cluster != cluster);
+        self.clusters.retain(|c| c != cluster);
+    }
+
     /// Merges a later set in; the later rows win for the clusters they cover.
     pub fn absorb(&mut self, later: RollupChanges) {
         let covered: HashSet<&String> = later.clusters.iter().collect();
         self.causes.retain(|r| !covered.contains(&r.cluster));
         self.domains.retain(|r| !covered.contains(&r.cluster));
+        self.dependencies.retain(|r| !covered.contains(&r.cluster));
+        self.co_ownerships.retain(|r| !covered.contains(&r.cluster));
         self.clusters.retain(|c| !covered.contains(c));
         self.clusters.extend(later.clusters);
         self.causes.extend(later.causes);
         self.domains.extend(later.domains);
+        self.dependencies.extend(later.dependencies);
+        self.co_ownerships.extend(later.co_ownerships);
     }
 }
 
@@ -77,19 +105,24 @@ pub fn key_of(id: &ObjectId) -> ObjectKey {
 }
 
 impl Written {
-    /// Object rows and transitions; `touched` are the ids whose object body changed.
+    /// Object rows and transitions; `touched` are the ids whose object body changed. Nothing
+    /// is written for the `held` clusters (taken over, but not yet heard from).
     pub fn object_changes(
         &mut self,
         evaluation: &Evaluation,
         snapshot: &Snapshot,
         touched: &HashSet<ObjectId>,
+        held: &BTreeSet<String>,
         now: DateTime<Utc>,
     ) -> ChangeSet {
         let mut changes = ChangeSet::default();
         let mut present = HashSet::with_capacity(evaluation.objects.len());
         for verdict in &evaluation.objects {
             present.insert(&verdict.id);
-            let next = WrittenVerdict::from(verdict);
+            if held.contains(&verdict.cluster) {
+                continue;
+            }
+            let next = WrittenVerdict::new(verdict);
             let previous = self.verdicts.get(&verdict.id);
             if previous == Some(&next) && !touched.contains(&verdict.id) {
                 continue;
@@ -120,6 +153,7 @@ impl Written {
                 reason: verdict.reason.clone(),
                 message: verdict.message.clone(),
                 root_causes: verdict.root_causes.iter().map(|id| id.0.clone()).collect(),
+                domains: next.domains.clone(),
                 body,
             });
             self.verdicts.insert(verdict.id.clone(), next);
@@ -128,6 +162,7 @@ impl Written {
             .verdicts
             .keys()
             .filter(|id| !present.contains(id))
+            .filter(|id| id.parts().is_none_or(|p| !held.contains(p.0)))
             .cloned()
             .collect();
         for id in gone {
@@ -143,14 +178,14 @@ impl Written {
         evaluation: &Evaluation,
         clusters: &[String],
     ) -> RollupChanges {
-        let mut by_cluster: BTreeMap<&str, (Vec<RootCauseRow>, Vec<DomainRow>)> = clusters
+        let mut by_cluster: BTreeMap<&str, ClusterRollup> = clusters
             .iter()
             .map(|c| (c.as_str(), Default::default()))
             .collect();
         for cause in &evaluation.root_causes {
             let cluster = cause.id.parts().map_or("", |p| p.0);
             if let Some(entry) = by_cluster.get_mut(cluster) {
-                entry.0.push(RootCauseRow {
+                entry.causes.push(RootCauseRow {
                     id: cause.id.0.clone(),
                     cluster: cluster.to_string(),
                     state: cause.state.as_str().to_string(),
@@ -163,7 +198,7 @@ impl Written {
         }
         for domain in &evaluation.domains {
             if let Some(entry) = by_cluster.get_mut(domain.cluster.as_str()) {
-                entry.1.push(DomainRow {
+                entry.domains.push(DomainRow {
                     domain: domain.domain.clone(),
                     cluster: domain.cluster.clone(),
                     version: domain.version.clone(),
@@ -175,24 +210,42 @@ impl Written {
                 });
             }
         }
+        for edge in &evaluation.dependencies {
+            if let Some(entry) = by_cluster.get_mut(edge.cluster.as_str()) {
+                entry.dependencies.push(edge.clone());
+            }
+        }
+        for shared in &evaluation.co_ownerships {
+            if let Some(entry) = by_cluster.get_mut(shared.cluster.as_str()) {
+                entry.co_ownerships.push(shared.clone());
+            }
+        }
         let mut changes = RollupChanges::default();
-        for (cluster, rows) in by_cluster {
-            if self.rollups.get(cluster) == Some(&rows) {
+        for (cluster, rollup) in by_cluster {
+            if self.rollups.get(cluster) == Some(&rollup) {
                 continue;
             }
             changes.clusters.push(cluster.to_string());
-            changes.causes.extend(rows.0.iter().cloned());
-            changes.domains.extend(rows.1.iter().cloned());
-            self.rollups.insert(cluster.to_string(), rows);
+            changes.causes.extend(rollup.causes.iter().cloned());
+            changes.domains.extend(rollup.domains.iter().cloned());
+            changes
+                .dependencies
+                .extend(rollup.dependencies.iter().cloned());
+            changes
+                .co_ownerships
+                .extend(rollup.co_ownerships.iter().cloned());
+            self.rollups.insert(cluster.to_string(), rollup);
         }
         changes
     }
 
-    /// Cluster rows (freshness, counts by state) that changed.
+    /// Cluster rows (freshness, counts by state) that changed. A `held` cluster's row is only
+    /// written once there is an error to report; until then the previous owner's row stands.
     pub fn cluster_changes(
         &mut self,
         evaluation: &Evaluation,
         snapshot: &Snapshot,
+        held: &BTreeSet<String>,
         now: DateTime<Utc>,
     ) -> Vec<ClusterRow> {
         let mut counts: HashMap<&str, BTreeMap<&str, u64>> = HashMap::new();
@@ -205,6 +258,9 @@ impl Written {
         }
         let mut rows = Vec::new();
         for info in snapshot.clusters() {
+            if held.contains(&info.name) && info.error.is_none() {
+                continue;
+            }
             let row = ClusterRow {
                 name: info.name.clone(),
                 labels: json!(info.labels),
@@ -226,6 +282,46 @@ impl Written {
             }
         }
         rows
+    }
+
+    /// Forgets what was written for a cluster another collector owns now.
+    pub fn forget_cluster(&mut self, name: &str) {
+        self.verdicts
+            .retain(|id, _| id.parts().is_none_or(|p| p.0 != name));
+        self.rollups.remove(name);
+        self.clusters.remove(name);
+    }
+
+    /// Starts from what the store holds for a cluster just taken over, so only real changes
+    /// become transitions and rows of objects that vanished meanwhile are deleted.
+    pub fn seed(&mut self, records: &[ObjectRecord]) {
+        for record in records {
+            let Ok(kind) = record.kind.parse() else {
+                continue;
+            };
+            let Ok(state) = record.state.parse() else {
+                continue;
+            };
+            let root_causes = record
+                .root_causes
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(|s| ObjectId(s.to_string())))
+                .collect();
+            let id = ObjectId::new(&record.cluster, kind, &record.namespace, &record.name);
+            self.verdicts.insert(
+                id,
+                WrittenVerdict {
+                    state,
+                    since: record.since,
+                    reason: record.reason.clone(),
+                    message: record.message.clone(),
+                    root_causes,
+                    domains: record.domains.clone(),
+                },
+            );
+        }
     }
 
     /// After a failed write, forget the cluster rows so the next round rewrites them all.

@@ -2,9 +2,15 @@
 //! change tracking that writes only differences to the store.
 
 mod changes;
+mod crd_history;
+mod leases;
+mod ownership;
+pub mod retention;
 mod runner;
 mod snapshot;
 
+pub use leases::LeaseKeeper;
+pub use ownership::ClusterSet;
 pub use runner::{Evaluated, Latest, Runner};
 pub use snapshot::Snapshot;
 

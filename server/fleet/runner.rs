@@ -4,11 +4,20 @@
 //! kept (bounded) and written when the database answers again.
 
 use super::changes::{RollupChanges, Written};
+use super::crd_history::CrdHistory;
+use super::ownership::{ClusterSet, Ownership, leases_changed};
 use super::{FleetSettings, Snapshot};
-use crate::health::{self, Evaluation, Input};
+use crate::health::CrdProvider;
+use crate::health::{self, ClusterInfo, Evaluation, Input};
+use crate::metrics;
+use crate::model::Kind;
 use crate::sources::{EventReceiver, SourceEvent};
-use crate::store::{ChangeSet, Store, replace_rollups, upsert_clusters, write_changes};
+use crate::store::{
+    ChangeSet, ObjectFilter, Store, record_crd_providers, replace_dependencies, replace_rollups,
+    upsert_clusters, write_changes,
+};
 use chrono::{DateTime, Utc};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -40,6 +49,11 @@ pub struct Runner {
     pending: ChangeSet,
     pending_rollups: RollupChanges,
     latest: watch::Sender<Arc<Evaluated>>,
+    /// Set when collectors share the fleet: only leased clusters are collected and written.
+    ownership: Option<Ownership>,
+    crd_history: CrdHistory,
+    /// CRD providers seen but not yet recorded.
+    pending_providers: Vec<CrdProvider>,
 }
 
 impl Runner {
@@ -53,8 +67,23 @@ impl Runner {
             pending: ChangeSet::default(),
             pending_rollups: RollupChanges::default(),
             latest,
+            ownership: None,
+            crd_history: CrdHistory::default(),
+            pending_providers: Vec::new(),
         };
         (runner, receiver)
+    }
+
+    /// Collects and writes only the clusters in `leases` (kept up to date by the lease keeper).
+    /// Returns the clusters the sources should collect: each is adopted here first.
+    pub fn with_leases(
+        mut self,
+        leases: watch::Receiver<ClusterSet>,
+    ) -> (Runner, watch::Receiver<ClusterSet>) {
+        let (ownership, collect) = Ownership::new(leases);
+        self.snapshot = Snapshot::default();
+        self.ownership = Some(ownership);
+        (self, collect)
     }
 
     /// Runs until every event sender is gone.
@@ -63,8 +92,17 @@ impl Runner {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut dirty = true;
         let mut last_evaluation = Instant::now();
+        self.follow_leases().await;
         loop {
             tokio::select! {
+                alive = leases_changed(&mut self.ownership) => {
+                    if !alive {
+                        self.ownership = None;
+                        break;
+                    }
+                    self.follow_leases().await;
+                    dirty = true;
+                }
                 event = events.recv() => {
                     let Some(event) = event else { break };
                     dirty |= self.apply(event);
@@ -90,13 +128,72 @@ impl Runner {
 
     /// Applies one source event to the snapshot; returns whether anything changed.
     pub fn apply(&mut self, event: SourceEvent) -> bool {
-        self.snapshot.apply(event)
+        let mut changed = false;
+        if let Some(ownership) = &mut self.ownership {
+            if !ownership.accepts(&event) {
+                return false;
+            }
+            if let Some(cluster) = ownership.heard_from(&event) {
+                self.snapshot.touch_cluster(&cluster);
+                changed = true;
+            }
+        }
+        self.snapshot.apply(event) || changed
+    }
+
+    /// Adopts clusters whose lease was won and drops those whose lease was lost.
+    #[tracing::instrument(skip_all)]
+    async fn follow_leases(&mut self) {
+        let Some(ownership) = &mut self.ownership else {
+            return;
+        };
+        let change = ownership.change();
+        for cluster in change.lost {
+            tracing::info!(%cluster, "lease lost: no longer collecting");
+            ownership.drop_cluster(&cluster);
+            self.snapshot.drop_cluster(&cluster);
+            self.written.forget_cluster(&cluster);
+            let pending = &mut self.pending;
+            pending.upserts.retain(|r| r.key.cluster != cluster);
+            pending.deletes.retain(|k| k.cluster != cluster);
+            pending.transitions.retain(|t| t.key.cluster != cluster);
+            self.pending_rollups.forget(&cluster);
+            metrics::set_cluster_held(&cluster, false);
+        }
+        for cluster in change.gained {
+            tracing::info!(%cluster, "lease won: collecting");
+            let filter = ObjectFilter {
+                cluster: Some(cluster.clone()),
+                limit: i64::MAX,
+                ..ObjectFilter::default()
+            };
+            match self.store.objects(&filter).await {
+                Ok(page) => self.written.seed(&page.items),
+                Err(error) => {
+                    tracing::warn!(%cluster, %error, "cannot read what the previous collector wrote; starting afresh");
+                }
+            }
+            self.snapshot.add_cluster(ClusterInfo {
+                name: cluster.clone(),
+                labels: self
+                    .settings
+                    .cluster_labels
+                    .get(&cluster)
+                    .cloned()
+                    .unwrap_or_default(),
+                ..ClusterInfo::default()
+            });
+            ownership.adopt(&cluster);
+            metrics::set_cluster_held(&cluster, true);
+        }
     }
 
     #[tracing::instrument(skip_all)]
     pub async fn evaluate_and_write(&mut self, now: DateTime<Utc>) {
+        self.crd_history.load_once(&self.store).await;
         let evaluation = tokio::task::block_in_place(|| {
-            let clusters: Vec<_> = self.snapshot.clusters().cloned().collect();
+            let mut clusters: Vec<_> = self.snapshot.clusters().cloned().collect();
+            self.crd_history.inject(&mut clusters);
             health::evaluate(&Input {
                 objects: self.snapshot.objects(),
                 clusters: &clusters,
@@ -106,22 +203,43 @@ impl Runner {
             })
         });
         let touched = self.snapshot.take_touched();
-        let changes = self
-            .written
-            .object_changes(&evaluation, &self.snapshot, &touched, now);
-        let rollups = self
-            .written
-            .rollup_changes(&evaluation, &self.snapshot.cluster_names());
+        let held = self
+            .ownership
+            .as_ref()
+            .map(|o| o.held.clone())
+            .unwrap_or_default();
+        let changes =
+            self.written
+                .object_changes(&evaluation, &self.snapshot, &touched, &held, now);
+        let mut ready = self.snapshot.cluster_names();
+        ready.retain(|c| !held.contains(c));
+        let rollups = self.written.rollup_changes(&evaluation, &ready);
         let clusters = self
             .written
-            .cluster_changes(&evaluation, &self.snapshot, now);
+            .cluster_changes(&evaluation, &self.snapshot, &held, now);
         self.pending.absorb(changes);
         self.pending_rollups.absorb(rollups);
+        // One row per CRD in a batch: a newer sighting replaces an unwritten older one.
+        for provider in self.crd_history.observe(&evaluation.crd_providers, now) {
+            self.pending_providers.retain(|p| {
+                (&p.cluster, &p.group, &p.kind)
+                    != (&provider.cluster, &provider.group, &provider.kind)
+            });
+            self.pending_providers.push(provider);
+        }
         self.bound_pending();
-        match self.write(&clusters, now).await {
+        self.count_objects();
+        let rows = self.pending.len() + clusters.len();
+        let started = Instant::now();
+        let written = self.write(&clusters, now).await;
+        if rows > 0 || !self.pending_rollups.is_empty() {
+            metrics::write_batch(rows, started.elapsed(), written.is_ok());
+        }
+        match written {
             Ok(()) => {
                 self.pending = ChangeSet::default();
                 self.pending_rollups = RollupChanges::default();
+                self.pending_providers.clear();
             }
             Err(error) => {
                 tracing::warn!(%error, pending = self.pending.len(), "database write failed; keeping changes to retry");
@@ -139,7 +257,11 @@ impl Runner {
         clusters: &[crate::store::ClusterRow],
         now: DateTime<Utc>,
     ) -> Result<(), sqlx::Error> {
-        if self.pending.is_empty() && self.pending_rollups.is_empty() && clusters.is_empty() {
+        if self.pending.is_empty()
+            && self.pending_rollups.is_empty()
+            && clusters.is_empty()
+            && self.pending_providers.is_empty()
+        {
             return Ok(());
         }
         let mut tx = self.store.pool().begin().await?;
@@ -147,9 +269,21 @@ impl Runner {
         if !self.pending_rollups.is_empty() {
             let r = &self.pending_rollups;
             replace_rollups(&mut tx, &r.clusters, &r.causes, &r.domains, now).await?;
+            replace_dependencies(&mut tx, &r.clusters, &r.dependencies, &r.co_ownerships).await?;
         }
+        record_crd_providers(&mut tx, &self.pending_providers, now).await?;
         upsert_clusters(&mut tx, clusters).await?;
         tx.commit().await
+    }
+
+    fn count_objects(&self) {
+        let mut counts: BTreeMap<(String, Kind), u64> = BTreeMap::new();
+        for object in self.snapshot.objects() {
+            *counts
+                .entry((object.cluster.clone(), object.kind))
+                .or_default() += 1;
+        }
+        metrics::set_objects_tracked(&counts);
     }
 
     fn bound_pending(&mut self) {

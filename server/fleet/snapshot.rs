@@ -41,6 +41,37 @@ impl Snapshot {
         self.clusters.keys().cloned().collect()
     }
 
+    /// Starts tracking a cluster (a collector lease was won).
+    pub fn add_cluster(&mut self, info: ClusterInfo) {
+        self.clusters.entry(info.name.clone()).or_insert(info);
+    }
+
+    /// Forgets a cluster and its objects without recording them as touched: another collector
+    /// owns it now, so nothing about it is to be written from here.
+    pub fn drop_cluster(&mut self, name: &str) {
+        self.clusters.remove(name);
+        self.listing.retain(|(cluster, _), _| cluster != name);
+        self.objects.retain(|o| o.cluster != name);
+        self.touched
+            .retain(|id| id.parts().is_none_or(|p| p.0 != name));
+        self.index = self
+            .objects
+            .iter()
+            .enumerate()
+            .map(|(i, o)| (o.id(), i))
+            .collect();
+    }
+
+    /// Marks every object of a cluster touched, so all their rows are written next time.
+    pub fn touch_cluster(&mut self, name: &str) {
+        let ids = self
+            .objects
+            .iter()
+            .filter(|o| o.cluster == name)
+            .map(Object::id);
+        self.touched.extend(ids);
+    }
+
     /// Ids whose object changed since the last call.
     pub fn take_touched(&mut self) -> HashSet<ObjectId> {
         std::mem::take(&mut self.touched)
@@ -195,6 +226,25 @@ mod tests {
         let mut names: Vec<_> = snap.objects().iter().map(|o| o.name.as_str()).collect();
         names.sort();
         assert_eq!(names, vec!["keep", "other"]);
+    }
+
+    #[test]
+    fn a_dropped_cluster_leaves_nothing_behind_and_others_stay_indexed() {
+        let mut snap = Snapshot::default();
+        for (cluster, name) in [("a", "x"), ("b", "y"), ("a", "z"), ("b", "w")] {
+            snap.apply(SourceEvent::Apply(Box::new(object(cluster, name, "r"))));
+        }
+        snap.take_touched();
+        snap.drop_cluster("a");
+        assert!(snap.take_touched().is_empty());
+        assert!(snap.clusters().all(|c| c.name != "a"));
+        for name in ["y", "w"] {
+            let o = object("b", name, "r");
+            assert_eq!(snap.get(&o.id()), Some(&o));
+        }
+        assert_eq!(snap.objects().len(), 2);
+        snap.touch_cluster("b");
+        assert_eq!(snap.take_touched().len(), 2);
     }
 
     #[test]

@@ -26,6 +26,8 @@ pub(super) struct Assessor<'a> {
     pub thresholds: &'a Thresholds,
     /// Per object: the stuck_after of the domains it belongs to, if any overrides it.
     pub domain_stuck_after: &'a [Option<TimeDelta>],
+    /// Per object: a consumed CRD or Namespace that is gone (cross-stack, Day-0 rule).
+    pub broken_consumers: &'a [Option<Finding>],
     pub now: DateTime<Utc>,
 }
 
@@ -107,7 +109,8 @@ impl Assessor<'_> {
                         .cause(Cause::Symptom(EdgeSet::CONTROLLER)),
                 )
             }
-            Liveness::Alive(_) | Liveness::Unknown => None,
+            // A vanished CRD or Namespace breaks the object whatever its conditions say.
+            Liveness::Alive(_) | Liveness::Unknown => self.broken_consumers[i].clone(),
         }
     }
 

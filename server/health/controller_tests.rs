@@ -254,10 +254,31 @@ fn unavailable_and_deadline_exceeded_workloads_fail() {
     let workload = values.last_mut().unwrap();
     workload["status"]["conditions"] = json!([{"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
         "message": "ReplicaSet \"netop-5d9c7b\" has timed out progressing.", "lastTransitionTime": ago(30)}]);
-    let run = run(&values);
+    let deadline = workload["status"]["conditions"].clone();
+    let stalled = run(&values);
     assert_eq!(
-        run.verdict("Deployment", "networking", "netop").reason,
+        stalled.verdict("Deployment", "networking", "netop").reason,
         "rollout stalled (ProgressDeadlineExceeded)"
+    );
+
+    // With a crash-looping pod, the reason names the pod and why, not just the deadline.
+    let crash = (
+        "CrashLoopBackOff",
+        "back-off 5m0s restarting failed container=manager",
+    );
+    let mut values = release_with_pods(vec![pod("networking", "netop", "c", Some(crash))], 2);
+    let workload = values
+        .iter_mut()
+        .find(|v| v["kind"] == "Deployment" && v["metadata"]["name"] == "netop")
+        .unwrap();
+    workload["status"]["conditions"] = deadline;
+    let reason = run(&values)
+        .verdict("Deployment", "networking", "netop")
+        .reason
+        .clone();
+    assert!(
+        reason.starts_with("rollout stalled: pod netop-5d9c7b-c: CrashLoopBackOff"),
+        "{reason}"
     );
 }
 

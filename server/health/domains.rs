@@ -99,14 +99,7 @@ pub(super) fn roll_up(
                 .push(m);
         }
         for &cluster in &all_clusters {
-            let selected = match infos.get(cluster) {
-                Some(info) => domain
-                    .clusters
-                    .iter()
-                    .all(|(k, v)| info.labels.get(k) == Some(v)),
-                None => domain.clusters.is_empty(),
-            };
-            if selected {
+            if selects(domain, &infos, cluster) {
                 let on_cluster = by_cluster.get(cluster).map_or(&[][..], Vec::as_slice);
                 verdicts.push(cell(index, domain, cluster, on_cluster, resolved, root_id));
             }
@@ -114,6 +107,52 @@ pub(super) fn roll_up(
     }
     verdicts.sort_by(|a, b| (&a.domain, &a.cluster).cmp(&(&b.domain, &b.cluster)));
     verdicts
+}
+
+/// Whether the domain's cluster selector picks `cluster` (clusters without info only when the
+/// selector is empty).
+fn selects(domain: &DomainSpec, infos: &HashMap<&str, &ClusterInfo>, cluster: &str) -> bool {
+    match infos.get(cluster) {
+        Some(info) => domain
+            .clusters
+            .iter()
+            .all(|(k, v)| info.labels.get(k) == Some(v)),
+        None => domain.clusters.is_empty(),
+    }
+}
+
+/// Per object, the domains it belongs to: the domain's Flux objects on the clusters it selects,
+/// and the workloads and pods they applied, so objects can be filtered by domain.
+pub(super) fn names_by_object(
+    index: &Index,
+    domains: &[DomainSpec],
+    membership: &Membership,
+    clusters: &[ClusterInfo],
+) -> Vec<Vec<String>> {
+    let infos: HashMap<&str, &ClusterInfo> =
+        clusters.iter().map(|c| (c.name.as_str(), c)).collect();
+    let mut names: Vec<Vec<String>> = vec![Vec::new(); index.objects.len()];
+    for (domain, members) in domains.iter().zip(&membership.members) {
+        for &m in members {
+            if !selects(domain, &infos, &index.objects[m].cluster) {
+                continue;
+            }
+            names[m].push(domain.name.clone());
+            for applied in index.applied_by(m) {
+                if !index.objects[applied].kind.is_flux() {
+                    names[applied].push(domain.name.clone());
+                    for pod in index.pods_of(applied) {
+                        names[pod].push(domain.name.clone());
+                    }
+                }
+            }
+        }
+    }
+    for list in &mut names {
+        list.sort();
+        list.dedup();
+    }
+    names
 }
 
 /// One domain on one cluster. No objects there means no evidence it is deployed: unverifiable.

@@ -18,6 +18,18 @@ pub struct ClusterInfo {
     pub error: Option<String>,
     /// Kinds the collector cannot read on this cluster, with why (e.g. RBAC Forbidden).
     pub kind_errors: BTreeMap<Kind, String>,
+    /// Who provided each CRD the last time it was seen (history kept by the collector).
+    pub former_crd_providers: Vec<FormerCrdProvider>,
+}
+
+/// A CRD's provider as last seen, so a consumer of a vanished CRD can name who removed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormerCrdProvider {
+    pub group: String,
+    pub kind: String,
+    pub crd: String,
+    pub provider: crate::model::ObjectId,
+    pub last_seen: DateTime<Utc>,
 }
 
 /// Time limits; every in-progress state becomes `stuck` (or `stale`) past its threshold.

@@ -25,6 +25,7 @@ mod assess;
 mod classify;
 mod clusters;
 mod controllers;
+mod crossstack;
 mod cycles;
 mod domains;
 mod finding;
@@ -43,6 +44,8 @@ mod workloads;
 #[cfg(test)]
 mod controller_tests;
 #[cfg(test)]
+mod crossstack_tests;
+#[cfg(test)]
 mod flux_tests;
 #[cfg(test)]
 mod incident_tests;
@@ -53,9 +56,12 @@ mod roots_tests;
 #[cfg(test)]
 mod testkit;
 
-pub use input::{ClusterInfo, DomainSpec, Selection, Thresholds, VersionSource};
+pub use crossstack::InventoryEntry;
+pub use input::{ClusterInfo, DomainSpec, FormerCrdProvider, Selection, Thresholds, VersionSource};
 pub use state::State;
-pub use verdict::{DomainVerdict, Evaluation, RootCause, Verdict, cluster_id};
+pub use verdict::{
+    CoOwnership, CrdProvider, Dependency, DomainVerdict, Evaluation, RootCause, Verdict, cluster_id,
+};
 pub use versions::{image_tag, short_revision};
 
 use crate::model::{Object, ObjectId};
@@ -78,6 +84,8 @@ pub fn evaluate(input: &Input) -> Evaluation {
     let graph = graph::build(&index, &clusters);
     let (cycle_of, cycles) = cycles::find(objects, &graph.edges);
     let membership = domains::membership(&index, input.domains);
+    let ids: Vec<ObjectId> = objects.iter().map(Object::id).collect();
+    let cross = crossstack::analyse(&index, input.clusters, &ids);
     let assessor = assess::Assessor {
         index: &index,
         clusters: &clusters,
@@ -86,11 +94,11 @@ pub fn evaluate(input: &Input) -> Evaluation {
         cycles: &cycles,
         thresholds: input.thresholds,
         domain_stuck_after: &membership.stuck_after,
+        broken_consumers: &cross.broken,
         now: input.now,
     };
     let own = (0..objects.len()).map(|i| assessor.assess(i)).collect();
     let resolved = roots::resolve(objects, &graph.edges, own, &cycle_of);
-    let ids: Vec<ObjectId> = objects.iter().map(Object::id).collect();
     let root_causes = output::root_causes(&ids, &resolved, &clusters);
     let domains = domains::roll_up(
         &index,
@@ -100,10 +108,14 @@ pub fn evaluate(input: &Input) -> Evaluation {
         &resolved,
         &output::root_id(&ids),
     );
-    let verdicts = output::verdicts(objects, ids, resolved);
+    let names = domains::names_by_object(&index, input.domains, &membership, input.clusters);
+    let verdicts = output::verdicts(objects, ids, resolved, names);
     Evaluation {
         objects: verdicts,
         root_causes,
         domains,
+        dependencies: cross.dependencies,
+        co_ownerships: cross.co_ownerships,
+        crd_providers: cross.crd_providers,
     }
 }

@@ -66,6 +66,7 @@ pub(super) fn verdicts(
     objects: &[Object],
     ids: Vec<ObjectId>,
     resolved: Vec<Resolved>,
+    mut domains: Vec<Vec<String>>,
 ) -> Vec<Verdict> {
     let root_lists: Vec<Vec<ObjectId>> = {
         let to_id = root_id(&ids);
@@ -81,7 +82,8 @@ pub(super) fn verdicts(
         .iter()
         .zip(ids)
         .zip(resolved.into_iter().zip(root_lists))
-        .map(|((object, id), (r, root_causes))| {
+        .enumerate()
+        .map(|(i, ((object, id), (r, root_causes)))| {
             Some(Verdict {
                 id,
                 cluster: object.cluster.clone(),
@@ -93,6 +95,7 @@ pub(super) fn verdicts(
                 reason: r.finding.reason,
                 message: r.finding.message,
                 root_causes,
+                domains: std::mem::take(&mut domains[i]),
             })
         })
         .collect();

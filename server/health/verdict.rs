@@ -23,6 +23,9 @@ pub struct Verdict {
     pub message: String,
     /// Ids of the root causes; empty when healthy; its own id when it is its own root cause.
     pub root_causes: Vec<ObjectId>,
+    /// The domains the object belongs to on its cluster (its domain's Flux objects and what
+    /// they applied), sorted.
+    pub domains: Vec<String>,
 }
 
 /// A problem none of whose prerequisites is a problem: the thing to fix.
@@ -62,6 +65,41 @@ pub struct Evaluation {
     pub root_causes: Vec<RootCause>,
     /// Sorted by domain, then cluster.
     pub domains: Vec<DomainVerdict>,
+    /// Cross-stack edges: one Flux object provides what another consumes.
+    pub dependencies: Vec<Dependency>,
+    /// Objects held by the inventories of more than one Flux object.
+    pub co_ownerships: Vec<CoOwnership>,
+    /// Which Flux object provides each CRD present now (kept as history by the collector, so a
+    /// CRD that vanishes can be traced to who provided it).
+    pub crd_providers: Vec<CrdProvider>,
+}
+
+/// `consumer` needs `object` (`CustomResourceDefinition.apiextensions.k8s.io/<name>` or
+/// `Namespace/<name>`), which `provider`'s inventory holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Dependency {
+    pub cluster: String,
+    pub provider: ObjectId,
+    pub consumer: ObjectId,
+    pub object: String,
+}
+
+/// One object in several inventories: removing it from one will not delete it, and the other's
+/// next change might.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CoOwnership {
+    pub cluster: String,
+    pub object: String,
+    pub providers: Vec<ObjectId>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CrdProvider {
+    pub cluster: String,
+    pub group: String,
+    pub kind: String,
+    pub crd: String,
+    pub provider: ObjectId,
 }
 
 /// The id the engine gives a cluster when the cluster itself is the root cause (stale data).

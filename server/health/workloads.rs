@@ -134,12 +134,12 @@ pub(super) fn assess_workload(
         .filter(|c| !c.is_true() && c.reason == "ProgressDeadlineExceeded")
     {
         let message = join_nonempty(&deadline.message, &pods_message);
-        return Finding::new(
-            State::Failed,
-            "rollout stalled (ProgressDeadlineExceeded)",
-            message,
-        )
-        .since(deadline.last_transition);
+        // The pods say why the rollout stalled; the deadline alone does not.
+        let reason = match failing.first() {
+            Some((pod, failure)) => format!("rollout stalled: pod {pod}: {failure}"),
+            None => "rollout stalled (ProgressDeadlineExceeded)".to_string(),
+        };
+        return Finding::new(State::Failed, reason, message).since(deadline.last_transition);
     }
     // A Deployment still rolling out (Progressing=True, new ReplicaSet not yet available) with
     // no failing pod is in progress, as Kubernetes itself says until its progress deadline:

@@ -153,6 +153,9 @@ pub struct Spec {
     pub replicas: Option<i64>,
     /// Workloads and pods: container images.
     pub images: Vec<String>,
+    /// CustomResourceDefinition: the group and kind it serves (`spec.group`, `spec.names.kind`).
+    pub crd_group: Option<String>,
+    pub crd_kind: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

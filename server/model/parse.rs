@@ -159,6 +159,12 @@ fn read_spec(r: &mut Reader, object: &mut Object, spec: &Map<String, Value>) {
     if object.kind == Kind::Pod {
         s.images = images(spec);
     }
+    if object.kind == Kind::CustomResourceDefinition {
+        s.crd_group = r.str(spec, "spec", "group");
+        s.crd_kind = r
+            .map(spec, "spec", "names")
+            .and_then(|names| r.str(names, "spec.names", "kind"));
+    }
 }
 
 fn images(pod_spec: &Map<String, Value>) -> Vec<String> {

@@ -60,3 +60,4 @@ pub fn channel() -> (EventSender, EventReceiver) {
 }
 
 pub mod demo;
+pub mod kube;

@@ -3,13 +3,17 @@
 //! compose inside one transaction.
 
 mod clusters;
+mod crossstack;
+pub mod leases;
 mod objects;
 mod reads;
+pub mod retention;
 mod rollups;
 
 pub use clusters::{ClusterRow, upsert_clusters};
+pub use crossstack::{DependencyRow, record_crd_providers, replace_dependencies};
 pub use objects::{ChangeSet, ObjectKey, ObjectRow, TransitionRow, write_changes};
-pub use reads::{ObjectFilter, ObjectPage, ObjectRecord, TransitionRecord};
+pub use reads::{ObjectFilter, ObjectPage, ObjectRecord, TransitionRecord, key_of_id};
 pub use rollups::{DomainRow, RootCauseRow, replace_rollups};
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};

@@ -20,6 +20,8 @@ pub struct ObjectRow {
     pub reason: String,
     pub message: String,
     pub root_causes: Vec<String>,
+    /// Names of the domains the object belongs to.
+    pub domains: Vec<String>,
     pub body: Value,
 }
 
@@ -102,17 +104,18 @@ pub async fn write_changes(
         let rows = &changes.upserts;
         let keys = Columns::of(rows.iter().map(|r| &r.key));
         sqlx::query(
-            "INSERT INTO objects (cluster, kind, namespace, name, state, since, reason, message, root_causes, body, updated_at)
-             SELECT c, k, ns, n, s, si, r, m, rc, b, $11
+            "INSERT INTO objects (cluster, kind, namespace, name, state, since, reason, message, root_causes, body, updated_at, domains)
+             SELECT c, k, ns, n, s, si, r, m, rc, b, $11,
+                    ARRAY(SELECT jsonb_array_elements_text(d))
              FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[],
-                         $7::text[], $8::text[], $9::jsonb[], $10::jsonb[]) AS t(c, k, ns, n, s, si, r, m, rc, b)
+                         $7::text[], $8::text[], $9::jsonb[], $10::jsonb[], $12::jsonb[]) AS t(c, k, ns, n, s, si, r, m, rc, b, d)
              ON CONFLICT (cluster, kind, namespace, name) DO UPDATE SET
                  state = excluded.state, since = excluded.since, reason = excluded.reason,
                  message = excluded.message, root_causes = excluded.root_causes, body = excluded.body,
-                 updated_at = excluded.updated_at
-             WHERE (objects.state, objects.since, objects.reason, objects.message, objects.root_causes, objects.body)
+                 updated_at = excluded.updated_at, domains = excluded.domains
+             WHERE (objects.state, objects.since, objects.reason, objects.message, objects.root_causes, objects.body, objects.domains)
                    IS DISTINCT FROM
-                   (excluded.state, excluded.since, excluded.reason, excluded.message, excluded.root_causes, excluded.body)",
+                   (excluded.state, excluded.since, excluded.reason, excluded.message, excluded.root_causes, excluded.body, excluded.domains)",
         )
         .bind(keys.cluster)
         .bind(keys.kind)
@@ -125,6 +128,8 @@ pub async fn write_changes(
         .bind(rows.iter().map(|r| Value::from(r.root_causes.clone())).collect::<Vec<_>>())
         .bind(rows.iter().map(|r| r.body.clone()).collect::<Vec<_>>())
         .bind(now)
+        // jsonb arrays, because Postgres has no ragged text[][] for UNNEST to split per row.
+        .bind(rows.iter().map(|r| Value::from(r.domains.clone())).collect::<Vec<_>>())
         .execute(&mut *conn)
         .await?;
     }

@@ -16,9 +16,13 @@ pub struct ObjectRecord {
     pub reason: String,
     pub message: String,
     pub root_causes: Value,
+    pub domains: Vec<String>,
     pub body: Value,
     pub updated_at: DateTime<Utc>,
 }
+
+/// The columns of an `ObjectRecord`, in order.
+const OBJECT_COLUMNS: &str = "cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at";
 
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct TransitionRecord {
@@ -32,12 +36,16 @@ pub struct TransitionRecord {
 /// Filters for the objects list; `None` means "any".
 #[derive(Debug, Clone, Default)]
 pub struct ObjectFilter {
+    /// Any of these clusters (from a cluster-label filter); `None` means any cluster.
+    pub clusters: Option<Vec<String>>,
     pub cluster: Option<String>,
     pub kind: Option<String>,
     pub namespace: Option<String>,
     pub state: Option<String>,
     /// Substring of the name, case-insensitive.
     pub query: Option<String>,
+    /// Member of this domain.
+    pub domain: Option<String>,
     pub limit: i64,
     pub offset: i64,
 }
@@ -76,10 +84,11 @@ impl Store {
     pub async fn objects(&self, filter: &ObjectFilter) -> Result<ObjectPage, sqlx::Error> {
         const WHERE: &str = "($1::text IS NULL OR cluster = $1) AND ($2::text IS NULL OR kind = $2)
              AND ($3::text IS NULL OR namespace = $3) AND ($4::text IS NULL OR state = $4)
-             AND ($5::text IS NULL OR strpos(lower(name), lower($5)) > 0)";
+             AND ($5::text IS NULL OR strpos(lower(name), lower($5)) > 0)
+             AND ($6::text IS NULL OR domains @> ARRAY[$6]) AND ($7::text[] IS NULL OR cluster = ANY($7))";
         let query = format!(
-            "SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, body, updated_at
-             FROM objects WHERE {WHERE} ORDER BY cluster, kind, namespace, name LIMIT $6 OFFSET $7"
+            "SELECT {OBJECT_COLUMNS} FROM objects WHERE {WHERE}
+             ORDER BY cluster, kind, namespace, name LIMIT $8 OFFSET $9"
         );
         let items = sqlx::query_as(sqlx::AssertSqlSafe(query))
             .bind(&filter.cluster)
@@ -87,6 +96,8 @@ impl Store {
             .bind(&filter.namespace)
             .bind(&filter.state)
             .bind(&filter.query)
+            .bind(&filter.domain)
+            .bind(&filter.clusters)
             .bind(filter.limit)
             .bind(filter.offset)
             .fetch_all(self.pool())
@@ -99,16 +110,18 @@ impl Store {
         .bind(&filter.namespace)
         .bind(&filter.state)
         .bind(&filter.query)
+        .bind(&filter.domain)
+        .bind(&filter.clusters)
         .fetch_one(self.pool())
         .await?;
         Ok(ObjectPage { items, total })
     }
 
     pub async fn object(&self, key: &ObjectKey) -> Result<Option<ObjectRecord>, sqlx::Error> {
-        sqlx::query_as(
-            "SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, body, updated_at
-             FROM objects WHERE cluster = $1 AND kind = $2 AND namespace = $3 AND name = $4",
-        )
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {OBJECT_COLUMNS} FROM objects
+             WHERE cluster = $1 AND kind = $2 AND namespace = $3 AND name = $4"
+        )))
         .bind(&key.cluster)
         .bind(&key.kind)
         .bind(&key.namespace)
@@ -136,4 +149,123 @@ impl Store {
         .fetch_all(self.pool())
         .await
     }
+
+    pub async fn cluster(&self, name: &str) -> Result<Option<ClusterRow>, sqlx::Error> {
+        sqlx::query_as("SELECT name, labels, last_good, error, kind_errors, state_counts, updated_at FROM clusters WHERE name = $1")
+            .bind(name)
+            .fetch_optional(self.pool())
+            .await
+    }
+
+    pub async fn domain_verdicts_of(&self, domain: &str) -> Result<Vec<DomainRow>, sqlx::Error> {
+        sqlx::query_as(
+            "SELECT domain, cluster, version, state, fully_healthy, objects, healthy, blockers
+             FROM domain_verdicts WHERE domain = $1 ORDER BY cluster",
+        )
+        .bind(domain)
+        .fetch_all(self.pool())
+        .await
+    }
+
+    pub async fn root_causes_by_ids(
+        &self,
+        ids: &[String],
+    ) -> Result<Vec<RootCauseRow>, sqlx::Error> {
+        sqlx::query_as(
+            "SELECT id, cluster, state, since, reason, message, affected FROM root_causes
+             WHERE id = ANY($1) ORDER BY id",
+        )
+        .bind(ids)
+        .fetch_all(self.pool())
+        .await
+    }
+
+    /// The objects with these ids (`cluster/Kind/namespace/name`); unknown ids are skipped.
+    pub async fn objects_by_ids(&self, ids: &[String]) -> Result<Vec<ObjectRecord>, sqlx::Error> {
+        let keys: Vec<ObjectKey> = ids.iter().filter_map(|id| key_of_id(id)).collect();
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {OBJECT_COLUMNS} FROM objects o
+             JOIN UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) AS t(c, k, ns, n)
+               ON o.cluster = t.c AND o.kind = t.k AND o.namespace = t.ns AND o.name = t.n
+             ORDER BY cluster, kind, namespace, name"
+        )))
+        .bind(keys.iter().map(|k| k.cluster.clone()).collect::<Vec<_>>())
+        .bind(keys.iter().map(|k| k.kind.clone()).collect::<Vec<_>>())
+        .bind(keys.iter().map(|k| k.namespace.clone()).collect::<Vec<_>>())
+        .bind(keys.iter().map(|k| k.name.clone()).collect::<Vec<_>>())
+        .fetch_all(self.pool())
+        .await
+    }
+
+    /// What a Kustomization or HelmRelease applied, from Flux's labels on the applied objects.
+    pub async fn applied_by(
+        &self,
+        owner: &ObjectKey,
+        limit: i64,
+    ) -> Result<Vec<ObjectRecord>, sqlx::Error> {
+        let prefix = match owner.kind.as_str() {
+            "Kustomization" => "kustomize.toolkit.fluxcd.io",
+            "HelmRelease" => "helm.toolkit.fluxcd.io",
+            _ => return Ok(Vec::new()),
+        };
+        let labels = serde_json::json!({
+            format!("{prefix}/name"): owner.name,
+            format!("{prefix}/namespace"): owner.namespace,
+        });
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {OBJECT_COLUMNS} FROM objects WHERE cluster = $1 AND body->'labels' @> $2
+             ORDER BY kind, namespace, name LIMIT $3"
+        )))
+        .bind(&owner.cluster)
+        .bind(labels)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await
+    }
+
+    /// Objects that name this one in `dependsOn` (same kind) or as their source.
+    pub async fn dependents(&self, of: &ObjectKey) -> Result<Vec<ObjectRecord>, sqlx::Error> {
+        let reference = serde_json::json!({"name": of.name, "namespace": of.namespace});
+        let source =
+            serde_json::json!({"kind": of.kind, "name": of.name, "namespace": of.namespace});
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {OBJECT_COLUMNS} FROM objects WHERE cluster = $1
+               AND ((kind = $2 AND body->'spec'->'depends_on' @> jsonb_build_array($3::jsonb))
+                    OR body->'spec'->'source_ref' @> $4::jsonb)
+             ORDER BY kind, namespace, name LIMIT 500"
+        )))
+        .bind(&of.cluster)
+        .bind(&of.kind)
+        .bind(reference)
+        .bind(source)
+        .fetch_all(self.pool())
+        .await
+    }
+
+    /// One cluster's objects of these kinds (the Flux objects and controllers for its page).
+    pub async fn objects_of_kinds(
+        &self,
+        cluster: &str,
+        kinds: &[&str],
+    ) -> Result<Vec<ObjectRecord>, sqlx::Error> {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {OBJECT_COLUMNS} FROM objects WHERE cluster = $1 AND kind = ANY($2)
+             ORDER BY kind, namespace, name"
+        )))
+        .bind(cluster)
+        .bind(kinds)
+        .fetch_all(self.pool())
+        .await
+    }
+}
+
+/// Splits `cluster/Kind/namespace/name` into a key.
+pub fn key_of_id(id: &str) -> Option<ObjectKey> {
+    let mut parts = id.splitn(4, '/');
+    Some(ObjectKey {
+        cluster: parts.next()?.to_string(),
+        kind: parts.next()?.to_string(),
+        namespace: parts.next()?.to_string(),
+        name: parts.next()?.to_string(),
+    })
 }

@@ -10,6 +10,11 @@ use serde_json::json;
 pub enum ApiError {
     NotFound(String),
     BadRequest(String),
+    /// No or a wrong credential.
+    Unauthorized(String),
+    /// A credential from somewhere it may not come from.
+    Forbidden(String),
+    TooLong(String),
     Internal(String),
 }
 
@@ -24,6 +29,9 @@ impl ApiError {
         match self {
             ApiError::NotFound(m) => (StatusCode::NOT_FOUND, m.clone()),
             ApiError::BadRequest(m) => (StatusCode::BAD_REQUEST, m.clone()),
+            ApiError::Unauthorized(m) => (StatusCode::UNAUTHORIZED, m.clone()),
+            ApiError::Forbidden(m) => (StatusCode::FORBIDDEN, m.clone()),
+            ApiError::TooLong(m) => (StatusCode::URI_TOO_LONG, m.clone()),
             ApiError::Internal(detail) => {
                 tracing::error!(%detail, "request failed");
                 (
@@ -38,7 +46,25 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, message) = self.status_and_message();
-        (status, Json(json!({"error": message}))).into_response()
+        let mut response = (status, Json(json!({"error": message}))).into_response();
+        if status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                axum::http::header::WWW_AUTHENTICATE,
+                axum::http::HeaderValue::from_static("Bearer"),
+            );
+        }
+        response
+    }
+}
+
+impl ApiError {
+    /// As JSON for API paths, as a page for everything else.
+    pub fn respond_for(self, path: &str) -> Response {
+        if path.starts_with("/api/") {
+            self.into_response()
+        } else {
+            PageError(self).into_response()
+        }
     }
 }
 

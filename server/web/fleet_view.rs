@@ -3,6 +3,8 @@
 //! both render this one model.
 
 use super::state::Site;
+use super::views::present::{encode, href_of_id, label_of_id};
+use super::views::problems::anchor;
 use crate::health::State;
 use crate::model::human;
 use crate::store::{ClusterRow, DomainRow, RootCauseRow, Store};
@@ -80,6 +82,13 @@ pub struct CauseView {
     pub affected: Vec<String>,
     #[serde(skip)]
     pub for_how_long: String,
+    #[serde(skip)]
+    pub href: String,
+    #[serde(skip)]
+    pub label: String,
+    /// Where the problem is on the problems page.
+    #[serde(skip)]
+    pub problem_href: String,
 }
 
 impl GroupCell {
@@ -140,6 +149,9 @@ impl FleetView {
             .into_iter()
             .filter_map(|c| {
                 Some(CauseView {
+                    href: href_of_id(&c.id),
+                    label: label_of_id(&c.id),
+                    problem_href: format!("/problems#{}", anchor(&c.id)),
                     state: c.state.parse().ok()?,
                     for_how_long: c.since.map(|s| human(now - s)).unwrap_or_default(),
                     affected: serde_json::from_value(c.affected).unwrap_or_default(),
@@ -173,6 +185,15 @@ impl FleetView {
 
     pub fn stale_clusters(&self) -> impl Iterator<Item = &ClusterView> {
         self.clusters.iter().filter(|c| !c.fresh)
+    }
+
+    /// The domain page filtered to one group (ring) of clusters.
+    pub fn cell_href(&self, domain: &str, group: &str) -> String {
+        format!(
+            "/domains/{}?label={}",
+            encode(domain),
+            encode(&format!("{}={group}", self.group_by))
+        )
     }
 
     /// Counts in severity order, for the summary line.

@@ -2,16 +2,23 @@
 
 mod api;
 mod assets;
+mod auth;
+pub mod csrf;
 mod error;
 mod fleet_view;
+mod limits;
 mod pages;
 mod probes;
 mod state;
+mod views;
 
+pub use api::PATHS as API_PATHS;
 pub use state::{AppState, Site};
+pub use views::present::encode as encode_component;
 
 use axum::Router;
-use axum::http::{HeaderName, HeaderValue, header};
+use axum::http::{HeaderValue, header};
+use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::get;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -35,12 +42,15 @@ pub fn router(state: AppState) -> Router {
         .merge(api::router())
         .route("/healthz", get(probes::healthz))
         .route("/readyz", get(probes::readyz))
+        .route("/metrics", get(crate::metrics::serve))
         .route("/static/{*path}", get(assets::serve))
+        .layer(from_fn_with_state(state.clone(), auth::check))
+        .layer(from_fn(limits::query_length))
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
         .layer(TraceLayer::new_for_http());
     for (name, value) in security_headers {
         router = router.layer(SetResponseHeaderLayer::overriding(
-            HeaderName::from(name),
+            name,
             HeaderValue::from_static(value),
         ));
     }

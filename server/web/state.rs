@@ -1,6 +1,6 @@
 //! What every handler can reach: the store and the parts of the configuration pages need.
 
-use crate::config::Config;
+use crate::config::{AuthConfig, AuthMode, Config};
 use crate::health::{DomainSpec, Thresholds};
 use crate::store::Store;
 use std::sync::Arc;
@@ -19,6 +19,8 @@ pub struct Site {
     pub domains: Vec<DomainSpec>,
     pub thresholds: Thresholds,
     pub group_by: String,
+    /// Token hashes and proxy settings; the hashes are never shown.
+    pub auth: AuthConfig,
 }
 
 impl Site {
@@ -28,6 +30,16 @@ impl Site {
             domains: config.domains.clone(),
             thresholds: config.thresholds.clone(),
             group_by: config.group_by.clone(),
+            auth: config.web.auth.clone(),
+        }
+    }
+
+    /// The footer line saying how access is controlled.
+    pub fn access_note(&self) -> &'static str {
+        match self.auth.mode {
+            AuthMode::None => "no authentication configured (read-only, for local use)",
+            AuthMode::Tokens => "read-only · API tokens required",
+            AuthMode::Proxy => "read-only · signed in through the proxy",
         }
     }
 }

@@ -2,6 +2,7 @@
 //! that the test command started (`DATABASE_URL`).
 #![allow(dead_code)] // each test binary uses a different part of this module
 
+pub mod collector;
 pub mod testbed;
 
 use fleetglass::store::Store;

@@ -13,6 +13,7 @@ use chrono::Utc;
 #[template(path = "fleet.html")]
 struct FleetPage {
     view: FleetView,
+    access: &'static str,
 }
 
 #[derive(Template)]
@@ -23,7 +24,10 @@ struct FleetFragment {
 
 pub async fn page(State(state): State<AppState>) -> Result<Response, PageError> {
     let view = FleetView::load(&state.store, &state.site, Utc::now()).await?;
-    render(&FleetPage { view })
+    render(&FleetPage {
+        view,
+        access: state.site.access_note(),
+    })
 }
 
 /// The live part of the page, for htmx to swap in place.

@@ -1,6 +1,13 @@
 //! Server-rendered pages: one askama struct per page, defined beside its handler.
 
+mod alerts;
+mod cluster;
+mod domain;
 mod fleet;
+mod impact;
+mod object;
+mod objects;
+mod problems;
 
 use super::AppState;
 use super::error::PageError;
@@ -13,6 +20,20 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/", get(fleet::page))
         .route("/fragments/fleet", get(fleet::fragment))
+        .route("/problems", get(problems::page))
+        .route("/fragments/problems", get(problems::fragment))
+        .route("/domains/{name}", get(domain::page))
+        .route("/clusters/{name}", get(cluster::page))
+        .route("/objects", get(objects::page))
+        .route(
+            "/objects/{cluster}/{kind}/{namespace}/{name}",
+            get(object::page),
+        )
+        .route(
+            "/impact/{cluster}/{kind}/{namespace}/{name}",
+            get(impact::page),
+        )
+        .merge(alerts::router())
 }
 
 /// Renders any page template into a response.

@@ -6,7 +6,7 @@ use super::Site;
 use crate::sources::demo::hex::{digest, git_revision};
 use crate::sources::demo::k8s::{
     Artifact, Chart, ContainerState, HelmReleaseState, KustomizationSpec, Meta, PodPlan, Release,
-    Run, Workload, WorkloadKind, git_repository, helm_chart, helm_release, helm_repository,
+    Run, Workload, WorkloadKind, crd, git_repository, helm_chart, helm_release, helm_repository,
     kustomization, namespace, workload_with_pods,
 };
 use chrono::{DateTime, TimeDelta, Utc};
@@ -44,6 +44,48 @@ fn controller_meta(name: &str, created: DateTime<Utc>) -> Meta {
         .label("app.kubernetes.io/instance", "flux-system")
 }
 
+/// (kind, plural, group, served version) of the CRDs installed with Flux and tofu-controller.
+const FLUX_CRDS: [(&str, &str, &str, &str); 8] = [
+    (
+        "Kustomization",
+        "kustomizations",
+        "kustomize.toolkit.fluxcd.io",
+        "v1",
+    ),
+    (
+        "HelmRelease",
+        "helmreleases",
+        "helm.toolkit.fluxcd.io",
+        "v2",
+    ),
+    (
+        "GitRepository",
+        "gitrepositories",
+        "source.toolkit.fluxcd.io",
+        "v1",
+    ),
+    (
+        "OCIRepository",
+        "ocirepositories",
+        "source.toolkit.fluxcd.io",
+        "v1",
+    ),
+    (
+        "HelmRepository",
+        "helmrepositories",
+        "source.toolkit.fluxcd.io",
+        "v1",
+    ),
+    ("HelmChart", "helmcharts", "source.toolkit.fluxcd.io", "v1"),
+    ("Bucket", "buckets", "source.toolkit.fluxcd.io", "v1"),
+    (
+        "Terraform",
+        "terraforms",
+        "infra.contrib.fluxcd.io",
+        "v1alpha2",
+    ),
+];
+
 pub fn build(site: &Site, out: &mut Vec<Value>) {
     let m = &site.m;
     let bootstrap = m.before(TimeDelta::days(200));
@@ -77,6 +119,12 @@ pub fn build(site: &Site, out: &mut Vec<Value>) {
         "tenants",
     ] {
         out.push(namespace(&bootstrapped(Meta::new("", name, bootstrap))));
+    }
+    // The CRDs of every kind the fleet applies: the collector sees them on a real cluster, and
+    // the engine fails consumers of a CRD that is missing (seed 000, incident 2).
+    for (kind, plural, group, version) in FLUX_CRDS {
+        let meta = bootstrapped(Meta::new("", &format!("{plural}.{group}"), bootstrap));
+        out.push(crd(&meta, group, kind, version));
     }
     let running_since = m.before(TimeDelta::days(6));
     for (name, version) in FLUX_CONTROLLERS {

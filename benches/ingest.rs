@@ -1,0 +1,157 @@
+//! Collector ingest benchmark: memory per tracked object (RSS delta over the snapshot holding
+//! slim objects parsed from full API objects, managedFields included) and batched write
+//! throughput to Postgres at several batch sizes.
+//!
+//!   DATABASE_URL=$(scripts/pg url) cargo bench --bench ingest
+//!
+//! Prints one line per measurement. Run on an otherwise idle machine for stable numbers.
+
+mod support;
+
+use chrono::Utc;
+use fleetglass::fleet::Snapshot;
+use fleetglass::model::parse_object;
+use fleetglass::sources::SourceEvent;
+use fleetglass::store::{ChangeSet, ObjectKey, ObjectRow, Store, TransitionRow, write_changes};
+use serde_json::{Value, json};
+use sqlx::Connection;
+use std::time::Instant;
+
+fn rss_bytes() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: usize = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
+/// A Deployment as the API server sends it, managedFields and all.
+fn deployment(i: usize) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {
+            "name": format!("app-{i}"), "namespace": format!("team-{}", i % 200),
+            "generation": 3, "resourceVersion": "123456", "uid": "0b6f0e7e-1b2c-4c8e-9a57-2f6c4a1d9e01",
+            "labels": {"app": format!("app-{i}"), "kustomize.toolkit.fluxcd.io/name": "apps",
+                       "kustomize.toolkit.fluxcd.io/namespace": "flux-system"},
+            "annotations": {"deployment.kubernetes.io/revision": "3"},
+            "managedFields": (0..4).map(|m| json!({"manager": format!("kustomize-controller-{m}"),
+                "operation": "Apply", "apiVersion": "apps/v1", "time": "2026-01-01T00:00:00Z",
+                "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": {"f:app": {}}},
+                "f:spec": {"f:replicas": {}, "f:template": {"f:spec": {"f:containers": {}}}}}})).collect::<Vec<_>>()
+        },
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": format!("app-{i}")}},
+                 "template": {"metadata": {"labels": {"app": format!("app-{i}")}},
+                              "spec": {"containers": [{"name": "app", "image": format!("registry.example/app:{i}"),
+                                       "env": [{"name": "A", "value": "x"}], "resources": {"limits": {"cpu": "1"}}}]}}},
+        "status": {"observedGeneration": 3, "replicas": 2, "readyReplicas": 2, "availableReplicas": 2,
+                   "updatedReplicas": 2, "conditions": [
+                       {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "message": "ok",
+                        "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
+    })
+}
+
+fn memory_per_object() {
+    let count = support::size(50_000, 500);
+    let objects: Vec<Value> = (0..count).map(deployment).collect();
+    let before = rss_bytes();
+    let mut snapshot = Snapshot::default();
+    for value in &objects {
+        let slim = parse_object("bench", value).expect("parse");
+        snapshot.apply(SourceEvent::Apply(Box::new(slim)));
+    }
+    let after = rss_bytes();
+    let per_object = after.saturating_sub(before) / count;
+    println!(
+        "memory: {count} Deployments in the snapshot: RSS +{} MiB, {per_object} bytes per object",
+        (after - before) / (1024 * 1024)
+    );
+    drop(objects);
+    std::hint::black_box(&snapshot);
+}
+
+fn changes(batch: usize, round: usize) -> ChangeSet {
+    let now = Utc::now();
+    let mut set = ChangeSet::default();
+    for i in 0..batch {
+        let key = ObjectKey {
+            cluster: "bench".into(),
+            kind: "Deployment".into(),
+            namespace: format!("team-{}", i % 200),
+            name: format!("app-{i}"),
+        };
+        let state = if round.is_multiple_of(2) {
+            "healthy"
+        } else {
+            "degraded"
+        };
+        set.upserts.push(ObjectRow {
+            key: key.clone(),
+            state: state.into(),
+            since: Some(now),
+            reason: "Available".into(),
+            message: format!("round {round}"),
+            root_causes: vec![],
+            domains: vec![],
+            body: json!({"status": {"workload": {"ready": round}}}),
+        });
+        set.transitions.push(TransitionRow {
+            key,
+            from: None,
+            to: state.into(),
+            reason: "Available".into(),
+            message: String::new(),
+            at: now,
+        });
+    }
+    set
+}
+
+async fn write_throughput() {
+    let Ok(url) = std::env::var("DATABASE_URL") else {
+        println!("writes: skipped (set DATABASE_URL to measure batched writes)");
+        return;
+    };
+    let name = format!("fg_bench_{}", std::process::id());
+    let mut admin = sqlx::PgConnection::connect(&url).await.expect("connect");
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut admin)
+        .await
+        .expect("create database");
+    let base = url.rsplit_once('/').map_or(url.as_str(), |(b, _)| b);
+    let store = Store::connect(&format!("{base}/{name}"))
+        .await
+        .expect("connect bench db");
+    store.migrate().await.expect("migrate");
+    for batch in [100, 1_000, 5_000] {
+        let rounds = support::size((20_000 / batch).max(4), 1);
+        let started = Instant::now();
+        for round in 0..rounds {
+            let set = changes(batch, round);
+            let mut tx = store.pool().begin().await.expect("begin");
+            write_changes(&mut tx, &set, Utc::now())
+                .await
+                .expect("write");
+            tx.commit().await.expect("commit");
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        println!(
+            "writes: batches of {batch:>5}: {:>8.0} changes/s ({rounds} batches, {:.1} ms per batch)",
+            (batch * rounds) as f64 / seconds,
+            seconds * 1000.0 / rounds as f64
+        );
+    }
+    store.pool().close().await;
+    let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE {name}")))
+        .execute(&mut admin)
+        .await;
+}
+
+fn main() {
+    memory_per_object();
+    tokio::runtime::Runtime::new()
+        .expect("runtime")
+        .block_on(write_throughput());
+}

@@ -1,0 +1,13 @@
+//! Shared by the benchmarks: `cargo bench` passes `--bench` and gets the full sizes; `cargo test`
+//! (CI) runs each benchmark once at a small size, so the harness cannot rot without slowing CI.
+
+/// True under `cargo bench`, false under `cargo test`.
+pub fn full() -> bool {
+    std::env::args().any(|a| a == "--bench")
+}
+
+/// The full size under `cargo bench`, the quick one under `cargo test`.
+#[allow(dead_code)] // not every benchmark scales by a single number
+pub fn size(full_size: usize, quick: usize) -> usize {
+    if full() { full_size } else { quick }
+}

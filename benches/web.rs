@@ -1,0 +1,205 @@
+//! How fast the fleet page and the domain JSON answer for a 100,000-object fleet: seeds a
+//! fresh database (objects, clusters, root causes, domain verdicts) through the store, then
+//! drives the router in process and prints p50/p99 per endpoint.
+//!
+//!     DATABASE_URL=$(scripts/pg url) cargo bench --bench web
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+mod support;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use chrono::{TimeDelta, Utc};
+use fleetglass::config::Config;
+use fleetglass::store::{
+    ChangeSet, ClusterRow, DomainRow, ObjectKey, ObjectRow, RootCauseRow, Store, replace_rollups,
+    upsert_clusters, write_changes,
+};
+use fleetglass::web::{self, AppState, Site};
+use http_body_util::BodyExt;
+use serde_json::json;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tower::ServiceExt;
+
+const CLUSTERS: usize = 50;
+const DOMAINS: usize = 20;
+const CAUSES_PER_CLUSTER: usize = 4;
+/// 100,000 objects under `cargo bench`; a few hundred under `cargo test`.
+fn objects_per_cluster() -> usize {
+    support::size(2_000, 10)
+}
+
+fn requests() -> usize {
+    support::size(200, 5)
+}
+
+const KINDS: [&str; 5] = [
+    "Kustomization",
+    "HelmRelease",
+    "GitRepository",
+    "Deployment",
+    "Pod",
+];
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(run());
+}
+
+async fn run() {
+    let store = common::fresh_store().await;
+    let started = Instant::now();
+    let config = seed(&store).await;
+    println!(
+        "seeded {} objects on {CLUSTERS} clusters, {DOMAINS} domains, {} root causes in {:.1}s",
+        CLUSTERS * objects_per_cluster(),
+        CLUSTERS * CAUSES_PER_CLUSTER,
+        started.elapsed().as_secs_f64()
+    );
+    let app = web::router(AppState {
+        store,
+        site: Arc::new(Site::from_config(&config)),
+    });
+    println!(
+        "{:<44} {:>9} {:>9} {:>9}",
+        "endpoint", "p50 ms", "p99 ms", "max ms"
+    );
+    for uri in [
+        "/",
+        "/api/v1/fleet",
+        "/api/v1/domains/domain-7",
+        "/api/v1/domains",
+        "/api/v1/objects?state=failed&limit=100",
+        "/api/v1/objects?domain=domain-7&limit=100",
+        "/problems",
+    ] {
+        let requests = requests();
+        let mut times = Vec::with_capacity(requests);
+        for _ in 0..requests {
+            let begun = Instant::now();
+            let response = app
+                .clone()
+                .oneshot(Request::get(uri).body(Body::empty()).unwrap())
+                .await
+                .unwrap();
+            assert_eq!(response.status(), StatusCode::OK, "{uri}");
+            response.into_body().collect().await.unwrap();
+            times.push(begun.elapsed());
+        }
+        times.sort();
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        println!(
+            "{uri:<44} {:>9.2} {:>9.2} {:>9.2}",
+            ms(times[requests / 2]),
+            ms(times[requests * 99 / 100]),
+            ms(times[requests - 1])
+        );
+    }
+}
+
+async fn seed(store: &Store) -> Config {
+    let now = Utc::now();
+    let mut domains_yaml = String::from("domains:\n");
+    for d in 0..DOMAINS {
+        domains_yaml.push_str(&format!(
+            "  - name: domain-{d}\n    select: {{labels: {{domain: d{d}}}}}\n    version: {{from: chart_version, namespace: ns-{d}, name: app}}\n"
+        ));
+    }
+    let mut clusters_yaml = String::from("clusters:\n");
+    for c in 0..CLUSTERS {
+        let ring = ["dev", "staging", "prod"][c.min(2)];
+        clusters_yaml.push_str(&format!(
+            "  - name: cluster-{c}\n    labels: {{ring: {ring}}}\n"
+        ));
+    }
+    let config: Config =
+        fleetglass::config::from_yaml_str(&format!("{clusters_yaml}{domains_yaml}")).unwrap();
+    for c in 0..CLUSTERS {
+        let cluster = format!("cluster-{c}");
+        let mut changes = ChangeSet::default();
+        for i in 0..objects_per_cluster() {
+            let kind = KINDS[i % KINDS.len()];
+            let failed = i % 97 == 0;
+            let domain = format!("domain-{}", i % DOMAINS);
+            changes.upserts.push(ObjectRow {
+                key: ObjectKey {
+                    cluster: cluster.clone(),
+                    kind: kind.to_string(),
+                    namespace: format!("ns-{}", i % DOMAINS),
+                    name: format!("object-{i}"),
+                },
+                state: if failed { "failed" } else { "healthy" }.to_string(),
+                since: Some(now - TimeDelta::minutes(i as i64 % 600)),
+                reason: if failed { "install failed".into() } else { String::new() },
+                message: String::new(),
+                root_causes: Vec::new(),
+                domains: vec![domain],
+                body: json!({"labels": {"domain": format!("d{}", i % DOMAINS)}, "spec": {}, "status": {}}),
+            });
+        }
+        let causes: Vec<RootCauseRow> = (0..CAUSES_PER_CLUSTER)
+            .map(|k| {
+                let id = format!("{cluster}/Kustomization/ns-{k}/object-{}", k * 5);
+                RootCauseRow {
+                    affected: json!(
+                        (0..50)
+                            .map(|a| format!("{cluster}/Pod/ns-{k}/object-{}", a * 5 + 4))
+                            .collect::<Vec<_>>()
+                    ),
+                    id,
+                    cluster: cluster.clone(),
+                    state: "failed".into(),
+                    since: Some(now - TimeDelta::hours(2)),
+                    reason: "install failed".into(),
+                    message: "the chart's hook timed out".into(),
+                }
+            })
+            .collect();
+        let domains: Vec<DomainRow> = (0..DOMAINS)
+            .map(|d| DomainRow {
+                domain: format!("domain-{d}"),
+                cluster: cluster.clone(),
+                version: Some(if c < 10 { "1.5.0" } else { "1.4.2" }.into()),
+                state: if d % 5 == 0 { "failed" } else { "healthy" }.into(),
+                fully_healthy: d % 5 != 0,
+                objects: (objects_per_cluster() / DOMAINS) as i32,
+                healthy: (objects_per_cluster() / DOMAINS) as i32 - 1,
+                blockers: if d % 5 == 0 {
+                    json!([causes[0].id])
+                } else {
+                    json!([])
+                },
+            })
+            .collect();
+        let ring = ["dev", "staging", "prod"][c.min(2)];
+        let row = ClusterRow {
+            name: cluster.clone(),
+            labels: json!({"ring": ring}),
+            last_good: Some(now),
+            error: None,
+            kind_errors: json!({}),
+            state_counts: json!({"healthy": objects_per_cluster().saturating_sub(21), "failed": 21}),
+            updated_at: now,
+        };
+        let mut tx = store.pool().begin().await.unwrap();
+        write_changes(&mut tx, &changes, now).await.unwrap();
+        replace_rollups(
+            &mut tx,
+            std::slice::from_ref(&cluster),
+            &causes,
+            &domains,
+            now,
+        )
+        .await
+        .unwrap();
+        upsert_clusters(&mut tx, &[row]).await.unwrap();
+        tx.commit().await.unwrap();
+    }
+    sqlx::query("ANALYZE").execute(store.pool()).await.unwrap();
+    config
+}

@@ -1,0 +1,63 @@
+//! From an evaluation to the root causes the alerts consider, each with its cluster's labels,
+//! the domains it blocks and a sample of what it affects.
+
+use super::Candidate;
+use crate::health::Evaluation;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How many affected objects a message names; the count says the rest.
+const SAMPLE: usize = 5;
+
+/// The root causes in problem states, and the clusters the evaluation covered (an alert on a
+/// covered cluster whose root cause is absent has cleared; other clusters' alerts belong to
+/// whichever collector evaluates them).
+pub fn candidates(
+    evaluation: &Evaluation,
+    cluster_labels: &BTreeMap<String, BTreeMap<String, String>>,
+) -> (Vec<Candidate>, BTreeSet<String>) {
+    let mut covered: BTreeSet<String> = evaluation
+        .objects
+        .iter()
+        .map(|v| v.cluster.clone())
+        .chain(evaluation.domains.iter().map(|d| d.cluster.clone()))
+        .collect();
+    let causes = evaluation
+        .root_causes
+        .iter()
+        .filter(|cause| cause.state.is_problem())
+        .map(|cause| {
+            let id = cause.id.as_str();
+            let cluster = cause
+                .id
+                .parts()
+                .map_or(id, |(cluster, ..)| cluster)
+                .to_string();
+            covered.insert(cluster.clone());
+            let domains: BTreeSet<String> = evaluation
+                .domains
+                .iter()
+                .filter(|d| d.blockers.contains(&cause.id))
+                .map(|d| d.domain.clone())
+                .collect();
+            Candidate {
+                root_cause: id.to_string(),
+                cluster_labels: cluster_labels.get(&cluster).cloned().unwrap_or_default(),
+                cluster,
+                state: cause.state,
+                since: cause.since,
+                reason: cause.reason.clone(),
+                message: cause.message.clone(),
+                affected_count: cause.affected.len(),
+                affected_sample: cause
+                    .affected
+                    .iter()
+                    .filter(|a| **a != cause.id)
+                    .take(SAMPLE)
+                    .map(|a| a.to_string())
+                    .collect(),
+                domains: domains.into_iter().collect(),
+            }
+        })
+        .collect();
+    (causes, covered)
+}

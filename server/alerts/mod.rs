@@ -1,0 +1,220 @@
+//! Alerts: one notification per root cause, never lost, quiet when it should be.
+//!
+//! The [`Evaluator`] reads each evaluation the runner publishes, runs the pure [`lifecycle`]
+//! for every root cause and open alert, and writes the alert changes together with their
+//! notifications (the outbox) in one transaction. The [`Worker`] drains the outbox to Slack and
+//! webhooks with retries, claiming rows with `FOR UPDATE SKIP LOCKED` so that with several
+//! replicas exactly one delivers each notification. Silences are matched in the lifecycle:
+//! silenced notifications are recorded, not sent.
+
+mod blocks;
+mod candidates;
+mod delivery;
+mod evaluator;
+pub mod lifecycle;
+mod notice;
+mod outbox;
+mod records;
+pub mod rules;
+pub mod silences;
+mod sinks;
+mod slack;
+
+pub use blocks::render_slack;
+pub use candidates::candidates;
+pub use delivery::{DeliverySettings, Worker};
+pub use evaluator::Evaluator;
+pub use notice::Notice;
+pub use records::{AlertView, Delivery, list_alerts};
+pub use sinks::{Route, Sinks};
+
+use crate::config::{AlertRule, Config, Severity};
+use crate::fleet::Latest;
+use crate::health::State;
+use crate::store::Store;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+/// Starts the evaluator (following `latest`) and the delivery worker, with the sinks the
+/// config and the environment name. Fails on a sink that is configured but unusable.
+pub fn spawn(config: &Config, store: Store, latest: Latest) -> anyhow::Result<()> {
+    let alerts = &config.alerts;
+    let slack = alerts.slack_target(|name| std::env::var(name).ok())?;
+    let webhooks = alerts.webhook_targets()?;
+    let timeout = alerts.delivery.timeout.to_std()?;
+    let sinks = Arc::new(Sinks::new(slack, webhooks, timeout)?);
+    let routes = sinks.routes();
+    tracing::info!(
+        sinks = ?routes.iter().map(|r| r.sink.as_str()).collect::<Vec<_>>(),
+        rules = alerts.rules.len(),
+        "alerts enabled"
+    );
+    let evaluator = Evaluator::new(
+        store.clone(),
+        rules::Policy::from_config(alerts),
+        routes,
+        config
+            .clusters
+            .iter()
+            .map(|c| (c.name.clone(), c.labels.clone()))
+            .collect(),
+        config.public_url.clone(),
+    );
+    tokio::spawn(evaluator.run(latest));
+    let worker = Worker::new(
+        store,
+        sinks,
+        DeliverySettings::from_config(&alerts.delivery),
+    );
+    tokio::spawn(worker.run());
+    Ok(())
+}
+
+/// A root cause in a problem state, as the alerts see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// The root cause's object id: `cluster/Kind/namespace/name`.
+    pub root_cause: String,
+    pub cluster: String,
+    pub state: State,
+    pub since: Option<DateTime<Utc>>,
+    pub reason: String,
+    pub message: String,
+    pub affected_count: usize,
+    /// A few of the affected objects (not the cause itself), for the message.
+    pub affected_sample: Vec<String>,
+    /// Domains whose health this root cause blocks.
+    pub domains: Vec<String>,
+    pub cluster_labels: BTreeMap<String, String>,
+}
+
+impl Candidate {
+    pub fn kind_and_name(&self) -> (&str, &str) {
+        let mut parts = self.root_cause.splitn(4, '/');
+        let kind = parts.nth(1).unwrap_or("");
+        let name = parts.nth(1).unwrap_or("");
+        (kind, name)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AlertStatus {
+    /// Seen, waiting out its rule's `for`; nothing sent.
+    Pending,
+    Firing,
+    Resolved,
+}
+
+/// A notification about an alert.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Event {
+    Firing,
+    /// What it affects (or its state or reason) changed while firing.
+    Update,
+    /// Still firing after the re-notify interval.
+    Renotify,
+    Resolved,
+}
+
+macro_rules! words {
+    ($ty:ident { $($variant:ident => $word:literal),* $(,)? }) => {
+        impl $ty {
+            pub fn as_str(self) -> &'static str {
+                match self { $($ty::$variant => $word),* }
+            }
+        }
+        impl FromStr for $ty {
+            type Err = String;
+            fn from_str(text: &str) -> Result<Self, String> {
+                match text {
+                    $($word => Ok($ty::$variant),)*
+                    other => Err(format!("unknown {} {other:?}", stringify!($ty))),
+                }
+            }
+        }
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+words!(AlertStatus { Pending => "pending", Firing => "firing", Resolved => "resolved" });
+words!(Event { Firing => "firing", Update => "update", Renotify => "renotify", Resolved => "resolved" });
+
+/// One root-cause episode, the part the lifecycle owns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Alert {
+    /// None until stored.
+    pub id: Option<i64>,
+    pub root_cause: String,
+    pub cluster: String,
+    pub rule: String,
+    pub severity: Severity,
+    pub status: AlertStatus,
+    pub state: State,
+    pub reason: String,
+    pub message: String,
+    pub since: Option<DateTime<Utc>>,
+    pub affected_count: usize,
+    pub affected_sample: Vec<String>,
+    pub domains: Vec<String>,
+    pub first_seen: DateTime<Utc>,
+    pub fired_at: Option<DateTime<Utc>>,
+    pub cleared_at: Option<DateTime<Utc>>,
+    pub resolved_at: Option<DateTime<Utc>>,
+    /// A firing notification was queued for sending (false while it fired silenced).
+    pub notified: bool,
+    pub last_notified_at: Option<DateTime<Utc>>,
+    pub silence_id: Option<i64>,
+}
+
+impl Alert {
+    fn open(candidate: &Candidate, rule: &AlertRule, now: DateTime<Utc>) -> Alert {
+        let mut alert = Alert {
+            id: None,
+            root_cause: candidate.root_cause.clone(),
+            cluster: candidate.cluster.clone(),
+            rule: String::new(),
+            severity: rule.severity,
+            status: AlertStatus::Pending,
+            state: candidate.state,
+            reason: String::new(),
+            message: String::new(),
+            since: None,
+            affected_count: 0,
+            affected_sample: Vec::new(),
+            domains: Vec::new(),
+            first_seen: now,
+            fired_at: None,
+            cleared_at: None,
+            resolved_at: None,
+            notified: false,
+            last_notified_at: None,
+            silence_id: None,
+        };
+        alert.refresh(candidate, rule);
+        alert
+    }
+
+    /// Takes what the newest evaluation says about the root cause.
+    fn refresh(&mut self, candidate: &Candidate, rule: &AlertRule) {
+        self.rule = rule.name.clone();
+        self.severity = rule.severity;
+        self.state = candidate.state;
+        self.reason = candidate.reason.clone();
+        self.message = candidate.message.clone();
+        self.since = candidate.since;
+        self.affected_count = candidate.affected_count;
+        self.affected_sample = candidate.affected_sample.clone();
+        self.domains = candidate.domains.clone();
+        self.cleared_at = None;
+    }
+}

@@ -1,0 +1,254 @@
+//! The `alerts` table: loading open alerts for the lifecycle (locked, so two collectors take
+//! turns), storing what the lifecycle decided, and the listing the page and the API show.
+
+use super::Alert;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use sqlx::PgConnection;
+
+#[derive(sqlx::FromRow)]
+struct AlertRecord {
+    id: i64,
+    root_cause: String,
+    cluster: String,
+    rule: String,
+    severity: String,
+    status: String,
+    state: String,
+    reason: String,
+    message: String,
+    since: Option<DateTime<Utc>>,
+    affected_count: i32,
+    affected_sample: Value,
+    domains: Value,
+    first_seen: DateTime<Utc>,
+    fired_at: Option<DateTime<Utc>>,
+    cleared_at: Option<DateTime<Utc>>,
+    resolved_at: Option<DateTime<Utc>>,
+    notified: bool,
+    last_notified_at: Option<DateTime<Utc>>,
+    silence_id: Option<i64>,
+}
+
+const COLUMNS: &str = "id, root_cause, cluster, rule, severity, status, state, reason, message, \
+    since, affected_count, affected_sample, domains, first_seen, fired_at, cleared_at, \
+    resolved_at, notified, last_notified_at, silence_id";
+
+impl TryFrom<AlertRecord> for Alert {
+    type Error = sqlx::Error;
+
+    fn try_from(r: AlertRecord) -> Result<Alert, sqlx::Error> {
+        let decode = |e: String| sqlx::Error::Decode(e.into());
+        let strings = |v: Value| serde_json::from_value(v).map_err(|e| decode(e.to_string()));
+        Ok(Alert {
+            id: Some(r.id),
+            severity: r.severity.parse().map_err(decode)?,
+            status: r.status.parse().map_err(decode)?,
+            state: r.state.parse().map_err(decode)?,
+            affected_count: usize::try_from(r.affected_count).unwrap_or(0),
+            affected_sample: strings(r.affected_sample)?,
+            domains: strings(r.domains)?,
+            root_cause: r.root_cause,
+            cluster: r.cluster,
+            rule: r.rule,
+            reason: r.reason,
+            message: r.message,
+            since: r.since,
+            first_seen: r.first_seen,
+            fired_at: r.fired_at,
+            cleared_at: r.cleared_at,
+            resolved_at: r.resolved_at,
+            notified: r.notified,
+            last_notified_at: r.last_notified_at,
+            silence_id: r.silence_id,
+        })
+    }
+}
+
+/// The open alerts of these clusters, locked until the transaction ends: a second collector
+/// evaluating the same cluster waits and then sees this one's decisions.
+#[tracing::instrument(skip_all)]
+pub async fn lock_open(
+    conn: &mut PgConnection,
+    clusters: &[String],
+) -> Result<Vec<Alert>, sqlx::Error> {
+    let records: Vec<AlertRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM alerts WHERE status <> 'resolved' AND cluster = ANY($1)
+         ORDER BY id FOR UPDATE"
+    )))
+    .bind(clusters)
+    .fetch_all(conn)
+    .await?;
+    records.into_iter().map(Alert::try_from).collect()
+}
+
+/// Stores a new alert; None when another collector opened one for the root cause first.
+#[tracing::instrument(skip_all)]
+pub async fn insert(
+    conn: &mut PgConnection,
+    alert: &Alert,
+    now: DateTime<Utc>,
+) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar(
+        "INSERT INTO alerts (root_cause, cluster, rule, severity, status, state, reason, message,
+             since, affected_count, affected_sample, domains, first_seen, fired_at, cleared_at,
+             resolved_at, notified, last_notified_at, silence_id, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+                 $19, $20)
+         ON CONFLICT (root_cause) WHERE status <> 'resolved' DO NOTHING
+         RETURNING id",
+    )
+    .bind(&alert.root_cause)
+    .bind(&alert.cluster)
+    .bind(&alert.rule)
+    .bind(alert.severity.as_str())
+    .bind(alert.status.as_str())
+    .bind(alert.state.as_str())
+    .bind(&alert.reason)
+    .bind(&alert.message)
+    .bind(alert.since)
+    .bind(count(alert.affected_count))
+    .bind(serde_json::json!(alert.affected_sample))
+    .bind(serde_json::json!(alert.domains))
+    .bind(alert.first_seen)
+    .bind(alert.fired_at)
+    .bind(alert.cleared_at)
+    .bind(alert.resolved_at)
+    .bind(alert.notified)
+    .bind(alert.last_notified_at)
+    .bind(alert.silence_id)
+    .bind(now)
+    .fetch_optional(conn)
+    .await
+}
+
+#[tracing::instrument(skip_all)]
+pub async fn update(
+    conn: &mut PgConnection,
+    id: i64,
+    alert: &Alert,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE alerts SET rule = $2, severity = $3, status = $4, state = $5, reason = $6,
+             message = $7, since = $8, affected_count = $9, affected_sample = $10, domains = $11,
+             fired_at = $12, cleared_at = $13, resolved_at = $14, notified = $15,
+             last_notified_at = $16, silence_id = $17, updated_at = $18
+         WHERE id = $1",
+    )
+    .bind(id)
+    .bind(&alert.rule)
+    .bind(alert.severity.as_str())
+    .bind(alert.status.as_str())
+    .bind(alert.state.as_str())
+    .bind(&alert.reason)
+    .bind(&alert.message)
+    .bind(alert.since)
+    .bind(count(alert.affected_count))
+    .bind(serde_json::json!(alert.affected_sample))
+    .bind(serde_json::json!(alert.domains))
+    .bind(alert.fired_at)
+    .bind(alert.cleared_at)
+    .bind(alert.resolved_at)
+    .bind(alert.notified)
+    .bind(alert.last_notified_at)
+    .bind(alert.silence_id)
+    .bind(now)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+#[tracing::instrument(skip_all)]
+pub async fn delete(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM alerts WHERE id = $1")
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+fn count(n: usize) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+/// An alert as the page and the API show it, with the delivery status of its notifications.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct AlertView {
+    pub id: i64,
+    pub root_cause: String,
+    pub cluster: String,
+    pub rule: String,
+    pub severity: String,
+    pub status: String,
+    pub state: String,
+    pub reason: String,
+    pub message: String,
+    pub since: Option<DateTime<Utc>>,
+    pub affected_count: i32,
+    pub affected_sample: Value,
+    pub domains: Value,
+    pub first_seen: DateTime<Utc>,
+    pub fired_at: Option<DateTime<Utc>>,
+    pub cleared_at: Option<DateTime<Utc>>,
+    pub resolved_at: Option<DateTime<Utc>>,
+    pub silence_id: Option<i64>,
+    #[sqlx(skip)]
+    pub deliveries: Vec<Delivery>,
+}
+
+/// One notification and where it stands.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct Delivery {
+    #[serde(skip)]
+    pub alert_id: i64,
+    pub sink: String,
+    pub event: String,
+    /// pending (retrying), delivered or silenced (recorded, not sent).
+    pub status: String,
+    pub attempts: i32,
+    pub next_attempt_at: DateTime<Utc>,
+    /// Redacted: never a URL or a token.
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub delivered_at: Option<DateTime<Utc>>,
+}
+
+/// Open alerts (pending and firing), then the most recently resolved.
+#[tracing::instrument(skip_all)]
+pub async fn list_alerts(
+    conn: &mut PgConnection,
+    resolved_limit: i64,
+) -> Result<Vec<AlertView>, sqlx::Error> {
+    let mut alerts: Vec<AlertView> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "(SELECT {COLUMNS} FROM alerts WHERE status <> 'resolved')
+         UNION ALL
+         (SELECT {COLUMNS} FROM alerts WHERE status = 'resolved' ORDER BY resolved_at DESC LIMIT $1)"
+    )))
+    .bind(resolved_limit)
+    .fetch_all(&mut *conn)
+    .await?;
+    let ids: Vec<i64> = alerts.iter().map(|a| a.id).collect();
+    let deliveries: Vec<Delivery> = sqlx::query_as(
+        "SELECT alert_id, sink, event, status, attempts, next_attempt_at, last_error, created_at,
+                delivered_at
+         FROM alert_outbox WHERE alert_id = ANY($1) ORDER BY id",
+    )
+    .bind(&ids)
+    .fetch_all(&mut *conn)
+    .await?;
+    for delivery in deliveries {
+        if let Some(alert) = alerts.iter_mut().find(|a| a.id == delivery.alert_id) {
+            alert.deliveries.push(delivery);
+        }
+    }
+    alerts.sort_by_key(|a| {
+        (
+            a.status == "resolved",
+            a.resolved_at.map(|t| -t.timestamp()),
+            a.id,
+        )
+    });
+    Ok(alerts)
+}

@@ -1,0 +1,181 @@
+//! Silences: "don't tell anyone about this root cause / domain / cluster until then". Silenced
+//! alerts are still recorded; their notifications are not sent.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::PgConnection;
+
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+pub struct Silence {
+    pub id: i64,
+    pub root_cause: Option<String>,
+    pub domain: Option<String>,
+    pub cluster: Option<String>,
+    pub until: DateTime<Utc>,
+    pub comment: String,
+    pub created_by: String,
+    pub created_at: DateTime<Utc>,
+}
+
+impl Silence {
+    /// Every matcher that is set must match; at least one is always set.
+    pub fn matches(
+        &self,
+        root_cause: &str,
+        cluster: &str,
+        domains: &[String],
+        now: DateTime<Utc>,
+    ) -> bool {
+        now < self.until
+            && self.root_cause.as_deref().is_none_or(|r| r == root_cause)
+            && self.cluster.as_deref().is_none_or(|c| c == cluster)
+            && self
+                .domain
+                .as_deref()
+                .is_none_or(|d| domains.iter().any(|x| x == d))
+    }
+}
+
+/// A silence as asked for through the API or the form.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewSilence {
+    #[serde(default)]
+    pub root_cause: Option<String>,
+    #[serde(default)]
+    pub domain: Option<String>,
+    #[serde(default)]
+    pub cluster: Option<String>,
+    pub until: DateTime<Utc>,
+    #[serde(default)]
+    pub comment: String,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum SilenceError {
+    #[error("a silence needs at least one of root_cause, domain or cluster")]
+    NoMatcher,
+    #[error("until must be in the future")]
+    InThePast,
+    #[error("{0} is too long (at most 1000 characters)")]
+    TooLong(&'static str),
+}
+
+impl NewSilence {
+    /// Blank matchers count as absent (an empty form field), so "" never silences everything.
+    pub fn validated(mut self, now: DateTime<Utc>) -> Result<NewSilence, SilenceError> {
+        for field in [&mut self.root_cause, &mut self.domain, &mut self.cluster] {
+            *field = field
+                .take()
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty());
+        }
+        if self.root_cause.is_none() && self.domain.is_none() && self.cluster.is_none() {
+            return Err(SilenceError::NoMatcher);
+        }
+        if self.until <= now {
+            return Err(SilenceError::InThePast);
+        }
+        let fields = [
+            ("root_cause", self.root_cause.as_deref().unwrap_or("")),
+            ("domain", self.domain.as_deref().unwrap_or("")),
+            ("cluster", self.cluster.as_deref().unwrap_or("")),
+            ("comment", self.comment.as_str()),
+        ];
+        if let Some((name, _)) = fields.iter().find(|(_, v)| v.chars().count() > 1000) {
+            return Err(SilenceError::TooLong(name));
+        }
+        Ok(self)
+    }
+}
+
+const COLUMNS: &str = "id, root_cause, domain, cluster, until, comment, created_by, created_at";
+
+#[tracing::instrument(skip_all)]
+pub async fn create(
+    conn: &mut PgConnection,
+    silence: &NewSilence,
+    created_by: &str,
+    now: DateTime<Utc>,
+) -> Result<Silence, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO silences (root_cause, domain, cluster, until, comment, created_by, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING {COLUMNS}"
+    )))
+    .bind(&silence.root_cause)
+    .bind(&silence.domain)
+    .bind(&silence.cluster)
+    .bind(silence.until)
+    .bind(&silence.comment)
+    .bind(created_by)
+    .bind(now)
+    .fetch_one(conn)
+    .await
+}
+
+/// Silences still in force at `now`, newest first.
+#[tracing::instrument(skip_all)]
+pub async fn active(
+    conn: &mut PgConnection,
+    now: DateTime<Utc>,
+) -> Result<Vec<Silence>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM silences WHERE until > $1 ORDER BY id DESC"
+    )))
+    .bind(now)
+    .fetch_all(conn)
+    .await
+}
+
+/// Ends a silence now; false when there was no such silence in force.
+#[tracing::instrument(skip_all)]
+pub async fn expire(
+    conn: &mut PgConnection,
+    id: i64,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query("UPDATE silences SET until = $2 WHERE id = $1 AND until > $2")
+        .bind(id)
+        .bind(now)
+        .execute(conn)
+        .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blank_matchers_do_not_silence_everything() {
+        let now: DateTime<Utc> = "2026-11-29T10:00:00Z".parse().unwrap();
+        let blank = NewSilence {
+            root_cause: Some("  ".into()),
+            domain: Some(String::new()),
+            cluster: None,
+            until: now + chrono::TimeDelta::hours(1),
+            comment: String::new(),
+        };
+        assert_eq!(blank.validated(now).unwrap_err(), SilenceError::NoMatcher);
+    }
+
+    #[test]
+    fn every_set_matcher_must_match_and_time_ends_it() {
+        let now: DateTime<Utc> = "2026-11-29T10:00:00Z".parse().unwrap();
+        let silence = Silence {
+            id: 1,
+            root_cause: None,
+            domain: Some("gateway".into()),
+            cluster: Some("prod-eu-1".into()),
+            until: now + chrono::TimeDelta::hours(1),
+            comment: String::new(),
+            created_by: "anonymous".into(),
+            created_at: now,
+        };
+        let gateway = ["gateway".to_string()];
+        assert!(silence.matches("x", "prod-eu-1", &gateway, now));
+        assert!(!silence.matches("x", "prod-eu-2", &gateway, now));
+        assert!(!silence.matches("x", "prod-eu-1", &[], now));
+        assert!(!silence.matches("x", "prod-eu-1", &gateway, silence.until));
+    }
+}

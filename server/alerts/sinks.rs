@@ -1,0 +1,151 @@
+//! Where notifications go: Slack (incoming webhook or Web API bot) and generic JSON webhooks.
+//! Each send either succeeds or says when to try again; error text never carries a URL or a
+//! token (reqwest errors are stripped with `without_url`).
+
+use super::slack::Slack;
+use super::{Event, Notice};
+use crate::config::{SlackTarget, WebhookTarget};
+use reqwest::{Response, StatusCode};
+use serde_json::json;
+use std::time::Duration;
+
+/// What a successful send leaves behind.
+#[derive(Debug, PartialEq)]
+pub enum Sent {
+    Done,
+    /// A new Slack message (bot mode): later notices edit it and thread under it.
+    SlackMessage {
+        channel: String,
+        ts: String,
+    },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// The receiver asked us to wait (HTTP 429 with Retry-After).
+    #[error("rate limited; retry after {}s", .0.as_secs())]
+    RetryAfter(Duration),
+    #[error("{0}")]
+    Failed(String),
+    #[error("no sink named {0:?} is configured")]
+    UnknownSink(String),
+}
+
+/// The configured sinks and one HTTP client for all of them.
+pub struct Sinks {
+    client: reqwest::Client,
+    slack: Option<Slack>,
+    webhooks: Vec<WebhookTarget>,
+}
+
+/// A sink's name in the outbox, and whether it wants `update` events (it can edit, or it is a
+/// machine that wants every change).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Route {
+    pub sink: String,
+    pub updates: bool,
+}
+
+const SLACK: &str = "slack";
+const WEBHOOK_PREFIX: &str = "webhook:";
+
+impl Sinks {
+    pub fn new(
+        slack: Option<SlackTarget>,
+        webhooks: Vec<WebhookTarget>,
+        timeout: Duration,
+    ) -> Result<Sinks, SendError> {
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .user_agent(concat!("fleetglass/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| SendError::Failed(redact(e)))?;
+        Ok(Sinks {
+            client,
+            slack: slack.map(Slack::new),
+            webhooks,
+        })
+    }
+
+    pub fn routes(&self) -> Vec<Route> {
+        let slack = self.slack.as_ref().map(|s| Route {
+            sink: SLACK.to_string(),
+            updates: s.can_edit(),
+        });
+        slack
+            .into_iter()
+            .chain(self.webhooks.iter().map(|w| Route {
+                sink: format!("{WEBHOOK_PREFIX}{}", w.name),
+                updates: true,
+            }))
+            .collect()
+    }
+
+    pub async fn send(
+        &self,
+        sink: &str,
+        notice: &Notice,
+        thread: Option<(&str, &str)>,
+    ) -> Result<Sent, SendError> {
+        if sink == SLACK
+            && let Some(slack) = &self.slack
+        {
+            return slack.send(&self.client, notice, thread).await;
+        }
+        let hook = sink
+            .strip_prefix(WEBHOOK_PREFIX)
+            .and_then(|name| self.webhooks.iter().find(|w| w.name == name))
+            .ok_or_else(|| SendError::UnknownSink(sink.to_string()))?;
+        let body = json!({"event": notice.event, "alert": notice});
+        let response = self
+            .client
+            .post(hook.url.expose())
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| SendError::Failed(redact(e)))?;
+        check_status(&response)?;
+        Ok(Sent::Done)
+    }
+}
+
+/// Success for 2xx; 429 with a Retry-After becomes a wait; anything else a plain failure.
+pub fn check_status(response: &Response) -> Result<(), SendError> {
+    let status = response.status();
+    if status.is_success() {
+        return Ok(());
+    }
+    if status == StatusCode::TOO_MANY_REQUESTS
+        && let Some(wait) = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    {
+        return Err(SendError::RetryAfter(Duration::from_secs(wait)));
+    }
+    Err(SendError::Failed(format!("HTTP {}", status.as_u16())))
+}
+
+/// A reqwest error without the URL (a webhook URL is a secret), with its causes.
+pub fn redact(error: reqwest::Error) -> String {
+    if error.is_timeout() {
+        return "timed out".to_string();
+    }
+    let error = error.without_url();
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = std::error::Error::source(cause);
+    }
+    text
+}
+
+impl Event {
+    /// Whether a sink that cannot edit gets this event.
+    pub fn for_sink(self, updates: bool) -> bool {
+        self != Event::Update || updates
+    }
+}

@@ -1,0 +1,59 @@
+//! Settings of the collector (leases, probes, discovery) and of history retention. Every field
+//! has a default, so a config without these sections keeps working.
+
+use crate::model::serde_go;
+use chrono::TimeDelta;
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CollectorSettings {
+    /// How long a collector's claim on a cluster lasts without renewal; renewed every third of
+    /// it. A replica that dies loses its clusters to another within this period.
+    #[serde(with = "serde_go")]
+    pub lease: TimeDelta,
+    /// How often each cluster is asked for its version (a cheap liveness check).
+    #[serde(with = "serde_go")]
+    pub probe_interval: TimeDelta,
+    /// How often each cluster's served Flux kinds and versions are discovered again.
+    #[serde(with = "serde_go")]
+    pub rediscover: TimeDelta,
+}
+
+impl Default for CollectorSettings {
+    fn default() -> Self {
+        CollectorSettings {
+            lease: TimeDelta::seconds(15),
+            probe_interval: TimeDelta::seconds(10),
+            rediscover: TimeDelta::minutes(5),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Retention {
+    /// State transitions older than this are deleted (`30d`, `720h`).
+    #[serde(deserialize_with = "days_or_go")]
+    pub transitions: TimeDelta,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Retention {
+            transitions: TimeDelta::days(30),
+        }
+    }
+}
+
+/// Retention periods are long, so whole days (`30d`) are accepted besides Go durations.
+fn days_or_go<'de, D: serde::Deserializer<'de>>(de: D) -> Result<TimeDelta, D::Error> {
+    let text = String::deserialize(de)?;
+    if let Some(days) = text.trim().strip_suffix('d')
+        && let Ok(days) = days.parse::<i64>()
+        && (0..=36_500).contains(&days)
+    {
+        return Ok(TimeDelta::days(days));
+    }
+    crate::model::parse_go_duration(&text).map_err(serde::de::Error::custom)
+}

@@ -1,0 +1,28 @@
+//! History retention: deletes state transitions older than the configured period, hourly.
+
+use crate::store::{Store, retention};
+use chrono::{TimeDelta, Utc};
+use std::time::Duration;
+
+const EVERY: Duration = Duration::from_secs(3600);
+
+pub async fn run(store: Store, keep: TimeDelta) {
+    let mut tick = tokio::time::interval(EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        match prune(&store, keep).await {
+            Ok(0) => {}
+            Ok(deleted) => tracing::info!(deleted, "deleted transitions past their retention"),
+            Err(error) => {
+                tracing::warn!(%error, "could not delete old transitions; retrying later")
+            }
+        }
+    }
+}
+
+/// One pass: deletes transitions older than `keep`; returns how many.
+pub async fn prune(store: &Store, keep: TimeDelta) -> Result<u64, sqlx::Error> {
+    let mut conn = store.pool().acquire().await?;
+    retention::delete_transitions_before(&mut conn, Utc::now() - keep).await
+}

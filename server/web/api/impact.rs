@@ -1,0 +1,64 @@
+//! `GET /api/v1/impact?cluster=&kind=&namespace=&name=` (or `domain=` instead of `cluster=`):
+//! what breaks if this stack goes.
+
+use crate::web::AppState;
+use crate::web::error::ApiError;
+use crate::web::views::impact::ImpactView;
+use crate::web::views::object::key_from_path;
+use axum::Json;
+use axum::extract::{Query, State};
+use chrono::Utc;
+use std::collections::HashMap;
+
+pub async fn impact(
+    State(state): State<AppState>,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Json<ImpactView>, ApiError> {
+    let field = |key: &str| {
+        params
+            .get(key)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let required = |key: &str| {
+        field(key).ok_or_else(|| {
+            ApiError::BadRequest(format!(
+                "{key} is required (kind, name, and cluster or domain)"
+            ))
+        })
+    };
+    let namespace = field("namespace").unwrap_or_default();
+    let (clusters, domain) = match (field("cluster"), field("domain")) {
+        (Some(cluster), None) => (vec![cluster], None),
+        (None, Some(domain)) => (domain_clusters(&state, &domain).await?, Some(domain)),
+        _ => {
+            return Err(ApiError::BadRequest(
+                "give exactly one of cluster or domain".into(),
+            ));
+        }
+    };
+    let key = key_from_path(
+        String::new(),
+        &required("kind")?,
+        &namespace,
+        required("name")?,
+    )?;
+    let view = ImpactView::load(
+        &state.store,
+        &clusters,
+        (&key.kind, &key.namespace, &key.name),
+        domain,
+        Utc::now(),
+    )
+    .await?;
+    Ok(Json(view))
+}
+
+/// Every cluster the domain is evaluated on.
+async fn domain_clusters(state: &AppState, domain: &str) -> Result<Vec<String>, ApiError> {
+    if !state.site.domains.iter().any(|d| d.name == domain) {
+        return Err(ApiError::NotFound(format!("no domain named {domain:?}")));
+    }
+    let rows = state.store.domain_verdicts_of(domain).await?;
+    Ok(rows.into_iter().map(|row| row.cluster).collect())
+}

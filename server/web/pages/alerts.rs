@@ -1,0 +1,286 @@
+//! `/alerts`: open, silenced and resolved alerts with where their notifications stand, the
+//! silences in force, and forms to add or end a silence (CSRF-checked).
+
+use super::render;
+use crate::alerts::silences::{self, NewSilence, Silence};
+use crate::alerts::{AlertView, Delivery};
+use crate::model::{human, parse_go_duration};
+use crate::web::AppState;
+use crate::web::api::alerts::{AlertsReply, add_silence};
+use crate::web::csrf;
+use crate::web::error::{ApiError, PageError};
+use askama::Template;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::{Form, Router};
+use chrono::{DateTime, TimeDelta, Utc};
+use serde::Deserialize;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/alerts", get(page))
+        .route("/alerts/silences", post(add))
+        .route("/alerts/silences/{id}/expire", post(expire))
+}
+
+#[derive(Template)]
+#[template(path = "alerts.html")]
+struct AlertsPage {
+    summary: String,
+    sections: Vec<Section>,
+    silences: Vec<SilenceRow>,
+    csrf: String,
+    csrf_field: &'static str,
+    access: &'static str,
+}
+
+/// Open, silenced or resolved alerts.
+struct Section {
+    title: &'static str,
+    empty: &'static str,
+    rows: Vec<Row>,
+}
+
+/// One alert, ready to print.
+struct Row {
+    state: String,
+    icon: &'static str,
+    severity: String,
+    root_cause: String,
+    reason: String,
+    message: String,
+    when: When,
+    affected: i32,
+    domains: String,
+    deliveries: Vec<String>,
+}
+
+/// A relative time with the absolute one for the title.
+struct When {
+    relative: String,
+    absolute: String,
+}
+
+struct SilenceRow {
+    id: i64,
+    matches: String,
+    until: When,
+    comment: String,
+    created_by: String,
+}
+
+pub async fn page(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Response, PageError> {
+    let now = Utc::now();
+    let reply = AlertsReply::load(&state).await?;
+    let mut conn = state.store.pool().acquire().await?;
+    let active = silences::active(&mut conn, now).await?;
+    let (csrf, cookie) = csrf::token(&headers);
+    let rows = |alerts: Vec<AlertView>| alerts.into_iter().map(|a| row(a, now)).collect();
+    let summary = format!(
+        "{} open · {} silenced · {} recently resolved — one alert per root cause",
+        reply.open.len(),
+        reply.silenced.len(),
+        reply.resolved.len()
+    );
+    let section = |title, empty, alerts| Section {
+        title,
+        empty,
+        rows: rows(alerts),
+    };
+    let page = AlertsPage {
+        summary,
+        sections: vec![
+            section("Open", "● nothing is alerting", reply.open),
+            section("Silenced", "no alert is silenced", reply.silenced),
+            section("Resolved", "nothing resolved recently", reply.resolved),
+        ],
+        silences: active.into_iter().map(|s| silence_row(s, now)).collect(),
+        csrf,
+        csrf_field: csrf::FIELD,
+        access: state.site.access_note(),
+    };
+    let mut response = render(&page)?;
+    if let Some(cookie) = cookie
+        && let Ok(value) = cookie.parse()
+    {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    Ok(response)
+}
+
+#[derive(Deserialize)]
+pub struct SilenceForm {
+    csrf: String,
+    #[serde(default)]
+    root_cause: String,
+    #[serde(default)]
+    domain: String,
+    #[serde(default)]
+    cluster: String,
+    /// How long, as `2h`, `1d`… (Go durations plus days).
+    duration: String,
+    #[serde(default)]
+    comment: String,
+}
+
+pub async fn add(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<SilenceForm>,
+) -> Result<Response, PageError> {
+    check_csrf(&headers, &form.csrf)?;
+    let duration = parse_duration(&form.duration).ok_or_else(|| {
+        ApiError::BadRequest(format!(
+            "{:?} is not a duration like 2h, 30m or 1d",
+            form.duration
+        ))
+    })?;
+    let silence = NewSilence {
+        root_cause: Some(form.root_cause),
+        domain: Some(form.domain),
+        cluster: Some(form.cluster),
+        until: Utc::now() + duration,
+        comment: form.comment,
+    };
+    add_silence(&state, silence, &headers).await?;
+    Ok(Redirect::to("/alerts").into_response())
+}
+
+#[derive(Deserialize)]
+pub struct CsrfOnly {
+    csrf: String,
+}
+
+pub async fn expire(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    headers: HeaderMap,
+    Form(form): Form<CsrfOnly>,
+) -> Result<Response, PageError> {
+    check_csrf(&headers, &form.csrf)?;
+    let mut conn = state.store.pool().acquire().await?;
+    if !silences::expire(&mut conn, id, Utc::now()).await? {
+        return Err(ApiError::NotFound(format!("no silence {id} in force")).into());
+    }
+    Ok(Redirect::to("/alerts").into_response())
+}
+
+fn check_csrf(headers: &HeaderMap, submitted: &str) -> Result<(), PageError> {
+    if csrf::verify(headers, submitted) {
+        Ok(())
+    } else {
+        Err(ApiError::BadRequest(
+            "this form is out of date or came from another site; reload /alerts and try again"
+                .into(),
+        )
+        .into())
+    }
+}
+
+/// `1d`, `7d` as well as Go durations (`90m`, `2h30m`); zero or negative is not a duration.
+fn parse_duration(text: &str) -> Option<TimeDelta> {
+    let text = text.trim();
+    let delta = match text.strip_suffix('d') {
+        Some(days) => TimeDelta::try_days(days.parse().ok()?)?,
+        None => parse_go_duration(text).ok()?,
+    };
+    (delta > TimeDelta::zero()).then_some(delta)
+}
+
+fn when(at: DateTime<Utc>, now: DateTime<Utc>, past: &str, future: &str) -> When {
+    let relative = if at <= now {
+        format!("{past} {}", human(now - at))
+    } else {
+        format!("{future} {}", human(at - now))
+    };
+    When {
+        relative,
+        absolute: at.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+    }
+}
+
+fn row(alert: AlertView, now: DateTime<Utc>) -> Row {
+    let state: crate::health::State = alert
+        .state
+        .parse()
+        .unwrap_or(crate::health::State::Unverifiable);
+    let started = match alert.resolved_at {
+        Some(resolved) => when(resolved, now, "resolved", "resolves in"),
+        None => when(alert.since.unwrap_or(alert.first_seen), now, "for", "from"),
+    };
+    Row {
+        icon: state.icon(),
+        state: alert.state,
+        severity: alert.severity,
+        reason: alert.reason,
+        message: alert.message,
+        when: started,
+        affected: alert.affected_count,
+        domains: strings(&alert.domains).join(", "),
+        deliveries: delivery_summary(&alert.deliveries, now),
+        root_cause: alert.root_cause,
+    }
+}
+
+fn strings(value: &serde_json::Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Per notification: `slack firing: delivered 3m ago`, `slack update: retrying (4 attempts, HTTP 500)`.
+fn delivery_summary(deliveries: &[Delivery], now: DateTime<Utc>) -> Vec<String> {
+    deliveries
+        .iter()
+        .map(|d| {
+            let head = format!("{} {}", d.sink, d.event);
+            match (d.status.as_str(), d.delivered_at) {
+                ("delivered", Some(at)) => format!("{head}: delivered {} ago", human(now - at)),
+                ("silenced", _) => format!("{head}: silenced, not sent"),
+                _ => format!(
+                    "{head}: {} ({} attempts{})",
+                    if d.attempts == 0 {
+                        "queued"
+                    } else {
+                        "retrying"
+                    },
+                    d.attempts,
+                    d.last_error
+                        .as_deref()
+                        .map(|e| format!(", last: {e}"))
+                        .unwrap_or_default()
+                ),
+            }
+        })
+        .collect()
+}
+
+fn silence_row(silence: Silence, now: DateTime<Utc>) -> SilenceRow {
+    let matchers = [
+        ("root cause", &silence.root_cause),
+        ("domain", &silence.domain),
+        ("cluster", &silence.cluster),
+    ];
+    SilenceRow {
+        id: silence.id,
+        matches: matchers
+            .iter()
+            .filter_map(|(name, value)| value.as_ref().map(|v| format!("{name} {v}")))
+            .collect::<Vec<_>>()
+            .join(" and "),
+        until: when(silence.until, now, "ended", "for"),
+        comment: silence.comment,
+        created_by: silence.created_by,
+    }
+}

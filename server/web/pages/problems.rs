@@ -1,0 +1,37 @@
+//! `/problems`: every root cause, worst first, with the chain from each affected object.
+
+use super::render;
+use crate::web::AppState;
+use crate::web::error::PageError;
+use crate::web::views::problems::ProblemsView;
+use askama::Template;
+use axum::extract::State;
+use axum::response::Response;
+use chrono::Utc;
+
+#[derive(Template)]
+#[template(path = "problems.html")]
+struct ProblemsPage {
+    view: ProblemsView,
+    access: &'static str,
+}
+
+#[derive(Template)]
+#[template(path = "problems_body.html")]
+struct ProblemsFragment {
+    view: ProblemsView,
+}
+
+pub async fn page(State(state): State<AppState>) -> Result<Response, PageError> {
+    let view = ProblemsView::load(&state.store, Utc::now()).await?;
+    render(&ProblemsPage {
+        view,
+        access: state.site.access_note(),
+    })
+}
+
+/// The live part of the page, for htmx to swap in place.
+pub async fn fragment(State(state): State<AppState>) -> Result<Response, PageError> {
+    let view = ProblemsView::load(&state.store, Utc::now()).await?;
+    render(&ProblemsFragment { view })
+}

@@ -1,0 +1,180 @@
+//! One cluster: how fresh its data is, its Flux controllers and whether they run, its
+//! objects by state, and the dependsOn tree of its Kustomizations and HelmReleases.
+
+use super::graph::CONTROLLER_NAMESPACE;
+use super::present::{Moment, ObjectItem, body_of, encode};
+use crate::health::State;
+use crate::model::{CONTROLLER_NAMES, Kind, controller_of_deployment};
+use crate::store::{ObjectRecord, Store};
+use crate::web::error::ApiError;
+use crate::web::state::Site;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+#[derive(Debug, Serialize)]
+pub struct ClusterDetail {
+    pub name: String,
+    pub labels: serde_json::Value,
+    pub fresh: bool,
+    pub last_good: Option<DateTime<Utc>>,
+    pub error: Option<String>,
+    pub kind_errors: serde_json::Value,
+    pub state_counts: BTreeMap<String, u64>,
+    pub controllers: Vec<Controller>,
+    pub tree: Vec<TreeNode>,
+    #[serde(skip)]
+    pub last_good_moment: Option<Moment>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Controller {
+    pub controller: String,
+    pub deployment: String,
+    /// None when no Deployment of that name was seen.
+    pub object: Option<ObjectItem>,
+    pub ready: Option<String>,
+}
+
+/// One line of the dependsOn tree: an object and how deep it sits.
+#[derive(Debug, Serialize)]
+pub struct TreeNode {
+    pub depth: usize,
+    pub object: ObjectItem,
+    /// Already shown higher up (a diamond or a cycle): not expanded again.
+    pub repeated: bool,
+    #[serde(skip)]
+    pub depth_class: String,
+}
+
+impl ClusterDetail {
+    pub async fn load(
+        store: &Store,
+        site: &Site,
+        name: &str,
+        now: DateTime<Utc>,
+    ) -> Result<ClusterDetail, ApiError> {
+        let row = store
+            .cluster(name)
+            .await?
+            .ok_or_else(|| ApiError::NotFound(format!("no cluster named {name:?}")))?;
+        let records = store
+            .objects_of_kinds(name, &["Kustomization", "HelmRelease", "Deployment"])
+            .await?;
+        let fresh = row.error.is_none()
+            && row
+                .last_good
+                .is_some_and(|t| now - t <= site.thresholds.freshness);
+        Ok(ClusterDetail {
+            controllers: controllers(&records, now),
+            tree: tree(&records, now),
+            state_counts: serde_json::from_value(row.state_counts).unwrap_or_default(),
+            last_good_moment: Moment::of(row.last_good, now),
+            name: row.name,
+            labels: row.labels,
+            fresh,
+            last_good: row.last_good,
+            error: row.error,
+            kind_errors: row.kind_errors,
+        })
+    }
+
+    /// Counts in severity order, each with a link to the filtered objects list.
+    pub fn ordered_counts(&self) -> Vec<(State, u64, String)> {
+        State::BY_SEVERITY
+            .into_iter()
+            .filter_map(|s| {
+                let n = *self.state_counts.get(s.as_str())?;
+                Some((
+                    s,
+                    n,
+                    format!("/objects?cluster={}&state={s}", encode(&self.name)),
+                ))
+            })
+            .collect()
+    }
+}
+
+fn controllers(records: &[ObjectRecord], now: DateTime<Utc>) -> Vec<Controller> {
+    let mut found: Vec<Controller> = records
+        .iter()
+        .filter(|r| r.kind == "Deployment" && r.namespace == CONTROLLER_NAMESPACE)
+        .filter_map(|r| {
+            let controller = controller_of_deployment(&r.name)?;
+            let ready = body_of(r)
+                .and_then(|o| o.status.workload)
+                .map(|w| format!("{}/{} ready", w.ready, w.desired));
+            Some(Controller {
+                controller: controller.to_string(),
+                deployment: r.name.clone(),
+                object: Some(ObjectItem::new(r, now)),
+                ready,
+            })
+        })
+        .collect();
+    // The controllers every Flux installation needs, called out when missing.
+    for needed in CONTROLLER_NAMES.iter().take(3) {
+        if !found.iter().any(|c| c.controller == *needed) {
+            found.push(Controller {
+                controller: needed.to_string(),
+                deployment: needed.to_string(),
+                object: None,
+                ready: None,
+            });
+        }
+    }
+    found.sort_by(|a, b| a.deployment.cmp(&b.deployment));
+    found
+}
+
+fn tree(records: &[ObjectRecord], now: DateTime<Utc>) -> Vec<TreeNode> {
+    let flux: Vec<&ObjectRecord> = records
+        .iter()
+        .filter(|r| r.kind == Kind::Kustomization.as_str() || r.kind == Kind::HelmRelease.as_str())
+        .collect();
+    let id = |r: &ObjectRecord| format!("{}/{}/{}", r.kind, r.namespace, r.name);
+    let mut children: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut has_parent = vec![false; flux.len()];
+    for (i, record) in flux.iter().enumerate() {
+        let Some(object) = body_of(record) else {
+            continue;
+        };
+        for dependency in &object.spec.depends_on {
+            let parent = format!(
+                "{}/{}/{}",
+                record.kind, dependency.namespace, dependency.name
+            );
+            children.entry(parent).or_default().push(i);
+            has_parent[i] = true;
+        }
+    }
+    let mut out = Vec::new();
+    let mut shown = HashSet::new();
+    // Roots first, then anything left (members of a cycle have no root).
+    let order: Vec<usize> = (0..flux.len())
+        .filter(|i| !has_parent[*i])
+        .chain((0..flux.len()).filter(|i| has_parent[*i]))
+        .collect();
+    for root in order {
+        if shown.contains(&root) {
+            continue;
+        }
+        let mut stack = vec![(root, 0usize)];
+        while let Some((i, depth)) = stack.pop() {
+            let repeated = !shown.insert(i);
+            out.push(TreeNode {
+                depth,
+                object: ObjectItem::new(flux[i], now),
+                repeated,
+                depth_class: format!("d{}", depth.min(8)),
+            });
+            if repeated {
+                continue;
+            }
+            for &child in children.get(&id(flux[i])).into_iter().flatten().rev() {
+                stack.push((child, depth + 1));
+            }
+        }
+    }
+    out
+}

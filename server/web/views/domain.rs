@@ -1,0 +1,239 @@
+//! One domain across the fleet: its version and state on each cluster, and how far the
+//! newest version has rolled out ("v1.4.2 fully healthy on 7 of 12 clusters; blocked on …").
+
+use super::present::{href_of_id, label_of_id, parse_state};
+use crate::health::State;
+use crate::store::{ClusterRow, DomainRow, RootCauseRow, Store};
+use crate::web::error::ApiError;
+use crate::web::state::Site;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use std::collections::HashMap;
+
+#[derive(Debug, Serialize)]
+pub struct DomainDetail {
+    pub name: String,
+    pub generated_at: DateTime<Utc>,
+    /// The version on the first ring that has one: rollouts start there.
+    pub newest_version: Option<String>,
+    pub fully_healthy_at_newest: usize,
+    pub summary: String,
+    pub state: Option<State>,
+    pub clusters: Vec<DomainCluster>,
+    #[serde(skip)]
+    pub label_filter: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DomainCluster {
+    pub cluster: String,
+    pub group: String,
+    pub version: Option<String>,
+    pub state: State,
+    pub fully_healthy: bool,
+    pub objects: i32,
+    pub healthy: i32,
+    pub blockers: Vec<Blocker>,
+}
+
+/// A root cause keeping the domain from being healthy, with the object fields of a verdict.
+#[derive(Debug, Clone, Serialize)]
+pub struct Blocker {
+    pub id: String,
+    pub cluster: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub state: Option<State>,
+    pub since: Option<DateTime<Utc>>,
+    pub reason: String,
+    pub message: String,
+    pub root_causes: Vec<String>,
+    #[serde(skip)]
+    pub href: String,
+    #[serde(skip)]
+    pub label: String,
+}
+
+impl DomainDetail {
+    /// `label` (`key=value`) restricts the clusters shown, e.g. to one ring.
+    pub async fn load(
+        store: &Store,
+        site: &Site,
+        name: &str,
+        label: Option<(&str, &str)>,
+        now: DateTime<Utc>,
+    ) -> Result<DomainDetail, ApiError> {
+        let rows = store.domain_verdicts_of(name).await?;
+        if rows.is_empty() && !site.domains.iter().any(|d| d.name == name) {
+            return Err(ApiError::NotFound(format!("no domain named {name:?}")));
+        }
+        let clusters = store.clusters().await?;
+        let causes = blockers_of(store, &rows).await?;
+        Ok(DomainDetail::build(
+            site, name, rows, &clusters, &causes, label, now,
+        ))
+    }
+
+    pub async fn load_all(
+        store: &Store,
+        site: &Site,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<DomainDetail>, ApiError> {
+        let rows = store.domain_verdicts().await?;
+        let clusters = store.clusters().await?;
+        let causes = blockers_of(store, &rows).await?;
+        let mut names: Vec<String> = site.domains.iter().map(|d| d.name.clone()).collect();
+        names.extend(rows.iter().map(|r| r.domain.clone()));
+        names.sort();
+        names.dedup();
+        Ok(names
+            .iter()
+            .map(|name| {
+                let mine = rows.iter().filter(|r| r.domain == *name).cloned().collect();
+                DomainDetail::build(site, name, mine, &clusters, &causes, None, now)
+            })
+            .collect())
+    }
+
+    fn build(
+        site: &Site,
+        name: &str,
+        rows: Vec<DomainRow>,
+        clusters: &[ClusterRow],
+        causes: &HashMap<String, RootCauseRow>,
+        label: Option<(&str, &str)>,
+        now: DateTime<Utc>,
+    ) -> DomainDetail {
+        let label_of = |cluster: &str, key: &str| {
+            clusters
+                .iter()
+                .find(|c| c.name == cluster)
+                .and_then(|c| c.labels.get(key))
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        };
+        let order = |cluster: &str| {
+            site.cluster_order
+                .iter()
+                .position(|c| c == cluster)
+                .unwrap_or(usize::MAX)
+        };
+        let mut cells: Vec<DomainCluster> = rows
+            .into_iter()
+            .filter(|row| {
+                label.is_none_or(|(k, v)| label_of(&row.cluster, k).as_deref() == Some(v))
+            })
+            .map(|row| DomainCluster {
+                group: label_of(&row.cluster, &site.group_by).unwrap_or_else(|| "ungrouped".into()),
+                blockers: serde_json::from_value::<Vec<String>>(row.blockers)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|id| blocker(id, causes.get(id)))
+                    .collect(),
+                state: parse_state(&row.state),
+                cluster: row.cluster,
+                version: row.version,
+                fully_healthy: row.fully_healthy,
+                objects: row.objects,
+                healthy: row.healthy,
+            })
+            .collect();
+        cells.sort_by(|a, b| {
+            order(&a.cluster)
+                .cmp(&order(&b.cluster))
+                .then(a.cluster.cmp(&b.cluster))
+        });
+        let newest_version = cells.iter().find_map(|c| c.version.clone());
+        let at_newest = cells
+            .iter()
+            .filter(|c| c.fully_healthy && c.version == newest_version)
+            .count();
+        DomainDetail {
+            summary: summary(newest_version.as_deref(), at_newest, &cells),
+            state: cells.iter().map(|c| c.state).reduce(State::worst),
+            name: name.to_string(),
+            generated_at: now,
+            newest_version,
+            fully_healthy_at_newest: at_newest,
+            clusters: cells,
+            label_filter: label.map(|(k, v)| format!("{k}={v}")).unwrap_or_default(),
+        }
+    }
+}
+
+pub fn blocker(id: &str, cause: Option<&RootCauseRow>) -> Blocker {
+    let parts: Vec<&str> = id.splitn(4, '/').collect();
+    let part = |i: usize| parts.get(i).map_or_else(String::new, |p| p.to_string());
+    Blocker {
+        id: id.to_string(),
+        cluster: part(0),
+        kind: part(1),
+        namespace: part(2),
+        name: part(3),
+        root_causes: vec![id.to_string()],
+        state: cause.map(|c| parse_state(&c.state)),
+        since: cause.and_then(|c| c.since),
+        reason: cause.map(|c| c.reason.clone()).unwrap_or_default(),
+        message: cause.map(|c| c.message.clone()).unwrap_or_default(),
+        href: href_of_id(id),
+        label: label_of_id(id),
+    }
+}
+
+/// The root causes named as blockers in these rows, by id.
+pub async fn blockers_of(
+    store: &Store,
+    rows: &[DomainRow],
+) -> Result<HashMap<String, RootCauseRow>, sqlx::Error> {
+    let mut ids: Vec<String> = rows
+        .iter()
+        .flat_map(|r| serde_json::from_value::<Vec<String>>(r.blockers.clone()).unwrap_or_default())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    Ok(store
+        .root_causes_by_ids(&ids)
+        .await?
+        .into_iter()
+        .map(|c| (c.id.clone(), c))
+        .collect())
+}
+
+fn summary(newest: Option<&str>, at_newest: usize, cells: &[DomainCluster]) -> String {
+    let Some(newest) = newest else {
+        return if cells.is_empty() {
+            "no cluster reports this domain yet".to_string()
+        } else {
+            "no version found on any cluster".to_string()
+        };
+    };
+    let mut text = format!(
+        "{newest} fully healthy on {at_newest} of {} clusters",
+        cells.len()
+    );
+    let behind: Vec<String> = cells
+        .iter()
+        .filter(|c| !(c.fully_healthy && c.version.as_deref() == Some(newest)))
+        .map(|c| match (c.blockers.first(), c.version.as_deref()) {
+            (Some(b), _) => {
+                let why = if b.reason.is_empty() {
+                    b.label.clone()
+                } else {
+                    format!("{} ({})", b.label, b.reason)
+                };
+                format!("{} on {} by {why}", c.state, c.cluster)
+            }
+            (None, Some(v)) if v != newest => format!("{} still at {v}", c.cluster),
+            (None, _) => format!("{} on {}", c.state, c.cluster),
+        })
+        .collect();
+    if !behind.is_empty() {
+        text.push_str("; ");
+        text.push_str(&behind.join("; "));
+    }
+    text
+}

@@ -1,0 +1,166 @@
+//! The object filters shared by `/objects` and `/api/v1/objects`: parsed from the query
+//! string with messages that say what is wrong, and written back into links so every
+//! filtered view has a URL.
+
+use super::present::encode;
+use crate::health::State;
+use crate::model::Kind;
+use crate::store::{ObjectFilter, Store};
+use crate::web::error::ApiError;
+use crate::web::state::Site;
+use std::collections::HashMap;
+
+pub const DEFAULT_LIMIT: i64 = 100;
+pub const MAX_LIMIT: i64 = 1000;
+/// Longest accepted search text; longer is certainly not a name.
+const MAX_QUERY: usize = 253;
+
+/// The filters as given (normalised), to rebuild links, and as the store wants them.
+#[derive(Debug, Clone, Default)]
+pub struct ObjectQuery {
+    pub cluster: String,
+    pub kind: String,
+    pub namespace: String,
+    pub state: String,
+    pub domain: String,
+    pub q: String,
+    pub label: String,
+    pub limit: i64,
+    pub offset: i64,
+}
+
+impl ObjectQuery {
+    pub fn parse(params: &HashMap<String, String>, site: &Site) -> Result<ObjectQuery, ApiError> {
+        let get = |key: &str| {
+            params
+                .get(key)
+                .map(|v| v.trim().to_string())
+                .unwrap_or_default()
+        };
+        let bad = |m: String| Err(ApiError::BadRequest(m));
+        let mut query = ObjectQuery {
+            cluster: get("cluster"),
+            namespace: get("namespace"),
+            q: get("q"),
+            label: get("label"),
+            ..ObjectQuery::default()
+        };
+        let kind = get("kind");
+        if !kind.is_empty() {
+            match kind.parse::<Kind>() {
+                Ok(kind) => query.kind = kind.as_str().to_string(),
+                Err(e) => return bad(e.to_string()),
+            }
+        }
+        let state = get("state");
+        if !state.is_empty() {
+            match state.parse::<State>() {
+                Ok(state) => query.state = state.as_str().to_string(),
+                Err(e) => return bad(e),
+            }
+        }
+        let domain = get("domain");
+        if !domain.is_empty() {
+            if !site.domains.iter().any(|d| d.name == domain) {
+                let known: Vec<&str> = site.domains.iter().map(|d| d.name.as_str()).collect();
+                return bad(format!(
+                    "unknown domain {domain:?} (one of: {})",
+                    known.join(", ")
+                ));
+            }
+            query.domain = domain;
+        }
+        if !query.label.is_empty() {
+            label_pair(&query.label)?;
+        }
+        if query.q.len() > MAX_QUERY {
+            return bad(format!("q is longer than {MAX_QUERY} characters"));
+        }
+        query.limit = number(params, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)?;
+        query.offset = number(params, "offset", 0, 0, i64::MAX)?;
+        Ok(query)
+    }
+
+    /// The store filter; a cluster-label filter becomes the list of matching clusters.
+    pub async fn filter(&self, store: &Store) -> Result<ObjectFilter, ApiError> {
+        let some = |s: &String| (!s.is_empty()).then(|| s.clone());
+        let clusters = if self.label.is_empty() {
+            None
+        } else {
+            let (key, value) = label_pair(&self.label)?;
+            let rows = store.clusters().await?;
+            Some(
+                rows.into_iter()
+                    .filter(|c| c.labels.get(key).and_then(|v| v.as_str()) == Some(value))
+                    .map(|c| c.name)
+                    .collect(),
+            )
+        };
+        Ok(ObjectFilter {
+            clusters,
+            cluster: some(&self.cluster),
+            kind: some(&self.kind),
+            namespace: some(&self.namespace),
+            state: some(&self.state),
+            query: some(&self.q),
+            domain: some(&self.domain),
+            limit: self.limit,
+            offset: self.offset,
+        })
+    }
+
+    /// The query string of this view at another offset (empty filters left out).
+    pub fn link(&self, offset: i64) -> String {
+        let mut pairs: Vec<String> = [
+            ("cluster", &self.cluster),
+            ("label", &self.label),
+            ("domain", &self.domain),
+            ("kind", &self.kind),
+            ("namespace", &self.namespace),
+            ("state", &self.state),
+            ("q", &self.q),
+        ]
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| format!("{k}={}", encode(v)))
+        .collect();
+        if self.limit != DEFAULT_LIMIT {
+            pairs.push(format!("limit={}", self.limit));
+        }
+        if offset > 0 {
+            pairs.push(format!("offset={offset}"));
+        }
+        format!("/objects?{}", pairs.join("&"))
+    }
+}
+
+/// `key=value` as a cluster-label filter.
+pub fn label_pair(text: &str) -> Result<(&str, &str), ApiError> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.is_empty() && !v.is_empty() => Ok((k, v)),
+        _ => Err(ApiError::BadRequest(format!(
+            "label {text:?} must be written key=value, e.g. ring=prod"
+        ))),
+    }
+}
+
+fn number(
+    params: &HashMap<String, String>,
+    key: &str,
+    default: i64,
+    min: i64,
+    max: i64,
+) -> Result<i64, ApiError> {
+    match params.get(key).map(|v| v.trim()).filter(|v| !v.is_empty()) {
+        None => Ok(default),
+        Some(text) => match text.parse::<i64>() {
+            Ok(n) if (min..=max).contains(&n) => Ok(n),
+            _ if max == i64::MAX => Err(ApiError::BadRequest(format!(
+                "{key} must be a whole number of at least {min}, not {text:?}"
+            ))),
+            _ => Err(ApiError::BadRequest(format!(
+                "{key} must be a whole number from {min} to {max}, not {text:?}"
+            ))),
+        },
+    }
+}

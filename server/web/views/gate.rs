@@ -1,0 +1,103 @@
+//! The CI gate: is version V of a domain fully healthy on every cluster in its scope? Polls
+//! the store until it is, or until the timeout passes, and answers with the blockers.
+
+use super::domain::{Blocker, blocker, blockers_of};
+use super::present::parse_state;
+use crate::health::State;
+use crate::model::parse_go_duration;
+use crate::store::Store;
+use crate::web::error::ApiError;
+use crate::web::state::Site;
+use chrono::TimeDelta;
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+/// Longest a request may wait; CI can call again.
+pub const MAX_WAIT: TimeDelta = TimeDelta::hours(1);
+pub const DEFAULT_WAIT: TimeDelta = TimeDelta::minutes(5);
+/// How often the store is read while waiting.
+const POLL: Duration = Duration::from_millis(500);
+
+#[derive(Debug, Serialize)]
+pub struct GateVerdict {
+    pub domain: String,
+    pub version: String,
+    pub healthy: bool,
+    pub clusters: Vec<GateCluster>,
+    /// How long the request waited, e.g. "12.5s".
+    pub waited: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct GateCluster {
+    pub cluster: String,
+    pub version: Option<String>,
+    pub state: State,
+    pub fully_healthy: bool,
+    /// Fully healthy at exactly the version asked for.
+    pub at_version: bool,
+    pub blockers: Vec<Blocker>,
+}
+
+/// Parses `timeout` (Go duration, at most an hour).
+pub fn timeout(text: Option<&str>) -> Result<TimeDelta, ApiError> {
+    let Some(text) = text.filter(|t| !t.is_empty()) else {
+        return Ok(DEFAULT_WAIT);
+    };
+    let delta =
+        parse_go_duration(text).map_err(|e| ApiError::BadRequest(format!("timeout: {e}")))?;
+    if delta < TimeDelta::zero() || delta > MAX_WAIT {
+        return Err(ApiError::BadRequest(format!(
+            "timeout {text:?} must be between 0s and 1h"
+        )));
+    }
+    Ok(delta)
+}
+
+/// Waits until the domain is healthy at `version` or `timeout` passes.
+pub async fn wait(
+    store: &Store,
+    site: &Site,
+    domain: &str,
+    version: &str,
+    timeout: TimeDelta,
+) -> Result<GateVerdict, ApiError> {
+    let started = Instant::now();
+    let deadline = started + timeout.to_std().unwrap_or_default();
+    loop {
+        let rows = store.domain_verdicts_of(domain).await?;
+        if rows.is_empty() && !site.domains.iter().any(|d| d.name == domain) {
+            return Err(ApiError::NotFound(format!("no domain named {domain:?}")));
+        }
+        let healthy = !rows.is_empty()
+            && rows
+                .iter()
+                .all(|r| r.fully_healthy && r.version.as_deref() == Some(version));
+        if healthy || Instant::now() >= deadline {
+            let causes = blockers_of(store, &rows).await?;
+            let clusters = rows
+                .into_iter()
+                .map(|row| GateCluster {
+                    at_version: row.fully_healthy && row.version.as_deref() == Some(version),
+                    blockers: serde_json::from_value::<Vec<String>>(row.blockers)
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|id| blocker(id, causes.get(id)))
+                        .collect(),
+                    state: parse_state(&row.state),
+                    cluster: row.cluster,
+                    version: row.version,
+                    fully_healthy: row.fully_healthy,
+                })
+                .collect();
+            return Ok(GateVerdict {
+                domain: domain.to_string(),
+                version: version.to_string(),
+                healthy,
+                clusters,
+                waited: format!("{:.1}s", started.elapsed().as_secs_f64()),
+            });
+        }
+        tokio::time::sleep(POLL.min(deadline.saturating_duration_since(Instant::now()))).await;
+    }
+}

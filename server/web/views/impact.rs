@@ -1,0 +1,124 @@
+//! "If this stack goes, what breaks?": for a Flux object, everything its inventory provides
+//! that other Flux objects consume (CRDs, Namespaces), with those consumers and their states,
+//! per cluster — on one cluster, or on every cluster of a domain. Objects it shares with other
+//! providers are listed as co-ownership warnings.
+
+use super::present::ObjectItem;
+use crate::store::{DependencyRow, Store};
+use crate::web::error::ApiError;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Serialize)]
+pub struct ImpactView {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    /// The domain whose clusters were searched, when asked by domain.
+    pub domain: Option<String>,
+    pub clusters: Vec<ClusterImpact>,
+    /// Distinct consumers across all clusters: 0 means nothing else depends on this stack.
+    pub consumers_total: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ClusterImpact {
+    pub cluster: String,
+    /// The stack itself on this cluster (None when it is not there).
+    pub provider: Option<ObjectItem>,
+    pub provides: Vec<Provided>,
+    pub co_owned: Vec<CoOwned>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Provided {
+    /// `CustomResourceDefinition.apiextensions.k8s.io/<name>` or `Namespace/<name>`.
+    pub object: String,
+    pub consumers: Vec<ObjectItem>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CoOwned {
+    pub object: String,
+    /// The other Flux objects whose inventories hold it too.
+    pub also_held_by: Vec<String>,
+}
+
+impl ImpactView {
+    pub async fn load(
+        store: &Store,
+        clusters: &[String],
+        (kind, namespace, name): (&str, &str, &str),
+        domain: Option<String>,
+        now: DateTime<Utc>,
+    ) -> Result<ImpactView, ApiError> {
+        let mut impacts = Vec::new();
+        let mut consumers_total = std::collections::BTreeSet::new();
+        for cluster in clusters {
+            let provider_id = format!("{cluster}/{kind}/{namespace}/{name}");
+            let provider = store
+                .objects_by_ids(std::slice::from_ref(&provider_id))
+                .await?;
+            let edges = store.dependencies_of(&provider_id).await?;
+            let consumer_ids: Vec<String> = edges.iter().map(|e| e.consumer.clone()).collect();
+            let consumers: BTreeMap<String, ObjectItem> = store
+                .objects_by_ids(&consumer_ids)
+                .await?
+                .iter()
+                .map(|r| {
+                    let item = ObjectItem::new(r, now);
+                    (item.id.clone(), item)
+                })
+                .collect();
+            consumers_total.extend(consumer_ids);
+            let co_owned = store
+                .co_ownerships_with(&provider_id)
+                .await?
+                .into_iter()
+                .map(|(object, holders)| CoOwned {
+                    object,
+                    also_held_by: serde_json::from_value::<Vec<String>>(holders)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|h| *h != provider_id)
+                        .collect(),
+                })
+                .collect();
+            impacts.push(ClusterImpact {
+                cluster: cluster.clone(),
+                provider: provider.first().map(|r| ObjectItem::new(r, now)),
+                provides: group(&edges, &consumers),
+                co_owned,
+            });
+        }
+        Ok(ImpactView {
+            kind: kind.to_string(),
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            domain,
+            clusters: impacts,
+            consumers_total: consumers_total.len(),
+        })
+    }
+}
+
+/// Edges grouped by what is provided; a consumer the store no longer holds is left out.
+fn group(edges: &[DependencyRow], consumers: &BTreeMap<String, ObjectItem>) -> Vec<Provided> {
+    let mut by_object: BTreeMap<&str, Vec<ObjectItem>> = BTreeMap::new();
+    for edge in edges {
+        if let Some(item) = consumers.get(&edge.consumer) {
+            by_object
+                .entry(&edge.object)
+                .or_default()
+                .push(item.clone());
+        }
+    }
+    by_object
+        .into_iter()
+        .map(|(object, consumers)| Provided {
+            object: object.to_string(),
+            consumers,
+        })
+        .collect()
+}

@@ -1,0 +1,13 @@
+//! The models pages and the API share: each view is loaded once and either rendered by a
+//! template or serialised as JSON, so the two can never disagree.
+
+pub mod cluster;
+pub mod domain;
+pub mod filters;
+pub mod gate;
+pub mod graph;
+pub mod impact;
+pub mod object;
+pub mod owner;
+pub mod present;
+pub mod problems;

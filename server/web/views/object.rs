@@ -1,0 +1,316 @@
+//! One object in full: conditions, revisions, what it depends on and what depends on it,
+//! what it applied (workloads, pods), who reconciles it, and its state timeline.
+
+use super::graph::{Reconciler, applier_id, deployment_id, prerequisites, reconciler};
+use super::present::{Moment, ObjectItem, body_of, href_of_id, label_of_id, parse_state};
+use crate::health::State;
+use crate::model::{Kind, Object};
+use crate::store::{ObjectKey, ObjectRecord, Store, key_of_id};
+use crate::web::error::ApiError;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+/// Transitions shown in the timeline.
+const HISTORY: i64 = 100;
+/// Applied objects listed.
+const APPLIED: i64 = 500;
+
+#[derive(Debug, Serialize)]
+pub struct ObjectDetail {
+    #[serde(flatten)]
+    pub object: ObjectItem,
+    pub generation: Option<i64>,
+    pub observed_generation: Option<i64>,
+    pub conditions: Vec<ConditionRow>,
+    pub revisions: Revisions,
+    pub upstream: Vec<Related>,
+    pub downstream: Vec<Related>,
+    pub applied_by: Option<Related>,
+    pub applied: Vec<Applied>,
+    pub reconciled_by: Option<ReconciledBy>,
+    pub history: Vec<Transition>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ConditionRow {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    pub reason: String,
+    pub message: String,
+    pub since: Option<DateTime<Utc>>,
+    pub observed_generation: Option<i64>,
+    #[serde(skip)]
+    pub since_moment: Option<Moment>,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Revisions {
+    /// What the source offers now (its artifact revision).
+    pub offered: Option<String>,
+    pub attempted: Option<String>,
+    pub applied: Option<String>,
+    pub source: Option<String>,
+}
+
+/// Another object and how it relates to this one; `state` is None when it was never seen.
+#[derive(Debug, Serialize)]
+pub struct Related {
+    pub id: String,
+    pub relation: String,
+    pub state: Option<State>,
+    #[serde(skip)]
+    pub href: String,
+    #[serde(skip)]
+    pub label: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Applied {
+    #[serde(flatten)]
+    pub object: ObjectItem,
+    /// "2/3 ready" for workloads, waiting reasons for pods.
+    pub detail: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ReconciledBy {
+    pub controller: String,
+    pub shard: Option<String>,
+    pub deployment: String,
+    pub deployment_id: String,
+    /// The controller Deployment's own state; None when it was never seen.
+    pub state: Option<State>,
+    pub interval: Option<String>,
+    #[serde(skip)]
+    pub href: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Transition {
+    pub from: Option<String>,
+    pub to: State,
+    pub reason: String,
+    pub message: String,
+    pub at: DateTime<Utc>,
+    #[serde(skip)]
+    pub at_moment: Moment,
+}
+
+impl ObjectDetail {
+    pub async fn load(
+        store: &Store,
+        key: &ObjectKey,
+        now: DateTime<Utc>,
+    ) -> Result<ObjectDetail, ApiError> {
+        let record = find(store, key).await?;
+        let body = body_of(&record);
+        let item = ObjectItem::new(&record, now);
+        let mut edges = body.as_ref().map(prerequisites).unwrap_or_default();
+        let applier = body.as_ref().and_then(applier_id);
+        let mut wanted: Vec<String> = edges.iter().map(|e| e.id.clone()).collect();
+        wanted.extend(applier.clone());
+        let related = store.objects_by_ids(&wanted).await?;
+        let state_of = |id: &str| {
+            related.iter().find(|r| {
+                key_of_id(id).is_some_and(|k| {
+                    k.cluster == r.cluster
+                        && k.kind == r.kind
+                        && k.namespace == r.namespace
+                        && k.name == r.name
+                })
+            })
+        };
+        let offered = body
+            .as_ref()
+            .and_then(|o| o.spec.source_ref.as_ref())
+            .and_then(|s| {
+                state_of(&format!(
+                    "{}/{}/{}/{}",
+                    record.cluster, s.kind, s.namespace, s.name
+                ))
+            })
+            .and_then(body_of)
+            .and_then(|s| s.status.artifact_revision);
+        let reconciled_by = body.as_ref().and_then(reconciler).map(|r| {
+            reconciled(&record, body.as_ref(), r, |id| {
+                state_of(id).map(|o| parse_state(&o.state))
+            })
+        });
+        edges.retain(|e| e.relation != "controller");
+        let upstream = edges
+            .iter()
+            .map(|e| related_of(&e.id, e.relation, state_of(&e.id)))
+            .collect();
+        let mut downstream: Vec<Related> = store
+            .dependents(key)
+            .await?
+            .iter()
+            .map(|r| {
+                let relation = if r.kind == record.kind {
+                    "depended on by"
+                } else {
+                    "source of"
+                };
+                related_of(&ObjectItem::new(r, now).id, relation, Some(r))
+            })
+            .collect();
+        downstream.sort_by(|a, b| a.id.cmp(&b.id));
+        let applied = store
+            .applied_by(key, APPLIED)
+            .await?
+            .iter()
+            .map(|r| Applied {
+                detail: body_of(r).map(|o| applied_detail(&o)).unwrap_or_default(),
+                object: ObjectItem::new(r, now),
+            })
+            .collect();
+        let history = store
+            .transitions(key, HISTORY)
+            .await?
+            .into_iter()
+            .map(|t| Transition {
+                at_moment: Moment::new(t.at, now),
+                from: t.from_state,
+                to: parse_state(&t.to_state),
+                reason: t.reason,
+                message: t.message,
+                at: t.at,
+            })
+            .collect();
+        let status = body.as_ref().map(|o| &o.status);
+        Ok(ObjectDetail {
+            generation: body.as_ref().and_then(|o| o.generation),
+            observed_generation: status.and_then(|s| s.observed_generation),
+            conditions: status
+                .map(|s| {
+                    s.conditions
+                        .iter()
+                        .map(|c| ConditionRow {
+                            type_: c.type_.clone(),
+                            status: format!("{:?}", c.status),
+                            reason: c.reason.clone(),
+                            message: c.message.clone(),
+                            since: c.last_transition,
+                            observed_generation: c.observed_generation,
+                            since_moment: Moment::of(c.last_transition, now),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            revisions: Revisions {
+                offered,
+                attempted: status.and_then(|s| s.last_attempted_revision.clone()),
+                applied: status.and_then(|s| {
+                    s.last_applied_revision
+                        .clone()
+                        .or_else(|| s.artifact_revision.clone())
+                }),
+                source: body
+                    .as_ref()
+                    .and_then(|o| o.spec.source_ref.as_ref())
+                    .map(|s| format!("{}/{}/{}/{}", record.cluster, s.kind, s.namespace, s.name)),
+            },
+            applied_by: applier.map(|id| related_of(&id, "applied by", state_of(&id))),
+            object: item,
+            upstream,
+            downstream,
+            applied,
+            reconciled_by,
+            history,
+        })
+    }
+
+    /// The timeline, oldest first, each state with how long it lasted.
+    pub fn timeline(&self) -> Vec<&Transition> {
+        self.history.iter().rev().collect()
+    }
+}
+
+/// The object at a key, or a 404 naming it.
+pub async fn find(store: &Store, key: &ObjectKey) -> Result<ObjectRecord, ApiError> {
+    store.object(key).await?.ok_or_else(|| {
+        ApiError::NotFound(format!(
+            "no {} {}/{} on cluster {:?}",
+            key.kind, key.namespace, key.name, key.cluster
+        ))
+    })
+}
+
+pub fn reconciled(
+    record: &ObjectRecord,
+    body: Option<&Object>,
+    reconciler: Reconciler,
+    state_of: impl Fn(&str) -> Option<State>,
+) -> ReconciledBy {
+    let id = deployment_id(&record.cluster, &reconciler.deployment);
+    ReconciledBy {
+        state: state_of(&id),
+        href: href_of_id(&id),
+        controller: reconciler.controller.to_string(),
+        shard: reconciler.shard,
+        deployment: reconciler.deployment,
+        deployment_id: id,
+        interval: body
+            .and_then(|o| o.spec.interval())
+            .map(crate::model::human),
+    }
+}
+
+fn related_of(id: &str, relation: &str, record: Option<&ObjectRecord>) -> Related {
+    Related {
+        id: id.to_string(),
+        relation: relation.to_string(),
+        state: record.map(|r| parse_state(&r.state)),
+        href: href_of_id(id),
+        label: label_of_id(id),
+    }
+}
+
+fn applied_detail(object: &Object) -> String {
+    if let Some(w) = &object.status.workload {
+        return format!("{}/{} ready", w.ready, w.desired);
+    }
+    if object.kind == Kind::Pod
+        && let Some(pod) = &object.status.pod
+    {
+        let waiting: Vec<String> = pod
+            .containers
+            .iter()
+            .filter_map(|c| {
+                c.waiting_reason
+                    .as_ref()
+                    .map(|r| format!("{}: {r}", c.name))
+            })
+            .collect();
+        return if waiting.is_empty() {
+            pod.phase.clone().unwrap_or_default()
+        } else {
+            waiting.join(", ")
+        };
+    }
+    String::new()
+}
+
+/// The key in `/objects/{cluster}/{kind}/{namespace}/{name}`: the kind in any case, `_` for
+/// the empty namespace of cluster-scoped objects.
+pub fn key_from_path(
+    cluster: String,
+    kind: &str,
+    namespace: &str,
+    name: String,
+) -> Result<ObjectKey, ApiError> {
+    let kind: Kind = kind
+        .parse()
+        .map_err(|e: crate::model::UnknownKind| ApiError::BadRequest(e.to_string()))?;
+    Ok(ObjectKey {
+        cluster,
+        kind: kind.as_str().to_string(),
+        namespace: if namespace == "_" {
+            String::new()
+        } else {
+            namespace.to_string()
+        },
+        name,
+    })
+}

@@ -1,0 +1,181 @@
+//! How one object, one moment and one link are presented, the same on every page and in
+//! every API response (the object fields are those of `fleetglass evaluate`).
+
+use crate::health::State;
+use crate::model::{Object, human};
+use crate::store::ObjectRecord;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+/// A time shown both ways: relative for reading, absolute UTC on hover and in `datetime`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Moment {
+    pub iso: String,
+    pub utc: String,
+    /// "7d 2h", "38m": how long ago.
+    pub ago: String,
+}
+
+impl Moment {
+    pub fn new(at: DateTime<Utc>, now: DateTime<Utc>) -> Moment {
+        Moment {
+            iso: at.to_rfc3339(),
+            utc: at.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+            ago: human(now - at),
+        }
+    }
+
+    pub fn of(at: Option<DateTime<Utc>>, now: DateTime<Utc>) -> Option<Moment> {
+        at.map(|at| Moment::new(at, now))
+    }
+}
+
+/// One object's verdict as every response shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ObjectItem {
+    pub id: String,
+    pub cluster: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub state: State,
+    pub since: Option<DateTime<Utc>>,
+    pub reason: String,
+    pub message: String,
+    pub root_causes: Vec<String>,
+    pub domains: Vec<String>,
+    pub updated_at: DateTime<Utc>,
+    #[serde(skip)]
+    pub href: String,
+    #[serde(skip)]
+    pub since_moment: Option<Moment>,
+}
+
+impl ObjectItem {
+    pub fn new(record: &ObjectRecord, now: DateTime<Utc>) -> ObjectItem {
+        ObjectItem {
+            id: format!(
+                "{}/{}/{}/{}",
+                record.cluster, record.kind, record.namespace, record.name
+            ),
+            href: object_href(
+                &record.cluster,
+                &record.kind,
+                &record.namespace,
+                &record.name,
+            ),
+            cluster: record.cluster.clone(),
+            kind: record.kind.clone(),
+            namespace: record.namespace.clone(),
+            name: record.name.clone(),
+            state: parse_state(&record.state),
+            since: record.since,
+            reason: record.reason.clone(),
+            message: record.message.clone(),
+            root_causes: serde_json::from_value(record.root_causes.clone()).unwrap_or_default(),
+            domains: record.domains.clone(),
+            updated_at: record.updated_at,
+            since_moment: Moment::of(record.since, now),
+        }
+    }
+
+    /// `namespace/name`, or the name alone for cluster-scoped objects.
+    pub fn short_name(&self) -> String {
+        short_name(&self.namespace, &self.name)
+    }
+
+    /// The root causes other than the object itself.
+    pub fn other_causes(&self) -> Vec<String> {
+        self.root_causes
+            .iter()
+            .filter(|c| **c != self.id)
+            .cloned()
+            .collect()
+    }
+}
+
+pub fn short_name(namespace: &str, name: &str) -> String {
+    if namespace.is_empty() {
+        name.to_string()
+    } else {
+        format!("{namespace}/{name}")
+    }
+}
+
+/// The slim object stored with a verdict, when it can be read back.
+pub fn body_of(record: &ObjectRecord) -> Option<Object> {
+    serde_json::from_value(record.body.clone()).ok()
+}
+
+/// Stored states are always in the vocabulary; anything else cannot be trusted.
+pub fn parse_state(text: &str) -> State {
+    text.parse().unwrap_or(State::Unverifiable)
+}
+
+/// `/objects/{cluster}/{kind}/{namespace}/{name}`, with `_` for the empty namespace of
+/// cluster-scoped objects (a path segment cannot be empty).
+pub fn object_href(cluster: &str, kind: &str, namespace: &str, name: &str) -> String {
+    let namespace = if namespace.is_empty() { "_" } else { namespace };
+    format!(
+        "/objects/{}/{}/{}/{}",
+        encode(cluster),
+        encode(kind),
+        encode(namespace),
+        encode(name)
+    )
+}
+
+/// The page for an id: an object page, or a cluster page for the cluster itself
+/// (`cluster/Cluster//cluster`, the id the engine gives stale data).
+pub fn href_of_id(id: &str) -> String {
+    match id.splitn(4, '/').collect::<Vec<_>>().as_slice() {
+        [cluster, "Cluster", _, _] => format!("/clusters/{}", encode(cluster)),
+        [cluster, kind, namespace, name] => object_href(cluster, kind, namespace, name),
+        _ => "/problems".to_string(),
+    }
+}
+
+/// A readable label for an id: `Kind namespace/name`.
+pub fn label_of_id(id: &str) -> String {
+    match id.splitn(4, '/').collect::<Vec<_>>().as_slice() {
+        [cluster, "Cluster", _, _] => format!("cluster {cluster}"),
+        [_, kind, namespace, name] => format!("{kind} {}", short_name(namespace, name)),
+        _ => id.to_string(),
+    }
+}
+
+/// Percent-encodes one URL component (path segment or query value).
+pub fn encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_use_underscore_for_cluster_scoped_objects_and_encode_parts() {
+        assert_eq!(
+            object_href("dev-1", "Namespace", "", "tenants"),
+            "/objects/dev-1/Namespace/_/tenants"
+        );
+        assert_eq!(href_of_id("prod/Cluster//prod"), "/clusters/prod");
+        assert_eq!(
+            href_of_id("prod/Kustomization/flux-system/apps"),
+            "/objects/prod/Kustomization/flux-system/apps"
+        );
+        assert_eq!(encode("ring=prod eu"), "ring%3Dprod%20eu");
+        assert_eq!(
+            label_of_id("c/HelmRelease/gw/gateway"),
+            "HelmRelease gw/gateway"
+        );
+    }
+}

@@ -1,0 +1,253 @@
+//! Every root cause, worst first: what it is, since when, the classified reason, what it
+//! affects, and the chain from each affected object to it. Answers "which node is the root".
+
+use super::graph::{applier_id, prerequisites};
+use super::present::{Moment, ObjectItem, body_of, href_of_id, label_of_id, parse_state};
+use crate::health::State;
+use crate::store::{ObjectRecord, RootCauseRow, Store};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use std::collections::{HashMap, HashSet, VecDeque};
+
+/// Affected objects listed per problem; the count is always complete.
+const AFFECTED_SHOWN: usize = 200;
+
+#[derive(Debug, Serialize)]
+pub struct ProblemsView {
+    pub generated_at: DateTime<Utc>,
+    pub problems: Vec<Problem>,
+    pub affected_total: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Problem {
+    pub id: String,
+    pub cluster: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub state: State,
+    pub since: Option<DateTime<Utc>>,
+    pub reason: String,
+    pub message: String,
+    /// A root cause is its own root cause.
+    pub root_causes: Vec<String>,
+    pub affected_count: usize,
+    pub affected: Vec<Affected>,
+    pub revisions: Revisions,
+    #[serde(skip)]
+    pub href: String,
+    #[serde(skip)]
+    pub anchor: String,
+    #[serde(skip)]
+    pub since_moment: Option<Moment>,
+    #[serde(skip)]
+    pub by_state: Vec<(State, usize)>,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Revisions {
+    pub attempted: Option<String>,
+    pub applied: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Affected {
+    #[serde(flatten)]
+    pub object: ObjectItem,
+    /// Ids from this object to the root cause, both included.
+    pub chain: Vec<String>,
+    #[serde(skip)]
+    pub links: Vec<ChainLink>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ChainLink {
+    pub label: String,
+    pub href: String,
+    pub state: Option<State>,
+}
+
+impl ProblemsView {
+    pub async fn load(store: &Store, now: DateTime<Utc>) -> Result<ProblemsView, sqlx::Error> {
+        let causes = store.root_causes().await?;
+        let mut wanted: Vec<String> = Vec::new();
+        for cause in &causes {
+            wanted.push(cause.id.clone());
+            wanted.extend(affected_ids(cause).into_iter().take(AFFECTED_SHOWN));
+        }
+        wanted.sort();
+        wanted.dedup();
+        let records: HashMap<String, ObjectRecord> = store
+            .objects_by_ids(&wanted)
+            .await?
+            .into_iter()
+            .map(|r| {
+                (
+                    format!("{}/{}/{}/{}", r.cluster, r.kind, r.namespace, r.name),
+                    r,
+                )
+            })
+            .collect();
+        let mut problems: Vec<Problem> = causes
+            .iter()
+            .map(|cause| problem(cause, &records, now))
+            .collect();
+        problems.sort_by(|a, b| {
+            (
+                a.state.severity_rank(),
+                std::cmp::Reverse(a.affected_count),
+                &a.id,
+            )
+                .cmp(&(
+                    b.state.severity_rank(),
+                    std::cmp::Reverse(b.affected_count),
+                    &b.id,
+                ))
+        });
+        Ok(ProblemsView {
+            generated_at: now,
+            affected_total: problems.iter().map(|p| p.affected_count).sum(),
+            problems,
+        })
+    }
+}
+
+fn affected_ids(cause: &RootCauseRow) -> Vec<String> {
+    serde_json::from_value(cause.affected.clone()).unwrap_or_default()
+}
+
+fn problem(
+    cause: &RootCauseRow,
+    records: &HashMap<String, ObjectRecord>,
+    now: DateTime<Utc>,
+) -> Problem {
+    let ids = affected_ids(cause);
+    let (kind, namespace, name) = match cause.id.splitn(4, '/').collect::<Vec<_>>().as_slice() {
+        [_, kind, namespace, name] => (kind.to_string(), namespace.to_string(), name.to_string()),
+        _ => (String::new(), String::new(), cause.id.clone()),
+    };
+    let shown: Vec<&ObjectRecord> = ids
+        .iter()
+        .filter(|id| **id != cause.id)
+        .take(AFFECTED_SHOWN)
+        .filter_map(|id| records.get(id))
+        .collect();
+    let next_hop = hops_towards(&cause.id, &shown);
+    let state_of = |id: &str| records.get(id).map(|r| parse_state(&r.state));
+    let affected: Vec<Affected> = shown
+        .iter()
+        .map(|record| {
+            let object = ObjectItem::new(record, now);
+            let chain = chain(&object.id, &cause.id, &next_hop);
+            let links = chain
+                .iter()
+                .map(|id| ChainLink {
+                    label: label_of_id(id),
+                    href: href_of_id(id),
+                    state: state_of(id),
+                })
+                .collect();
+            Affected {
+                object,
+                chain,
+                links,
+            }
+        })
+        .collect();
+    let mut by_state: Vec<(State, usize)> = State::BY_SEVERITY
+        .into_iter()
+        .map(|s| (s, affected.iter().filter(|a| a.object.state == s).count()))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    by_state.sort_by_key(|(s, _)| s.severity_rank());
+    let revisions = records
+        .get(&cause.id)
+        .and_then(body_of)
+        .map(|o| Revisions {
+            attempted: o.status.last_attempted_revision,
+            applied: o.status.last_applied_revision,
+        })
+        .unwrap_or_default();
+    Problem {
+        href: href_of_id(&cause.id),
+        anchor: anchor(&cause.id),
+        since_moment: Moment::of(cause.since, now),
+        root_causes: vec![cause.id.clone()],
+        affected_count: ids.iter().filter(|id| **id != cause.id).count(),
+        id: cause.id.clone(),
+        cluster: cause.cluster.clone(),
+        kind,
+        namespace,
+        name,
+        state: parse_state(&cause.state),
+        since: cause.since,
+        reason: cause.reason.clone(),
+        message: cause.message.clone(),
+        affected,
+        revisions,
+        by_state,
+    }
+}
+
+/// For each object, the next object on a shortest path to the cause, walking prerequisites
+/// (dependsOn, source, health checks, controller, what it applied, its cluster) within the
+/// affected set.
+fn hops_towards(cause: &str, affected: &[&ObjectRecord]) -> HashMap<String, String> {
+    let mut dependents: HashMap<String, Vec<String>> = HashMap::new();
+    let members: HashSet<String> = affected
+        .iter()
+        .map(|r| format!("{}/{}/{}/{}", r.cluster, r.kind, r.namespace, r.name))
+        .collect();
+    for record in affected {
+        let Some(object) = body_of(record) else {
+            continue;
+        };
+        let id = object.id().0;
+        let mut edges: Vec<String> = prerequisites(&object).into_iter().map(|e| e.id).collect();
+        edges.push(crate::health::cluster_id(&object.cluster).0);
+        for prerequisite in edges {
+            dependents.entry(prerequisite).or_default().push(id.clone());
+        }
+        // A Flux object's health depends on what it applied.
+        if let Some(applier) = applier_id(&object) {
+            dependents.entry(id.clone()).or_default().push(applier);
+        }
+    }
+    let mut next: HashMap<String, String> = HashMap::new();
+    let mut queue = VecDeque::from([cause.to_string()]);
+    let mut seen = HashSet::from([cause.to_string()]);
+    while let Some(node) = queue.pop_front() {
+        for dependent in dependents.get(&node).into_iter().flatten() {
+            if members.contains(dependent) && seen.insert(dependent.clone()) {
+                next.insert(dependent.clone(), node.clone());
+                queue.push_back(dependent.clone());
+            }
+        }
+    }
+    next
+}
+
+fn chain(from: &str, cause: &str, next: &HashMap<String, String>) -> Vec<String> {
+    let mut chain = vec![from.to_string()];
+    let mut at = from;
+    while let Some(hop) = next.get(at) {
+        chain.push(hop.clone());
+        at = hop;
+        if hop == cause {
+            return chain;
+        }
+    }
+    // No path through what the objects say: the engine's word is the only link.
+    chain.push(cause.to_string());
+    chain
+}
+
+/// An HTML id for a problem, so the fleet page can link straight to it.
+pub fn anchor(id: &str) -> String {
+    let slug: String = id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    format!("p-{slug}")
+}

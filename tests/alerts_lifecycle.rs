@@ -1,0 +1,473 @@
+//! Alerts end to end against real Postgres and a local receiver: one message per root cause,
+//! edits instead of new messages, resolves in the thread, silences, and the demo fleet.
+
+mod alerts_support;
+mod common;
+
+use alerts_support::{Receiver, block_kit_problems, cause, evaluation};
+use chrono::{TimeDelta, Utc};
+use fleetglass::alerts::rules::Policy;
+use fleetglass::alerts::silences::{self, NewSilence};
+use fleetglass::alerts::{DeliverySettings, Evaluator, Sinks, Worker};
+use fleetglass::config::{AlertsConfig, Config, Secret, SlackTarget, WebhookTarget};
+use fleetglass::fleet::{FleetSettings, Runner};
+use fleetglass::health::State;
+use fleetglass::sources::demo::{WorldDiff, apply_to_config};
+use fleetglass::store::Store;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn settings() -> DeliverySettings {
+    DeliverySettings {
+        backoff: Duration::from_millis(20),
+        max_backoff: Duration::from_millis(100),
+        poll: Duration::from_millis(20),
+    }
+}
+
+struct Setup {
+    evaluator: Evaluator,
+    worker: Worker,
+}
+
+fn setup(store: &Store, slack: Option<SlackTarget>, webhooks: Vec<WebhookTarget>) -> Setup {
+    let sinks = Arc::new(Sinks::new(slack, webhooks, Duration::from_secs(5)).unwrap());
+    let labels = [
+        ("prod-eu-1", "prod"),
+        ("prod-eu-2", "prod"),
+        ("prod-us-1", "prod"),
+        ("dev-1", "dev"),
+        ("staging-1", "staging"),
+    ]
+    .into_iter()
+    .map(|(c, ring)| {
+        (
+            c.to_string(),
+            [("ring".to_string(), ring.to_string())].into(),
+        )
+    })
+    .collect();
+    Setup {
+        evaluator: Evaluator::new(
+            store.clone(),
+            Policy::from_config(&AlertsConfig::default()),
+            sinks.routes(),
+            labels,
+            Some("https://fleetglass.example".into()),
+        ),
+        worker: Worker::new(store.clone(), sinks, settings()),
+    }
+}
+
+fn webhook(receiver: &Receiver) -> Option<SlackTarget> {
+    Some(SlackTarget::Webhook {
+        url: Secret::new(format!("{}/slack/webhook", receiver.base)),
+    })
+}
+
+fn bot(receiver: &Receiver) -> Option<SlackTarget> {
+    Some(SlackTarget::Bot {
+        api_url: format!("{}/api", receiver.base),
+        token: Secret::new("xoxb-test"),
+        channel: "C-ALERTS".into(),
+    })
+}
+
+/// Sends everything due now.
+async fn drain(worker: &Worker) {
+    while worker.deliver_one().await.unwrap() {}
+}
+
+/// The seed incidents the demo replays, as the engine names their root causes.
+fn seed_incidents() -> Vec<fleetglass::health::RootCause> {
+    vec![
+        cause(
+            "prod-eu-1/Deployment/flux-system/tofu-controller",
+            State::Failed,
+            "ImagePullBackOff",
+            5,
+            48,
+        ),
+        cause(
+            "prod-eu-2/Deployment/flux-system/tofu-controller",
+            State::Failed,
+            "ImagePullBackOff",
+            5,
+            48,
+        ),
+        cause(
+            "dev-1/Deployment/networking/netop",
+            State::Failed,
+            "CrashLoopBackOff",
+            2,
+            24,
+        ),
+        cause(
+            "staging-1/Kustomization/flux-system/gateway-config",
+            State::Failed,
+            "RBAC Forbidden",
+            1,
+            1,
+        ),
+        cause(
+            "prod-us-1/Kustomization/flux-system/observability",
+            State::Stuck,
+            "in progress for 4h",
+            0,
+            4,
+        ),
+        cause(
+            "prod-us-1/Kustomization/flux-system/gateway-edge",
+            State::Failed,
+            "admission denied",
+            1,
+            0,
+        ),
+    ]
+}
+
+const CLUSTERS: [&str; 5] = ["dev-1", "staging-1", "prod-eu-1", "prod-eu-2", "prod-us-1"];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_message_per_root_cause_for_each_seed_incident() {
+    let store = common::fresh_store().await;
+    let receiver = Receiver::start().await;
+    let hook = WebhookTarget {
+        name: "pager".into(),
+        url: Secret::new(format!("{}/hook", receiver.base)),
+    };
+    let s = setup(&store, webhook(&receiver), vec![hook]);
+    let incidents = seed_incidents();
+    let eval = evaluation(&CLUSTERS, incidents.clone());
+    let now = Utc::now();
+    // Several evaluations of the same world: still one message each.
+    for seconds in [0, 5, 10] {
+        s.evaluator
+            .round(&eval, now + TimeDelta::seconds(seconds))
+            .await
+            .unwrap();
+    }
+    drain(&s.worker).await;
+
+    let slack: Vec<_> = receiver
+        .accepted()
+        .into_iter()
+        .filter(|r| r.path == "/slack/webhook")
+        .collect();
+    assert_eq!(slack.len(), incidents.len(), "{slack:#?}");
+    for incident in &incidents {
+        let naming: Vec<_> = slack
+            .iter()
+            .filter(|r| {
+                r.body["blocks"]
+                    .to_string()
+                    .contains(incident.id.as_str().split('/').nth(3).unwrap())
+            })
+            .filter(|r| {
+                r.body["text"]
+                    .as_str()
+                    .unwrap()
+                    .contains(incident.id.as_str().split('/').next().unwrap())
+            })
+            .collect();
+        assert_eq!(
+            naming.len(),
+            1,
+            "{} must be named by exactly one message",
+            incident.id
+        );
+        let message = &naming[0].body;
+        assert!(
+            block_kit_problems(message).is_empty(),
+            "{:?}\n{message:#}",
+            block_kit_problems(message)
+        );
+        let text = message.to_string();
+        assert!(
+            text.contains(&incident.reason),
+            "the classified reason is named: {text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "https://fleetglass.example/objects/{}",
+                incident.id
+            )),
+            "{text}"
+        );
+    }
+    let tofu = slack
+        .iter()
+        .find(|r| r.body["text"].as_str().unwrap().contains("prod-eu-1"))
+        .unwrap();
+    assert!(
+        tofu.body["text"].as_str().unwrap().contains("6 affected"),
+        "{:#}",
+        tofu.body
+    );
+
+    let generic: Vec<_> = receiver
+        .accepted()
+        .into_iter()
+        .filter(|r| r.path == "/hook")
+        .collect();
+    assert_eq!(generic.len(), incidents.len());
+    assert!(
+        generic
+            .iter()
+            .all(|r| r.body["event"] == "firing" && r.body["alert"]["root_cause"].is_string())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bot_mode_edits_the_message_as_symptoms_join_and_resolves_in_its_thread() {
+    let store = common::fresh_store().await;
+    let receiver = Receiver::start().await;
+    let s = setup(&store, bot(&receiver), Vec::new());
+    let id = "staging-1/Kustomization/flux-system/gateway-config";
+    let now = Utc::now();
+    s.evaluator
+        .round(
+            &evaluation(
+                &CLUSTERS,
+                vec![cause(id, State::Failed, "RBAC Forbidden", 2, 1)],
+            ),
+            now,
+        )
+        .await
+        .unwrap();
+    drain(&s.worker).await;
+    s.evaluator
+        .round(
+            &evaluation(
+                &CLUSTERS,
+                vec![cause(id, State::Failed, "RBAC Forbidden", 7, 1)],
+            ),
+            now + TimeDelta::seconds(5),
+        )
+        .await
+        .unwrap();
+    drain(&s.worker).await;
+
+    let calls = receiver.accepted();
+    let paths: Vec<&str> = calls.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(paths, ["/api/chat.postMessage", "/api/chat.update"]);
+    assert!(
+        calls
+            .iter()
+            .all(|r| r.authorization.as_deref() == Some("Bearer xoxb-test"))
+    );
+    let ts = "1700000000.000001";
+    assert_eq!(calls[0].body["channel"], "C-ALERTS");
+    assert_eq!(
+        (
+            calls[1].body["channel"].as_str(),
+            calls[1].body["ts"].as_str()
+        ),
+        (Some("C-ALERTS"), Some(ts))
+    );
+    assert!(
+        calls[1].body["text"]
+            .as_str()
+            .unwrap()
+            .contains("8 affected"),
+        "{:#}",
+        calls[1].body
+    );
+    for call in &calls {
+        assert!(
+            block_kit_problems(&call.body).is_empty(),
+            "{:?}",
+            block_kit_problems(&call.body)
+        );
+    }
+
+    // The cause clears: nothing until the flap window has passed, then one resolve.
+    let quiet = evaluation(&CLUSTERS, Vec::new());
+    s.evaluator
+        .round(&quiet, now + TimeDelta::minutes(1))
+        .await
+        .unwrap();
+    drain(&s.worker).await;
+    assert_eq!(receiver.accepted().len(), 2);
+    s.evaluator
+        .round(&quiet, now + TimeDelta::minutes(12))
+        .await
+        .unwrap();
+    s.evaluator
+        .round(&quiet, now + TimeDelta::minutes(13))
+        .await
+        .unwrap();
+    drain(&s.worker).await;
+    let calls = receiver.accepted();
+    let paths: Vec<&str> = calls.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(paths[2..], ["/api/chat.update", "/api/chat.postMessage"]);
+    assert!(calls[2].body["text"].as_str().unwrap().contains("resolved"));
+    let reply = &calls[3].body;
+    assert_eq!(
+        reply["thread_ts"], ts,
+        "the resolve replies in the alert's thread: {reply:#}"
+    );
+    assert!(reply["text"].as_str().unwrap().contains("resolved"));
+    assert!(block_kit_problems(reply).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn webhook_mode_reports_growth_at_renotify_not_as_new_messages() {
+    let store = common::fresh_store().await;
+    let receiver = Receiver::start().await;
+    let s = setup(&store, webhook(&receiver), Vec::new());
+    let id = "dev-1/Deployment/networking/netop";
+    let now = Utc::now();
+    for (minutes, affected) in [(0, 1), (1, 3), (2, 9)] {
+        s.evaluator
+            .round(
+                &evaluation(
+                    &CLUSTERS,
+                    vec![cause(id, State::Failed, "CrashLoopBackOff", affected, 1)],
+                ),
+                now + TimeDelta::minutes(minutes),
+            )
+            .await
+            .unwrap();
+    }
+    drain(&s.worker).await;
+    assert_eq!(
+        receiver.accepted().len(),
+        1,
+        "incoming webhooks cannot edit: growth waits for re-notify"
+    );
+    s.evaluator
+        .round(
+            &evaluation(
+                &CLUSTERS,
+                vec![cause(id, State::Failed, "CrashLoopBackOff", 9, 1)],
+            ),
+            now + TimeDelta::hours(4),
+        )
+        .await
+        .unwrap();
+    drain(&s.worker).await;
+    let calls = receiver.accepted();
+    assert_eq!(calls.len(), 2);
+    let text = calls[1].body["text"].as_str().unwrap();
+    assert!(
+        text.contains("still failed") && text.contains("10 affected"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn nothing_is_sent_while_silenced_and_the_alert_is_still_recorded() {
+    let store = common::fresh_store().await;
+    let receiver = Receiver::start().await;
+    let s = setup(&store, webhook(&receiver), Vec::new());
+    let now = Utc::now();
+    let mut conn = store.pool().acquire().await.unwrap();
+    let silence = NewSilence {
+        root_cause: None,
+        domain: Some("gateway".into()),
+        cluster: Some("staging-1".into()),
+        until: now + TimeDelta::hours(1),
+        comment: "Calico RBAC fix rolling out".into(),
+    };
+    let silence = silences::create(&mut conn, &silence.validated(now).unwrap(), "alice", now)
+        .await
+        .unwrap();
+    let id = "staging-1/Kustomization/flux-system/gateway-config";
+    let eval = evaluation(
+        &CLUSTERS,
+        vec![cause(id, State::Failed, "RBAC Forbidden", 2, 1)],
+    );
+    s.evaluator.round(&eval, now).await.unwrap();
+    drain(&s.worker).await;
+    assert!(receiver.requests().is_empty(), "silenced: nothing sent");
+    let (status, silence_id): (String, Option<i64>) =
+        sqlx::query_as("SELECT status, silence_id FROM alerts WHERE root_cause = $1")
+            .bind(id)
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap();
+    assert_eq!((status.as_str(), silence_id), ("firing", Some(silence.id)));
+    let recorded: Vec<String> = sqlx::query_scalar("SELECT status FROM alert_outbox")
+        .fetch_all(&mut *conn)
+        .await
+        .unwrap();
+    assert_eq!(recorded, ["silenced"]);
+
+    assert!(
+        silences::expire(&mut conn, silence.id, now + TimeDelta::minutes(1))
+            .await
+            .unwrap()
+    );
+    s.evaluator
+        .round(&eval, now + TimeDelta::minutes(2))
+        .await
+        .unwrap();
+    drain(&s.worker).await;
+    assert_eq!(
+        receiver.accepted().len(),
+        1,
+        "once the silence ends, people hear of it"
+    );
+}
+
+/// The demo world through the runner and whatever engine is merged: one message per root
+/// cause the engine names.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_demo_fleet_pages_once_per_root_cause() {
+    let store = common::fresh_store().await;
+    let receiver = Receiver::start().await;
+    let mut config = Config::default();
+    apply_to_config(&mut config);
+    let (mut runner, latest) = Runner::new(FleetSettings::from_config(&config), store.clone());
+    let mut world = WorldDiff::default();
+    let started = Utc::now() - TimeDelta::minutes(1);
+    for event in world.step(started, Utc::now()) {
+        runner.apply(event);
+    }
+    runner.evaluate_and_write(Utc::now()).await;
+    let evaluated = latest.borrow().clone();
+    let s = setup(&store, webhook(&receiver), Vec::new());
+    let at = evaluated.at.unwrap();
+    s.evaluator.round(&evaluated.evaluation, at).await.unwrap();
+    s.evaluator
+        .round(&evaluated.evaluation, at + TimeDelta::seconds(5))
+        .await
+        .unwrap();
+    drain(&s.worker).await;
+    let problems: Vec<_> = evaluated
+        .evaluation
+        .root_causes
+        .iter()
+        .filter(|c| c.state.is_problem())
+        .collect();
+    let messages = receiver.accepted();
+    let mut ids: Vec<&str> = problems.iter().map(|c| c.id.as_str()).collect();
+    ids.sort();
+    let mut seeds: Vec<_> = seed_incidents().into_iter().map(|c| c.id.0).collect();
+    seeds.sort();
+    assert_eq!(
+        ids, seeds,
+        "the engine names the seed incidents' root causes"
+    );
+    // Controllers and stale clusters wait 5 minutes unless their problem is older; the demo's are.
+    assert_eq!(messages.len(), problems.len(), "{messages:#?}");
+    for cause in problems {
+        let (cluster, _, _, name) = cause.id.parts().unwrap();
+        let naming = messages
+            .iter()
+            .filter(|m| {
+                let text = m.body["text"].as_str().unwrap();
+                text.contains(cluster) && text.contains(name)
+            })
+            .count();
+        assert_eq!(naming, 1, "{}", cause.id);
+    }
+    for message in &messages {
+        assert!(
+            block_kit_problems(&message.body).is_empty(),
+            "{:#}",
+            message.body
+        );
+    }
+}

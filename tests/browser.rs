@@ -1,0 +1,256 @@
+//! The dashboard in a real headless chromium, driven over WebDriver: every page loads, a
+//! problem links to its root cause, live updates arrive by htmx without a reload, and the
+//! screenshots in docs/ come from here (`FLEETGLASS_UPDATE_SCREENSHOTS=1` writes them; every
+//! run writes target/screenshots/). Needs `scripts/deps browser` (chromium, chromium-driver).
+//! One test binary, so chromium starts once.
+
+mod web_support;
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use fleetglass::fleet::{FleetSettings, Runner};
+use fleetglass::sources;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use web_support::{app, demo_config, fresh_store};
+
+/// Chromium flags for a machine without network: without them it hangs on lookups.
+const CHROME_ARGS: [&str; 8] = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+];
+
+/// Ends chromedriver (and with it chromium) however the test ends.
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn start_chromedriver() -> (Driver, String) {
+    let port = free_port();
+    let child = Command::new("chromedriver")
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromedriver is not installed: run scripts/deps browser");
+    let driver = Driver(child);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "chromedriver did not start listening"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    (driver, format!("http://127.0.0.1:{port}"))
+}
+
+async fn browser(webdriver: &str, profile: &Path) -> Client {
+    let mut args: Vec<String> = CHROME_ARGS.iter().map(|a| a.to_string()).collect();
+    args.push(format!("--user-data-dir={}", profile.display()));
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert(
+        "goog:chromeOptions".into(),
+        serde_json::json!({"args": args, "binary": "/usr/bin/chromium"}),
+    );
+    ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(capabilities)
+        .connect(webdriver)
+        .await
+        .expect("start a chromium session")
+}
+
+/// The demo fleet served the way `fleetglass serve --demo` serves it, on a free port.
+async fn serve_demo() -> String {
+    let store = fresh_store().await;
+    let config = demo_config();
+    let (sender, receiver) = sources::channel();
+    tokio::spawn(sources::demo::run(sender));
+    let (runner, _latest) = Runner::new(FleetSettings::from_config(&config), store.clone());
+    tokio::spawn(runner.run(receiver));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let router = app(store, &config).into_make_service_with_connect_info::<SocketAddr>();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    format!("http://{address}")
+}
+
+async fn wait_until<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + Duration::from_secs(45);
+    while !check().await {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn screenshot(client: &Client, name: &str) {
+    let png = client.screenshot().await.unwrap();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = root.join("target/screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{name}.png")), &png).unwrap();
+    if std::env::var_os("FLEETGLASS_UPDATE_SCREENSHOTS").is_some() {
+        std::fs::write(root.join(format!("docs/screenshot-{name}.png")), &png).unwrap();
+    }
+}
+
+async fn body_text(client: &Client) -> String {
+    client
+        .find(Locator::Css("body"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_dashboard_in_a_real_browser() {
+    let base = serve_demo().await;
+    let (_driver, webdriver) = start_chromedriver().await;
+    let profile = std::env::temp_dir().join(format!("fleetglass-chromium-{}", std::process::id()));
+    let client = browser(&webdriver, &profile).await;
+    client.set_window_size(1440, 1000).await.unwrap();
+
+    // The runner writes the demo's first evaluation within a second or two.
+    client.goto(&format!("{base}/")).await.unwrap();
+    wait_until("the demo's root causes on the fleet page", || async {
+        client.refresh().await.unwrap();
+        body_text(&client).await.contains("problems affecting")
+    })
+    .await;
+    let fleet = body_text(&client).await;
+    for word in [
+        "gateway",
+        "networking",
+        "observability",
+        "tenants",
+        "✖ failed",
+        "no authentication configured",
+    ] {
+        assert!(fleet.contains(word), "the fleet page shows {word:?}");
+    }
+    screenshot(&client, "fleet").await;
+
+    // A live update arrives without a reload: a marker on the document survives the swap.
+    let generated_at = || async {
+        client
+            .execute(
+                "return document.querySelector('#fleet [data-generated-at]').dataset.generatedAt;",
+                vec![],
+            )
+            .await
+            .unwrap()
+    };
+    client
+        .execute(
+            "document.body.dataset.marker = 'kept'; return null;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let before = generated_at().await;
+    wait_until("an htmx refresh of the fleet fragment", || async {
+        generated_at().await != before
+    })
+    .await;
+    let marker = client
+        .execute("return document.body.dataset.marker || null;", vec![])
+        .await
+        .unwrap();
+    assert_eq!(
+        marker, "kept",
+        "the page was updated in place, not reloaded"
+    );
+
+    // From a problem to its root cause.
+    client.goto(&format!("{base}/problems")).await.unwrap();
+    let problems = body_text(&client).await;
+    assert!(problems.contains("root cause"), "{problems}");
+    screenshot(&client, "problems").await;
+    let root = client
+        .find(Locator::Css("article.problem a.root"))
+        .await
+        .unwrap();
+    let label = root.text().await.unwrap();
+    root.click().await.unwrap();
+    wait_until("the root cause's object page", || async {
+        client
+            .current_url()
+            .await
+            .unwrap()
+            .path()
+            .starts_with("/objects/")
+    })
+    .await;
+    let object = body_text(&client).await;
+    assert!(
+        object.contains(&label),
+        "the object page is the cause's: {label}"
+    );
+    for section in ["revisions", "reconciled by", "conditions", "state timeline"] {
+        assert!(object.contains(section), "object page has {section}");
+    }
+    screenshot(&client, "object").await;
+
+    // Each page loads and answers in words.
+    let pages = [
+        ("/domains/gateway", "fully healthy on"),
+        ("/clusters/prod-eu-1", "dependsOn tree"),
+        ("/objects?state=failed", "match"),
+    ];
+    for (path, expected) in pages {
+        client.goto(&format!("{base}{path}")).await.unwrap();
+        let text = body_text(&client).await;
+        assert!(text.contains(expected), "{path} shows {expected:?}");
+    }
+    // A fleet cell opens the domain filtered to that ring.
+    client.goto(&format!("{base}/")).await.unwrap();
+    client
+        .find(Locator::Css("table.matrix a.cell"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until("the domain page for a ring", || async {
+        client
+            .current_url()
+            .await
+            .unwrap()
+            .query()
+            .is_some_and(|q| q.starts_with("label="))
+    })
+    .await;
+    assert!(body_text(&client).await.contains("only clusters with"));
+
+    client.close().await.unwrap();
+    let _ = std::fs::remove_dir_all(profile);
+}

@@ -1,0 +1,43 @@
+//! Transitions older than the retention period are deleted; newer ones stay.
+
+mod common;
+
+use chrono::{TimeDelta, Utc};
+use fleetglass::fleet::retention::prune;
+use fleetglass::store::{ChangeSet, ObjectKey, TransitionRow, write_changes};
+
+#[tokio::test]
+async fn old_transitions_are_deleted_and_recent_ones_kept() {
+    let store = common::fresh_store().await;
+    let key = ObjectKey {
+        cluster: "c".into(),
+        kind: "Kustomization".into(),
+        namespace: "flux-system".into(),
+        name: "apps".into(),
+    };
+    let now = Utc::now();
+    let transition = |days: i64, to: &str| TransitionRow {
+        key: key.clone(),
+        from: None,
+        to: to.into(),
+        reason: String::new(),
+        message: String::new(),
+        at: now - TimeDelta::days(days),
+    };
+    let changes = ChangeSet {
+        transitions: vec![
+            transition(40, "failed"),
+            transition(31, "healthy"),
+            transition(2, "stuck"),
+        ],
+        ..ChangeSet::default()
+    };
+    let mut tx = store.pool().begin().await.unwrap();
+    write_changes(&mut tx, &changes, now).await.unwrap();
+    tx.commit().await.unwrap();
+
+    assert_eq!(prune(&store, TimeDelta::days(30)).await.unwrap(), 2);
+    let left = store.transitions(&key, 10).await.unwrap();
+    let states: Vec<&str> = left.iter().map(|t| t.to_state.as_str()).collect();
+    assert_eq!(states, vec!["stuck"]);
+}

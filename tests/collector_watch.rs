@@ -1,0 +1,116 @@
+//! Objects created, changed and deleted on two real API servers appear, change and vanish in
+//! the store.
+
+mod common;
+
+use common::collector::{config, eventually, flux_pair, objects_in, ready_of, ready_status};
+use fleetglass::sources::kube::Collector;
+use std::time::Duration;
+
+const DEADLINE: Duration = Duration::from_secs(60);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn objects_on_two_clusters_appear_change_and_vanish() {
+    let bed = common::collector::bed();
+    let (one, two) = (bed.clusters[0].as_str(), bed.clusters[1].as_str());
+    let ns = common::collector::unique_namespace("fgw");
+    for cluster in [one, two] {
+        common::collector::apply(&bed, cluster, &flux_pair(&ns));
+        common::collector::set_status(&bed, cluster, "kustomization/app", &ns, &ready_status(true));
+    }
+    let workload = format!(
+        r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: {ns}
+  labels: {{kustomize.toolkit.fluxcd.io/name: app, kustomize.toolkit.fluxcd.io/namespace: {ns}}}
+spec:
+  replicas: 1
+  selector: {{matchLabels: {{app: web}}}}
+  template:
+    metadata: {{labels: {{app: web}}}}
+    spec: {{containers: [{{name: web, image: "nginx:1.27"}}]}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: unrelated, namespace: {ns}}}
+spec:
+  selector: {{matchLabels: {{app: unrelated}}}}
+  template:
+    metadata: {{labels: {{app: unrelated}}}}
+    spec: {{containers: [{{name: x, image: "busybox"}}]}}
+"#
+    );
+    common::collector::apply(&bed, one, &workload);
+
+    let store = common::fresh_store().await;
+    let collector = Collector::start(
+        &config(&bed.kubeconfig, &[one, two]),
+        store.clone(),
+        "watch-test".into(),
+    );
+
+    for cluster in [one, two] {
+        eventually("both Flux objects stored", DEADLINE, || async {
+            let objects = objects_in(&store, cluster, &ns).await;
+            let app = objects.iter().find(|o| o.kind == "Kustomization")?;
+            objects.iter().find(|o| o.kind == "GitRepository")?;
+            (ready_of(app).as_deref() == Some("True")).then_some(())
+        })
+        .await;
+    }
+    let kinds: Vec<String> = objects_in(&store, one, &ns)
+        .await
+        .into_iter()
+        .map(|o| format!("{}/{}", o.kind, o.name))
+        .collect();
+    assert!(kinds.contains(&"Deployment/web".to_string()), "{kinds:?}");
+    assert!(
+        !kinds.contains(&"Deployment/unrelated".to_string()),
+        "a Deployment without Flux labels must not be watched: {kinds:?}"
+    );
+
+    // A change on one cluster shows up there only.
+    common::collector::set_status(&bed, one, "kustomization/app", &ns, &ready_status(false));
+    eventually(
+        "the Kustomization on cluster one turned not ready",
+        DEADLINE,
+        || async {
+            let objects = objects_in(&store, one, &ns).await;
+            let app = objects.iter().find(|o| o.kind == "Kustomization")?;
+            (ready_of(app).as_deref() == Some("False")).then_some(())
+        },
+    )
+    .await;
+    let other = objects_in(&store, two, &ns).await;
+    let app = other.iter().find(|o| o.kind == "Kustomization").unwrap();
+    assert_eq!(ready_of(app).as_deref(), Some("True"));
+
+    // A deletion on the other cluster removes the row.
+    bed.kubectl(two, &["delete", "gitrepository/repo", "-n", &ns]);
+    eventually(
+        "the GitRepository on cluster two vanished",
+        DEADLINE,
+        || async {
+            let objects = objects_in(&store, two, &ns).await;
+            objects
+                .iter()
+                .all(|o| o.kind != "GitRepository")
+                .then_some(())
+        },
+    )
+    .await;
+    assert!(
+        objects_in(&store, one, &ns)
+            .await
+            .iter()
+            .any(|o| o.kind == "GitRepository"),
+        "cluster one's GitRepository must stay"
+    );
+
+    collector.stop().await;
+    for cluster in [one, two] {
+        bed.kubectl(cluster, &["delete", "namespace", &ns, "--wait=false"]);
+    }
+}

@@ -1,0 +1,153 @@
+//! Running real collectors against the test bed in process, and polling what they wrote.
+
+use super::testbed::Testbed;
+use fleetglass::config::{ClusterConfig, Config, from_yaml_str};
+use fleetglass::store::{ClusterRow, ObjectFilter, ObjectRecord, Store};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// A config for the given clusters with short freshness, probe and lease periods.
+pub fn config(kubeconfig: &Path, clusters: &[&str]) -> Config {
+    let mut config = from_yaml_str(
+        "thresholds: {freshness: 5s}\ncollector: {lease: 3s, probe_interval: 1s, rediscover: 10s}\n",
+    )
+    .expect("test config");
+    config.clusters = clusters
+        .iter()
+        .map(|name| ClusterConfig {
+            name: name.to_string(),
+            kubeconfig: Some(kubeconfig.to_path_buf()),
+            context: Some(name.to_string()),
+            in_cluster: false,
+            labels: Default::default(),
+        })
+        .collect();
+    config
+}
+
+/// Polls `check` until it returns `Some`, or panics naming `what` after `deadline`.
+pub async fn eventually<T, F, Fut>(what: &str, deadline: Duration, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let start = Instant::now();
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            start.elapsed() < deadline,
+            "timed out after {deadline:?} waiting for: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+pub async fn objects_in(store: &Store, cluster: &str, namespace: &str) -> Vec<ObjectRecord> {
+    store
+        .objects(&ObjectFilter {
+            cluster: Some(cluster.to_string()),
+            namespace: Some(namespace.to_string()),
+            limit: 1000,
+            ..ObjectFilter::default()
+        })
+        .await
+        .expect("read objects")
+        .items
+}
+
+pub async fn cluster_row(store: &Store, cluster: &str) -> Option<ClusterRow> {
+    store
+        .clusters()
+        .await
+        .expect("read clusters")
+        .into_iter()
+        .find(|c| c.name == cluster)
+}
+
+/// The Ready condition status ("True"/"False") of a stored object's body.
+pub fn ready_of(record: &ObjectRecord) -> Option<String> {
+    record.body["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == "Ready")
+        .and_then(|c| c["status"].as_str())
+        .map(str::to_string)
+}
+
+/// A GitRepository and a Kustomization using it, in `namespace`.
+pub fn flux_pair(namespace: &str) -> String {
+    format!(
+        r#"apiVersion: v1
+kind: Namespace
+metadata: {{name: {namespace}}}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {{name: repo, namespace: {namespace}}}
+spec: {{interval: 5m, url: "https://example.invalid/repo.git", ref: {{branch: main}}}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {{name: app, namespace: {namespace}}}
+spec:
+  interval: 10m
+  path: ./deploy
+  prune: true
+  sourceRef: {{kind: GitRepository, name: repo}}
+"#
+    )
+}
+
+pub fn ready_status(ready: bool) -> String {
+    let (status, reason) = if ready {
+        ("True", "ReconciliationSucceeded")
+    } else {
+        ("False", "BuildFailed")
+    };
+    format!(
+        r#"{{"observedGeneration": 1, "conditions": [{{"type": "Ready", "status": "{status}", "reason": "{reason}", "message": "test", "lastTransitionTime": "2026-01-01T00:00:00Z"}}]}}"#
+    )
+}
+
+/// The test bed the collector tests share (its own state dir; they run one binary at a time).
+pub fn bed() -> Testbed {
+    Testbed::up("collector", 2)
+}
+
+pub fn apply(bed: &Testbed, cluster: &str, yaml: &str) {
+    let output = bed.kubectl_output(cluster, &["apply", "-f", "-"], Some(yaml));
+    assert!(
+        output.status.success(),
+        "kubectl apply on {cluster} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Sets an object's status through the status subresource (the bed runs no controllers).
+pub fn set_status(bed: &Testbed, cluster: &str, resource: &str, namespace: &str, status: &str) {
+    let patch = format!("{{\"status\": {status}}}");
+    bed.kubectl(
+        cluster,
+        &[
+            "patch",
+            resource,
+            "-n",
+            namespace,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &patch,
+        ],
+    );
+}
+
+/// A namespace name unique to this test run.
+pub fn unique_namespace(prefix: &str) -> String {
+    format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        chrono::Utc::now().timestamp_millis() % 1_000_000
+    )
+}

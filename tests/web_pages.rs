@@ -1,0 +1,196 @@
+//! The pages against the demo fleet on real Postgres, and who may see them: every page
+//! renders its answer in words and icons, bad input is a 400 page, unknown names 404 pages,
+//! and tokens / proxy authentication let in only who they should.
+
+mod web_support;
+
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{Request, StatusCode};
+use sha2::{Digest, Sha256};
+use std::net::SocketAddr;
+use web_support::{app, demo_app, demo_config, fresh_store, get, send};
+
+/// Pages keep the CSP honest: no inline scripts, no style attributes, no hx-on.
+fn assert_no_inline_code(uri: &str, html: &str) {
+    assert!(!html.contains("style="), "{uri} has a style attribute");
+    assert!(!html.contains("hx-on"), "{uri} uses hx-on");
+    for script in html.split("<script").skip(1) {
+        assert!(
+            script.trim_start().starts_with("src="),
+            "{uri} has an inline script"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_page_renders_its_answer() {
+    let (app, _store) = demo_app().await;
+    let pages = [
+        (
+            "/",
+            vec![
+                "problems affecting",
+                "see problems →",
+                "/domains/gateway?label=ring%3Dprod",
+                "no authentication configured",
+            ],
+        ),
+        (
+            "/problems",
+            vec!["root causes affecting", "✖ failed", "tofu-controller", "→"],
+        ),
+        ("/domains/gateway", vec!["fully healthy on", "prod-eu-1"]),
+        (
+            "/domains/gateway?label=ring%3Ddev",
+            vec!["only clusters with", "dev-1"],
+        ),
+        (
+            "/clusters/prod-eu-1",
+            vec![
+                "controllers",
+                "kustomize-controller",
+                "dependsOn tree",
+                "data fresh",
+            ],
+        ),
+        (
+            "/objects?state=failed",
+            vec!["match", "✖ failed", "selected"],
+        ),
+        (
+            "/objects/prod-eu-1/Kustomization/flux-system/infra-network",
+            vec![
+                "conditions",
+                "observedGeneration",
+                "reconciled by",
+                "kustomize-controller",
+                "state timeline",
+                "health check",
+            ],
+        ),
+        (
+            "/objects/prod-eu-1/Namespace/_/tenants",
+            vec!["Namespace tenants"],
+        ),
+    ];
+    for (uri, needles) in pages {
+        let (status, html) = get(&app, uri).await;
+        assert_eq!(status, StatusCode::OK, "{uri}");
+        for needle in needles {
+            assert!(html.contains(needle), "{uri} should contain {needle:?}");
+        }
+        assert_no_inline_code(uri, &html);
+    }
+    let (_, fragment) = get(&app, "/fragments/problems").await;
+    assert!(fragment.contains("data-generated-at") && !fragment.contains("<html"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_objects_list_pages_and_keeps_its_filters_in_links() {
+    let (app, _store) = demo_app().await;
+    let (status, html) = get(&app, "/objects?kind=Kustomization&limit=2").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(html.contains("1–2 of"), "{html}");
+    // askama escapes `&` in attributes as `&#38;`.
+    let next = html.replace("&#38;", "&");
+    assert!(
+        next.contains("href=\"/objects?kind=Kustomization&limit=2&offset=2\""),
+        "next keeps the filters: {html}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_input_and_unknown_names_are_pages_too() {
+    let (app, _store) = demo_app().await;
+    let (status, html) = get(&app, "/objects?state=green").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(html.contains("unknown state &quot;green&quot;"), "{html}");
+    for uri in [
+        "/domains/nope",
+        "/clusters/nope",
+        "/objects/dev-1/Kustomization/flux-system/nope",
+    ] {
+        let (status, html) = get(&app, uri).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{uri}");
+        assert!(
+            html.contains("nope") && html.contains("back to the fleet"),
+            "{uri}: {html}"
+        );
+    }
+}
+
+fn sha256_hex(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tokens_mode_needs_a_valid_bearer_token() {
+    let store = fresh_store().await;
+    let mut config = demo_config();
+    config.web = serde_yaml::from_str(&format!(
+        "auth: {{mode: tokens, tokens: [{{name: ci, sha256: {}}}]}}",
+        sha256_hex("s3cret-token")
+    ))
+    .unwrap();
+    let app = app(store, &config);
+    let with = |token: &str| {
+        Request::get("/api/v1/fleet")
+            .header("authorization", format!("Bearer {token}"))
+            .body(Body::empty())
+            .unwrap()
+    };
+    let (status, body) = get(&app, "/api/v1/fleet").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(body.contains("\"error\""), "{body}");
+    assert_eq!(send(&app, with("wrong")).await.0, StatusCode::UNAUTHORIZED);
+    let (status, body) = send(&app, with("s3cret-token")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        get(&app, "/").await.0,
+        StatusCode::UNAUTHORIZED,
+        "pages too"
+    );
+    assert_eq!(
+        get(&app, "/healthz").await.0,
+        StatusCode::OK,
+        "probes stay open"
+    );
+    assert_eq!(get(&app, "/static/style.css").await.0, StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn proxy_mode_trusts_the_user_header_only_from_the_proxy() {
+    let store = fresh_store().await;
+    let mut config = demo_config();
+    config.web = serde_yaml::from_str(
+        "auth: {mode: proxy, proxy: {user_header: X-Forwarded-User, trusted_proxies: [127.0.0.1/32]}}",
+    )
+    .unwrap();
+    let app = app(store, &config);
+    let from = |peer: &str, user: Option<&str>| {
+        let mut request = Request::get("/api/v1/clusters");
+        if let Some(user) = user {
+            request = request.header("x-forwarded-user", user);
+        }
+        let mut request = request.body(Body::empty()).unwrap();
+        request
+            .extensions_mut()
+            .insert(ConnectInfo(peer.parse::<SocketAddr>().unwrap()));
+        request
+    };
+    assert_eq!(
+        send(&app, from("127.0.0.1:5000", Some("ada"))).await.0,
+        StatusCode::OK
+    );
+    let (status, body) = send(&app, from("10.1.2.3:5000", Some("ada"))).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(body.contains("only accepted from the configured proxies"));
+    assert_eq!(
+        send(&app, from("127.0.0.1:5000", None)).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+}

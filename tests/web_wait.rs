@@ -1,0 +1,232 @@
+//! The CI gate, both ways: it returns as soon as the version becomes fully healthy while a
+//! request waits, and it times out naming the blockers; `fleetglass wait` maps that to exit
+//! codes 0, 1 and 2.
+
+mod web_support;
+
+use chrono::Utc;
+use fleetglass::config::Config;
+use fleetglass::store::Store;
+use std::process::Command;
+use web_support::{app, cause_row, cluster_row, domain_row, fresh_store, get_json, seed_rollups};
+
+const CAUSE: &str = "prod-1/Kustomization/flux-system/infra-policies";
+
+fn config() -> Config {
+    fleetglass::config::from_yaml_str(
+        "clusters: [{name: dev-1, labels: {ring: dev}}, {name: prod-1, labels: {ring: prod}}]
+domains:
+  - name: gateway
+    select: {labels: {domain: gateway}}
+    version: {from: chart_version, namespace: gw, name: gw}",
+    )
+    .unwrap()
+}
+
+/// dev-1 healthy at 1.5.0; prod-1 still at 1.4.2, failed, blocked by an RBAC problem.
+async fn seed_rollout_in_progress(store: &Store) {
+    let now = Utc::now();
+    let clusters = [
+        cluster_row("dev-1", "dev", now),
+        cluster_row("prod-1", "prod", now),
+    ];
+    seed_rollups(
+        store,
+        &clusters,
+        "dev-1",
+        &[],
+        &[domain_row("gateway", "dev-1", "1.5.0", true, &[])],
+    )
+    .await;
+    seed_rollups(
+        store,
+        &[],
+        "prod-1",
+        &[cause_row(CAUSE, "RBAC Forbidden", &[CAUSE])],
+        &[domain_row("gateway", "prod-1", "1.4.2", false, &[CAUSE])],
+    )
+    .await;
+}
+
+async fn prod_becomes_healthy(store: &Store) {
+    seed_rollups(
+        store,
+        &[],
+        "prod-1",
+        &[],
+        &[domain_row("gateway", "prod-1", "1.5.0", true, &[])],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_gate_returns_as_soon_as_the_version_is_healthy_everywhere() {
+    let store = fresh_store().await;
+    seed_rollout_in_progress(&store).await;
+    let app = app(store.clone(), &config());
+    let (_, now) = get_json(
+        &app,
+        "/api/v1/domains/gateway/wait?version=1.5.0&timeout=0s",
+    )
+    .await;
+    assert_eq!(now["healthy"], false, "not yet: {now}");
+
+    let waiting = {
+        let app = app.clone();
+        tokio::spawn(async move {
+            get_json(
+                &app,
+                "/api/v1/domains/gateway/wait?version=1.5.0&timeout=10m",
+            )
+            .await
+        })
+    };
+    prod_becomes_healthy(&store).await;
+    let (status, verdict) = waiting.await.unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(verdict["healthy"], true, "{verdict}");
+    assert_eq!(verdict["domain"], "gateway");
+    assert_eq!(verdict["version"], "1.5.0");
+    let waited: f64 = verdict["waited"]
+        .as_str()
+        .unwrap()
+        .trim_end_matches('s')
+        .parse()
+        .unwrap();
+    assert!(
+        waited < 600.0,
+        "answered when healthy, not at the timeout: {verdict}"
+    );
+    assert!(
+        verdict["clusters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["at_version"] == true)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_gate_times_out_naming_the_blockers() {
+    let store = fresh_store().await;
+    seed_rollout_in_progress(&store).await;
+    let app = app(store, &config());
+    let (status, verdict) = get_json(
+        &app,
+        "/api/v1/domains/gateway/wait?version=1.5.0&timeout=1s",
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(verdict["healthy"], false);
+    let clusters = verdict["clusters"].as_array().unwrap();
+    let prod = clusters.iter().find(|c| c["cluster"] == "prod-1").unwrap();
+    assert_eq!(prod["version"], "1.4.2");
+    assert_eq!(prod["at_version"], false);
+    let blocker = &prod["blockers"][0];
+    assert_eq!(blocker["id"], CAUSE);
+    assert_eq!(blocker["kind"], "Kustomization");
+    assert_eq!(blocker["state"], "failed");
+    assert_eq!(blocker["reason"], "RBAC Forbidden");
+    assert_eq!(blocker["root_causes"][0], CAUSE);
+    let dev = clusters.iter().find(|c| c["cluster"] == "dev-1").unwrap();
+    assert_eq!(dev["at_version"], true);
+}
+
+/// Serves the router on a free port for the CLI to call.
+async fn serve(store: Store) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let router = app(store, &config());
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    format!("http://{address}")
+}
+
+fn fleetglass_wait(args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_fleetglass"))
+        .arg("wait")
+        .args(args)
+        .env_remove("FLEETGLASS_URL")
+        .env_remove("FLEETGLASS_TOKEN")
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_wait_command_exits_0_1_or_2() {
+    let store = fresh_store().await;
+    seed_rollout_in_progress(&store).await;
+    let url = serve(store.clone()).await;
+    let run = |args: Vec<String>| {
+        tokio::task::spawn_blocking(move || {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            fleetglass_wait(&args)
+        })
+    };
+    let args = |domain: &str, version: &str, timeout: &str| {
+        [
+            "--url",
+            &url,
+            "--domain",
+            domain,
+            "--version",
+            version,
+            "--timeout",
+            timeout,
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+
+    let (code, out, _) = run(args("gateway", "1.5.0", "1s")).await.unwrap();
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("prod-1: failed at 1.4.2"), "{out}");
+    assert!(
+        out.contains(&format!("blocked by {CAUSE} (failed): RBAC Forbidden")),
+        "{out}"
+    );
+
+    let (code, _, err) = run(args("nope", "1.5.0", "1s")).await.unwrap();
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("404") && err.contains("no domain named"),
+        "{err}"
+    );
+
+    let (code, _, err) = run(args("gateway", "1.5.0", "soon")).await.unwrap();
+    assert_eq!(code, 2);
+    assert!(err.contains("--timeout"), "{err}");
+
+    let (code, _, err) = tokio::task::spawn_blocking(|| {
+        fleetglass_wait(&[
+            "--url",
+            "http://127.0.0.1:9",
+            "--domain",
+            "gateway",
+            "--version",
+            "1",
+            "--timeout",
+            "1s",
+        ])
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with("fleetglass wait: cannot reach http://127.0.0.1:9"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+
+    prod_becomes_healthy(&store).await;
+    let (code, out, err) = run(args("gateway", "1.5.0", "30s")).await.unwrap();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("gateway 1.5.0 is fully healthy on every cluster"),
+        "{out}"
+    );
+}
