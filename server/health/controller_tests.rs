@@ -205,6 +205,39 @@ fn crash_looping_pods_degrade_a_ready_release_and_the_workload_is_the_root_cause
 }
 
 #[test]
+fn a_first_rollout_without_failing_pods_is_in_progress_until_its_threshold() {
+    // as real kube-controller-manager writes it while the new ReplicaSet's pods start
+    let rolling = json!([
+        {"type": "Progressing", "status": "True", "reason": "ReplicaSetUpdated", "message": "ReplicaSet \"netop-5d9c7b\" is progressing.", "lastTransitionTime": ago(1)},
+        {"type": "Available", "status": "False", "reason": "MinimumReplicasUnavailable", "message": "Deployment does not have minimum availability.", "lastTransitionTime": ago(1)}]);
+    let mut values = release_with_pods(vec![], 0);
+    values.last_mut().unwrap()["status"]["conditions"] = rolling.clone();
+    let fresh = run(&values);
+    let verdict = fresh.verdict("Deployment", "networking", "netop");
+    assert_eq!(
+        (verdict.state, verdict.reason.as_str()),
+        (Progressing, "rolling out: 0/3 available, 3 updated")
+    );
+
+    let mut stale = rolling;
+    stale[0]["lastTransitionTime"] = json!(ago(90));
+    values.last_mut().unwrap()["status"]["conditions"] = stale;
+    assert_eq!(
+        run(&values).state("Deployment", "networking", "netop"),
+        Stuck
+    );
+
+    // a finished rollout that lost its replicas is not in progress: it fails as before
+    let mut done = release_with_pods(vec![], 0);
+    done.last_mut().unwrap()["status"]["conditions"] = json!([
+        {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable", "message": "", "lastTransitionTime": ago(90)}]);
+    assert_eq!(
+        run(&done).state("Deployment", "networking", "netop"),
+        Failed
+    );
+}
+
+#[test]
 fn unavailable_and_deadline_exceeded_workloads_fail() {
     let none_available = run(&release_with_pods(vec![], 0));
     let verdict = none_available.verdict("Deployment", "networking", "netop");

@@ -141,6 +141,15 @@ pub(super) fn assess_workload(
         };
         return Finding::new(State::Failed, reason, message).since(deadline.last_transition);
     }
+    // A Deployment still rolling out (Progressing=True, new ReplicaSet not yet available) with
+    // no failing pod is in progress, as Kubernetes itself says until its progress deadline:
+    // seen with real kube-controller-manager, every new Deployment starts at 0 available.
+    if counts.available == 0 && failing.is_empty() && !is_controller && rolling_out(workload) {
+        let since = workload
+            .condition("Progressing")
+            .and_then(|c| c.last_transition);
+        return timing.in_progress(&rollout(counts), "", since, EdgeSet::NONE);
+    }
     if counts.available == 0 && (counts.desired > 0 || is_controller) {
         let reason = match failing.first() {
             Some((_, failure)) => failure.clone(),
@@ -173,6 +182,14 @@ pub(super) fn assess_workload(
         format!("{}/{} available", counts.available, counts.desired),
         "",
     )
+}
+
+/// Progressing=True for a rollout that has not finished (reason other than
+/// NewReplicaSetAvailable, which marks a completed one).
+fn rolling_out(workload: &Object) -> bool {
+    workload
+        .condition("Progressing")
+        .is_some_and(|c| c.is_true() && c.reason != "NewReplicaSetAvailable")
 }
 
 fn rollout(counts: &WorkloadStatus) -> String {

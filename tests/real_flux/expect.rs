@@ -1,0 +1,153 @@
+//! What fleetglass must say about each captured step of the real Flux scenarios, held against
+//! the fixtures captured from real controllers (tests/fixtures/real-flux), so the saved steps
+//! keep exactly the verdicts the live run had.
+
+use super::report::{CLUSTER, Report};
+
+fn id(kind: &str, namespace: &str, name: &str) -> String {
+    format!("{CLUSTER}/{kind}/{namespace}/{name}")
+}
+
+fn assert_state(report: &Report, kind: &str, namespace: &str, name: &str, want: &str) {
+    let verdict = report.verdict(kind, namespace, name);
+    assert_eq!(
+        verdict["state"], want,
+        "{kind} {namespace}/{name}: {verdict:#}"
+    );
+}
+
+fn root_causes(report: &Report, kind: &str, namespace: &str, name: &str) -> Vec<String> {
+    report.verdict(kind, namespace, name)["root_causes"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Step `healthy`: GitRepository → Kustomization infra → Kustomization apps (dependsOn infra)
+/// → HelmRelease webapp, all reconciled by the real controllers.
+pub fn healthy_chain(report: &Report, ns: &str, commit: &str) {
+    for (kind, name) in [
+        ("GitRepository", "fleet"),
+        ("HelmRepository", "charts"),
+        ("HelmChart", &format!("{ns}-webapp") as &str),
+        ("Kustomization", "infra"),
+        ("Kustomization", "apps"),
+        ("HelmRelease", "webapp"),
+        ("Deployment", "backend"),
+        ("Deployment", "webapp"),
+    ] {
+        assert_state(report, kind, ns, name, "healthy");
+    }
+    assert!(
+        report.0["root_causes"]
+            .as_array()
+            .is_some_and(Vec::is_empty),
+        "{:#}",
+        report.0["root_causes"]
+    );
+    let git = report.domain(&format!("{ns}-git"));
+    assert_eq!(git["version"], &commit[..7], "{git:#}");
+    assert_eq!(git["fully_healthy"], true, "{git:#}");
+    let chart = report.domain(&format!("{ns}-chart"));
+    assert_eq!(chart["version"], "1.2.0", "{chart:#}");
+    assert_eq!(chart["fully_healthy"], true, "{chart:#}");
+}
+
+/// Step `broken-yaml`: a commit whose YAML does not parse.
+pub fn broken_yaml(report: &Report, ns: &str) {
+    let infra = report.verdict("Kustomization", ns, "infra");
+    assert_eq!(infra["state"], "failed", "{infra:#}");
+    assert_eq!(infra["reason"], "build failed", "{infra:#}");
+    assert!(
+        infra["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("MalformedYAMLError")),
+        "{infra:#}"
+    );
+    assert_state(report, "Kustomization", ns, "apps", "blocked");
+    assert_eq!(
+        root_causes(report, "Kustomization", ns, "apps"),
+        [id("Kustomization", ns, "infra")]
+    );
+    let git = report.domain(&format!("{ns}-git"));
+    assert_eq!(git["fully_healthy"], false, "{git:#}");
+    assert!(
+        git["blockers"].as_array().is_some_and(|b| b
+            .iter()
+            .any(|b| b == id("Kustomization", ns, "infra").as_str())),
+        "{git:#}"
+    );
+}
+
+/// Step `rollout-progressing`: a new commit whose health checks are still running.
+pub fn progressing_rollout(report: &Report, ns: &str) {
+    assert_state(report, "Kustomization", ns, "infra", "progressing");
+}
+
+/// Step `rollout-stuck`: the same rollout past the 20s threshold. The Deployment that never
+/// becomes available is the stuck root cause; the Kustomization waiting on it is blocked by it.
+pub fn stuck_rollout(report: &Report, ns: &str) {
+    let deployment = report.verdict("Deployment", ns, "never-ready");
+    assert_eq!(deployment["state"], "stuck", "{deployment:#}");
+    assert_state(report, "Kustomization", ns, "infra", "blocked");
+    assert_eq!(
+        root_causes(report, "Kustomization", ns, "infra"),
+        [id("Deployment", ns, "never-ready")]
+    );
+}
+
+const KUSTOMIZE_CONTROLLER: &str = "tb-1/Deployment/flux-system/kustomize-controller";
+
+/// Step `controller-stopped`: kustomize-controller's process is gone and its Deployment has
+/// no available replica; the source keeps its verdict (its controller runs).
+pub fn controller_stopped(report: &Report, ns: &str) {
+    for name in ["infra", "apps"] {
+        assert_state(report, "Kustomization", ns, name, "unverifiable");
+        assert_eq!(
+            root_causes(report, "Kustomization", ns, name),
+            [KUSTOMIZE_CONTROLLER]
+        );
+    }
+    assert_state(report, "GitRepository", ns, "fleet", "healthy");
+    assert_state(report, "HelmRelease", ns, "webapp", "healthy");
+}
+
+/// Step `controller-restarted`: the same objects, healthy again.
+pub fn controller_restarted(report: &Report, ns: &str) {
+    for name in ["infra", "apps"] {
+        assert_state(report, "Kustomization", ns, name, "healthy");
+    }
+    assert_state(
+        report,
+        "Deployment",
+        "flux-system",
+        "kustomize-controller",
+        "healthy",
+    );
+}
+
+/// Step `admission-denied`: the API server's ValidatingAdmissionPolicy refused the apply.
+pub fn admission_denied(report: &Report, ns: &str) {
+    let infra = report.verdict("Kustomization", ns, "infra");
+    assert_eq!(infra["state"], "failed", "{infra:#}");
+    let text = format!("{} {}", infra["reason"], infra["message"]);
+    assert!(text.contains("testbed-allowed-loadbalancers"), "{infra:#}");
+}
+
+/// Step `crash-loop`: the HelmRelease is Ready (installed fine) but its pod crash-loops.
+pub fn crash_looping_release(report: &Report, ns: &str) {
+    let release = report.verdict("HelmRelease", ns, "webapp");
+    assert_eq!(release["state"], "degraded", "{release:#}");
+    let causes = root_causes(report, "HelmRelease", ns, "webapp");
+    assert!(
+        causes
+            .iter()
+            .any(|c| c.starts_with(&format!("{CLUSTER}/Pod/{ns}/webapp-"))
+                || *c == id("Deployment", ns, "webapp")),
+        "{release:#}"
+    );
+}

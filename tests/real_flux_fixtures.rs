@@ -1,0 +1,77 @@
+//! The engine on objects written by the real Flux controllers (saved by tests/real_flux with
+//! FLEETGLASS_UPDATE_FIXTURES=1), without the test bed: each fixture evaluated as of the time it
+//! was captured must give the same verdicts the live run asserted.
+
+#[path = "real_flux/expect.rs"]
+mod expect;
+#[path = "real_flux/report.rs"]
+mod report;
+
+use report::{Report, evaluate};
+use std::path::PathBuf;
+
+fn fixture(step: &str) -> Report {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real-flux");
+    let file = dir.join(format!("{step}.yaml"));
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let now = text
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("# captured-at: "))
+        .unwrap_or_else(|| {
+            panic!(
+                "{} does not start with '# captured-at: <time>'",
+                file.display()
+            )
+        });
+    evaluate(&file, &dir.join("config.yaml"), now)
+}
+
+/// The commit a step's GitRepository offered, from the fixture itself.
+fn revision(report: &Report, ns: &str) -> String {
+    let message = report.verdict("GitRepository", ns, "fleet")["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    message
+        .rsplit("sha1:")
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(40)
+        .collect()
+}
+
+#[test]
+fn healthy_chain() {
+    let report = fixture("healthy");
+    let commit = revision(&report, "flux-healthy");
+    expect::healthy_chain(&report, "flux-healthy", &commit);
+}
+
+#[test]
+fn broken_yaml() {
+    expect::broken_yaml(&fixture("broken-yaml"), "flux-broken");
+}
+
+#[test]
+fn rollout_progressing_then_stuck() {
+    expect::progressing_rollout(&fixture("rollout-progressing"), "flux-stuck");
+    expect::stuck_rollout(&fixture("rollout-stuck"), "flux-stuck");
+}
+
+#[test]
+fn controller_stopped_then_restarted() {
+    expect::controller_stopped(&fixture("controller-stopped"), "flux-controller");
+    expect::controller_restarted(&fixture("controller-restarted"), "flux-controller");
+}
+
+#[test]
+fn admission_denied() {
+    expect::admission_denied(&fixture("admission-denied"), "flux-denied");
+}
+
+#[test]
+fn crash_loop() {
+    expect::crash_looping_release(&fixture("crash-loop"), "flux-crash");
+}

@@ -1,0 +1,3 @@
+module fleetglass.local/testbed/flux/fluxserve
+
+go 1.26.0
