@@ -41,7 +41,8 @@ impl std::error::Error for ConfigError {}
 /// Loads the file (when given), applies environment overrides and validates the result.
 pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
     let mut config = match path {
-        Some(path) => from_file(path)?,
+        // Validated below, after the environment (a tokens file may supply the tokens).
+        Some(path) => read(path)?,
         None => Config::default(),
     };
     if let Ok(url) = std::env::var("DATABASE_URL")
@@ -66,11 +67,15 @@ pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
 
 /// Reads and validates a file without environment overrides (`evaluate` needs no database).
 pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError::new(Some(path), "", format!("cannot read: {e}")))?;
-    let config = parse(&text, Some(path))?;
+    let config = read(path)?;
     validate(&config, Some(path))?;
     Ok(config)
+}
+
+fn read(path: &Path) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError::new(Some(path), "", format!("cannot read: {e}")))?;
+    parse(&text, Some(path))
 }
 
 /// Parses and validates YAML text without touching the environment (tests).

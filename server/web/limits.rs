@@ -18,5 +18,12 @@ pub async fn query_length(request: Request, next: Next) -> Response {
         ))
         .respond_for(&path);
     }
+    // Postgres refuses NUL in text, which would surface as a database failure (503).
+    let query = request.uri().query().unwrap_or_default();
+    if query.contains("%00") || query.contains('\0') {
+        let path = request.uri().path().to_string();
+        return ApiError::BadRequest("query values cannot contain NUL characters".into())
+            .respond_for(&path);
+    }
     next.run(request).await
 }

@@ -13,6 +13,7 @@ mod state;
 mod views;
 
 pub use api::PATHS as API_PATHS;
+pub use pages::PATHS as PAGE_PATHS;
 pub use state::{AppState, Site};
 pub use views::present::encode as encode_component;
 

@@ -18,11 +18,15 @@ use axum::{Form, Router};
 use chrono::{DateTime, TimeDelta, Utc};
 use serde::Deserialize;
 
+pub const PAGE: &str = "/alerts";
+pub const ADD_SILENCE: &str = "/alerts/silences";
+pub const EXPIRE_SILENCE: &str = "/alerts/silences/{id}/expire";
+
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/alerts", get(page))
-        .route("/alerts/silences", post(add))
-        .route("/alerts/silences/{id}/expire", post(expire))
+        .route(PAGE, get(page))
+        .route(ADD_SILENCE, post(add))
+        .route(EXPIRE_SILENCE, post(expire))
 }
 
 #[derive(Template)]

@@ -16,23 +16,44 @@ use axum::Router;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 
+const FLEET: &str = "/";
+const FLEET_FRAGMENT: &str = "/fragments/fleet";
+const PROBLEMS: &str = "/problems";
+const PROBLEMS_FRAGMENT: &str = "/fragments/problems";
+const DOMAIN: &str = "/domains/{name}";
+const CLUSTER: &str = "/clusters/{name}";
+const OBJECTS: &str = "/objects";
+const OBJECT: &str = "/objects/{cluster}/{kind}/{namespace}/{name}";
+const IMPACT: &str = "/impact/{cluster}/{kind}/{namespace}/{name}";
+
+/// Every page route this router serves, with the form targets of `/alerts` (the access test
+/// walks it so that no page can be left open by mistake).
+pub const PATHS: [&str; 12] = [
+    FLEET,
+    FLEET_FRAGMENT,
+    PROBLEMS,
+    PROBLEMS_FRAGMENT,
+    DOMAIN,
+    CLUSTER,
+    OBJECTS,
+    OBJECT,
+    IMPACT,
+    alerts::PAGE,
+    alerts::ADD_SILENCE,
+    alerts::EXPIRE_SILENCE,
+];
+
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/", get(fleet::page))
-        .route("/fragments/fleet", get(fleet::fragment))
-        .route("/problems", get(problems::page))
-        .route("/fragments/problems", get(problems::fragment))
-        .route("/domains/{name}", get(domain::page))
-        .route("/clusters/{name}", get(cluster::page))
-        .route("/objects", get(objects::page))
-        .route(
-            "/objects/{cluster}/{kind}/{namespace}/{name}",
-            get(object::page),
-        )
-        .route(
-            "/impact/{cluster}/{kind}/{namespace}/{name}",
-            get(impact::page),
-        )
+        .route(FLEET, get(fleet::page))
+        .route(FLEET_FRAGMENT, get(fleet::fragment))
+        .route(PROBLEMS, get(problems::page))
+        .route(PROBLEMS_FRAGMENT, get(problems::fragment))
+        .route(DOMAIN, get(domain::page))
+        .route(CLUSTER, get(cluster::page))
+        .route(OBJECTS, get(objects::page))
+        .route(OBJECT, get(object::page))
+        .route(IMPACT, get(impact::page))
         .merge(alerts::router())
 }
 

@@ -1,0 +1,263 @@
+//! Access control, walked over every route the router declares (`API_PATHS`, `PAGE_PATHS`):
+//! with tokens configured nothing but the probes, metrics and static assets answers an
+//! anonymous or wrongly-authenticated request; the proxy header counts only from the proxy;
+//! silence forms need the CSRF cookie and field; every response carries the security headers.
+
+#[path = "web_support/mod.rs"]
+mod web_support;
+
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{Method, Request, StatusCode};
+use fleetglass::web::{API_PATHS, PAGE_PATHS};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use tower::ServiceExt;
+use web_support::{app, demo_app, demo_config, fresh_store, send};
+
+const TOKEN: &str = "fg-access-test-token-7d1c";
+
+/// Routes served besides the declared pages and API, and the only ones open by design.
+const OPEN: [&str; 4] = ["/healthz", "/readyz", "/metrics", "/static/style.css"];
+
+fn sha256_hex(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A route pattern with each `{param}` filled with a plausible value.
+fn concrete(pattern: &str) -> String {
+    pattern
+        .split('/')
+        .map(|segment| match segment {
+            "{name}" => "payments",
+            "{cluster}" => "prod-eu-1",
+            "{kind}" => "Kustomization",
+            "{namespace}" => "flux-system",
+            "{id}" => "1",
+            other if other.starts_with('{') => "x",
+            other => other,
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Every request the router can answer: GET on each route, POST on the form targets.
+fn every_request() -> Vec<(Method, String)> {
+    let mut requests: Vec<(Method, String)> = PAGE_PATHS
+        .iter()
+        .chain(API_PATHS.iter())
+        .map(|p| {
+            let method = if p.starts_with("/alerts/silences") {
+                Method::POST
+            } else {
+                Method::GET
+            };
+            (method, concrete(p))
+        })
+        .collect();
+    requests.push((Method::POST, "/api/v1/silences".to_string()));
+    requests.extend(OPEN.iter().map(|p| (Method::GET, p.to_string())));
+    requests
+}
+
+fn request(method: &Method, uri: &str, bearer: Option<&str>) -> Request<Body> {
+    let mut builder = Request::builder().method(method.clone()).uri(uri);
+    if let Some(token) = bearer {
+        builder = builder.header("authorization", format!("Bearer {token}"));
+    }
+    if *method == Method::POST {
+        builder = builder.header("content-type", "application/x-www-form-urlencoded");
+    }
+    builder.body(Body::empty()).unwrap()
+}
+
+async fn tokens_app() -> axum::Router {
+    let (_, store) = demo_app().await;
+    let mut config = demo_config();
+    config.web = serde_yaml::from_str(&format!(
+        "auth: {{mode: tokens, tokens: [{{name: ci, sha256: {}}}]}}",
+        sha256_hex(TOKEN)
+    ))
+    .unwrap();
+    app(store, &config)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_tokens_only_probes_metrics_and_assets_answer_strangers() {
+    let app = tokens_app().await;
+    assert!(PAGE_PATHS.contains(&"/") && API_PATHS.contains(&"/api/v1/fleet"));
+    for bearer in [None, Some("wrong-token"), Some(&sha256_hex(TOKEN)[..])] {
+        let mut open = BTreeSet::new();
+        for (method, uri) in every_request() {
+            let (status, body) = send(&app, request(&method, &uri, bearer)).await;
+            if status == StatusCode::UNAUTHORIZED {
+                if uri.starts_with("/api/") {
+                    let json: serde_json::Value = serde_json::from_str(&body)
+                        .unwrap_or_else(|e| panic!("{uri}: 401 not JSON ({e}): {body}"));
+                    assert!(json["error"].is_string(), "{uri}: {body}");
+                }
+            } else {
+                open.insert(uri);
+            }
+        }
+        let expected: BTreeSet<String> = OPEN.iter().map(|p| p.to_string()).collect();
+        assert_eq!(open, expected, "bearer {bearer:?}: open routes");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_right_token_opens_every_route() {
+    let app = tokens_app().await;
+    for (method, uri) in every_request() {
+        let (status, body) = send(&app, request(&method, &uri, Some(TOKEN))).await;
+        assert!(
+            status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN,
+            "{method} {uri}: {status} {body}"
+        );
+        assert!(!status.is_server_error(), "{method} {uri}: {status} {body}");
+    }
+}
+
+#[test]
+fn the_config_holds_hashes_never_tokens() {
+    let raw: Result<fleetglass::config::WebConfig, _> = serde_yaml::from_str(&format!(
+        "auth: {{mode: tokens, tokens: [{{name: ci, token: {TOKEN}}}]}}"
+    ));
+    assert!(raw.is_err(), "a plain token field must be refused");
+    let not_a_hash: Result<fleetglass::config::WebConfig, _> = serde_yaml::from_str(&format!(
+        "auth: {{mode: tokens, tokens: [{{name: ci, sha256: {TOKEN}}}]}}"
+    ));
+    let error = not_a_hash.unwrap_err().to_string();
+    assert!(error.contains("64 hex digits"), "{error}");
+    assert!(
+        !error.contains(TOKEN),
+        "the refused value is not echoed: {error}"
+    );
+    let hashed: fleetglass::config::WebConfig = serde_yaml::from_str(&format!(
+        "auth: {{mode: tokens, tokens: [{{name: ci, sha256: {}}}]}}",
+        sha256_hex(TOKEN)
+    ))
+    .unwrap();
+    assert!(!format!("{hashed:?}").contains(&sha256_hex(TOKEN)[..16]));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_proxy_header_counts_only_from_the_proxy_on_every_route() {
+    let store = fresh_store().await;
+    let mut config = demo_config();
+    config.web = serde_yaml::from_str(
+        "auth: {mode: proxy, proxy: {user_header: X-Forwarded-User, trusted_proxies: [10.0.0.0/8]}}",
+    )
+    .unwrap();
+    let app = app(store, &config);
+    for (method, uri) in every_request() {
+        if OPEN.contains(&uri.as_str()) {
+            continue;
+        }
+        for peer in ["127.0.0.1:4000", "192.168.1.9:4000", "[::1]:4000"] {
+            let mut request = request(&method, &uri, None);
+            request
+                .headers_mut()
+                .insert("x-forwarded-user", "mallory".parse().unwrap());
+            request
+                .extensions_mut()
+                .insert(ConnectInfo(peer.parse::<SocketAddr>().unwrap()));
+            let (status, body) = send(&app, request).await;
+            assert_eq!(status, StatusCode::FORBIDDEN, "{uri} from {peer}: {body}");
+        }
+        let (status, _) = send(&app, request(&method, &uri, None)).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{uri} with no peer info");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn silence_forms_refuse_posts_without_the_csrf_pair() {
+    let (app, store) = demo_app().await;
+    let form = "root_cause=prod-eu-1%2FDeployment%2Fflux-system%2Ftofu-controller&domain=&cluster=&duration=2h&comment=x";
+    let cookie = format!("fleetglass_csrf={}", "a1".repeat(16));
+    let attempts = [
+        ("/alerts/silences", None, form.to_string()),
+        (
+            "/alerts/silences",
+            None,
+            format!("csrf={}&{form}", "a1".repeat(16)),
+        ),
+        ("/alerts/silences", Some(cookie.clone()), form.to_string()),
+        (
+            "/alerts/silences",
+            Some(cookie.clone()),
+            format!("csrf={}&{form}", "b2".repeat(16)),
+        ),
+        ("/alerts/silences/1/expire", None, String::new()),
+        (
+            "/alerts/silences/1/expire",
+            Some(cookie.clone()),
+            format!("csrf={}", "b2".repeat(16)),
+        ),
+    ];
+    for (uri, cookie, body) in attempts {
+        let mut builder = Request::post(uri)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("origin", "https://evil.example");
+        if let Some(cookie) = &cookie {
+            builder = builder.header("cookie", cookie);
+        }
+        let (status, text) = send(&app, builder.body(Body::from(body.clone())).unwrap()).await;
+        // A missing field is axum's form rejection (422); a present but unmatched one is ours (400).
+        let expected = if body.contains("csrf=") {
+            StatusCode::BAD_REQUEST
+        } else {
+            StatusCode::UNPROCESSABLE_ENTITY
+        };
+        assert_eq!(status, expected, "{uri} {cookie:?} {body}: {text}");
+    }
+    let silences: i64 = sqlx::query_scalar("SELECT count(*) FROM silences")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(silences, 0, "no refused form created a silence");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_response_carries_the_security_headers() {
+    let app = tokens_app().await;
+    let mut requests: Vec<(Method, String, Option<&str>)> = every_request()
+        .into_iter()
+        .flat_map(|(m, u)| [(m.clone(), u.clone(), None), (m, u, Some(TOKEN))])
+        .collect();
+    requests.push((Method::GET, "/no/such/page".into(), Some(TOKEN)));
+    requests.push((
+        Method::GET,
+        "/api/v1/objects?state=bogus".into(),
+        Some(TOKEN),
+    ));
+    requests.push((Method::DELETE, "/api/v1/fleet".into(), Some(TOKEN)));
+    for (method, uri, bearer) in requests {
+        let response = app
+            .clone()
+            .oneshot(request(&method, &uri, bearer))
+            .await
+            .unwrap();
+        let headers = response.headers();
+        let csp = headers
+            .get("content-security-policy")
+            .unwrap_or_else(|| panic!("{method} {uri}: no CSP"))
+            .to_str()
+            .unwrap();
+        assert!(
+            csp.contains("default-src 'self'") && csp.contains("frame-ancestors 'none'"),
+            "{csp}"
+        );
+        assert!(
+            !csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"),
+            "{csp}"
+        );
+        assert_eq!(headers["x-content-type-options"], "nosniff", "{uri}");
+        assert_eq!(headers["x-frame-options"], "DENY", "{uri}");
+        assert_eq!(headers["referrer-policy"], "same-origin", "{uri}");
+    }
+}

@@ -1,0 +1,152 @@
+//! Bad input through the in-process router: arbitrary query parameters on the objects list,
+//! the wait gate and the owner lookup never produce a 5xx, and every 4xx is JSON
+//! `{"error": …}`. (Config and evaluate input: tests/fuzz_inputs.rs.)
+
+#[path = "web_support/mod.rs"]
+mod web_support;
+
+use axum::http::StatusCode;
+use chrono::TimeDelta;
+use fleetglass::model::parse_go_duration;
+use proptest::prelude::*;
+use std::sync::OnceLock;
+use web_support::{demo_app, get};
+
+/// One router over the demo fleet for every case (building it per case would dominate).
+fn runtime_and_app() -> &'static (tokio::runtime::Runtime, axum::Router) {
+    static SHARED: OnceLock<(tokio::runtime::Runtime, axum::Router)> = OnceLock::new();
+    SHARED.get_or_init(|| {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (app, _store) = runtime.block_on(demo_app());
+        (runtime, app)
+    })
+}
+
+fn percent_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Values that are sometimes plausible, sometimes hostile.
+fn value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(String::new()),
+        "[a-z0-9-]{1,12}",
+        "-?[0-9]{1,20}",
+        "[a-z]{1,6}=[a-z0-9]{0,6}",
+        "[0-9]{1,4}(ns|us|ms|s|m|h|d|x)",
+        any::<String>(),
+        Just("' OR 1=1 --".to_string()),
+        Just("%".to_string()),
+        Just("\u{0}".to_string()),
+        Just("9".repeat(40)),
+    ]
+}
+
+fn object_key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("cluster"),
+        Just("kind"),
+        Just("namespace"),
+        Just("state"),
+        Just("domain"),
+        Just("q"),
+        Just("label"),
+        Just("limit"),
+        Just("offset"),
+        Just("name"),
+        Just("version"),
+        Just("timeout"),
+        Just("junk"),
+    ]
+    .prop_map(String::from)
+}
+
+fn query(pairs: &[(String, String)]) -> String {
+    pairs
+        .iter()
+        .map(|(k, v)| format!("{}={}", percent_encode(k), percent_encode(v)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// A wait timeout that cannot hold a test case for long: long valid ones become 1s.
+fn short_timeout(value: String) -> String {
+    match parse_go_duration(&value) {
+        Ok(delta) if delta > TimeDelta::seconds(1) => "1s".to_string(),
+        _ => value,
+    }
+}
+
+fn check(uri: &str) -> Result<(), TestCaseError> {
+    let (runtime, app) = runtime_and_app();
+    let (status, body) = runtime.block_on(get(app, uri));
+    prop_assert!(!status.is_server_error(), "{uri}: {status} {body}");
+    if status.is_client_error() && status != StatusCode::URI_TOO_LONG {
+        let json: serde_json::Value = serde_json::from_str(&body)
+            .map_err(|e| TestCaseError::fail(format!("{uri}: {status} not JSON ({e}): {body}")))?;
+        prop_assert!(json["error"].is_string(), "{uri}: {body}");
+    }
+    Ok(())
+}
+
+#[test]
+fn malformed_query_strings_are_json_400s() {
+    for uri in [
+        "/api/v1/objects?limit=%ZZ",
+        "/api/v1/objects?%",
+        "/api/v1/objects?limit=1&limit=2",
+        "/api/v1/owner?cluster=%C0%AF",
+        "/api/v1/domains/payments/wait?version=v1&timeout=%FF",
+    ] {
+        check(uri).unwrap();
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn objects_list_filters(pairs in prop::collection::vec((object_key(), value()), 0..6)) {
+        check(&format!("/api/v1/objects?{}", query(&pairs)))?;
+    }
+
+    #[test]
+    fn wait_version_and_timeout(
+        domain in "[a-z-]{1,10}",
+        version in prop::option::of(value()),
+        timeout in prop::option::of(value().prop_map(short_timeout)),
+    ) {
+        let mut pairs = Vec::new();
+        if let Some(v) = version { pairs.push(("version".to_string(), v)); }
+        if let Some(t) = timeout { pairs.push(("timeout".to_string(), t)); }
+        check(&format!("/api/v1/domains/{domain}/wait?{}", query(&pairs)))?;
+    }
+
+    #[test]
+    fn owner_params(pairs in prop::collection::vec((object_key(), value()), 0..6)) {
+        check(&format!("/api/v1/owner?{}", query(&pairs)))?;
+    }
+
+    #[test]
+    fn domain_label_and_object_path(label in value(), kind in value(), name in value()) {
+        // An empty segment is another route (and a plain 404), not bad input to this one.
+        let (kind, name) = (format!("k{kind}"), format!("n{name}"));
+        check(&format!("/api/v1/domains/payments?label={}", percent_encode(&label)))?;
+        let path = format!(
+            "/api/v1/objects/prod-eu-1/{}/flux-system/{}",
+            percent_encode(&kind),
+            percent_encode(&name)
+        );
+        check(&path)?;
+    }
+}
