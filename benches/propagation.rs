@@ -1,0 +1,301 @@
+//! Against real API servers (the test bed): how long a status write takes to show in
+//! `/api/v1` (propagation, p50/p99), and how fast fleetglass answers "is domain D at version V
+//! healthy on every cluster?" compared with listing the objects live from each API server, as
+//! live tools do (side by side, at 3 and 10 clusters).
+//!
+//!   DATABASE_URL=$(scripts/pg url) cargo bench --bench propagation
+//!
+//! Full: 3 clusters × 2,000 Kustomizations and their Deployments, 200 propagation samples;
+//! side by side at 3 clusters on the same bed and at 10 clusters × 500. Quick (`cargo test`):
+//! 1 cluster × 20 objects, 4 samples, side by side at 1 cluster.
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+mod support;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use common::collector::{config, eventually, ready_status};
+use common::testbed::Testbed;
+use fleetglass::config::Config;
+use fleetglass::sources::kube::Collector;
+use fleetglass::store::Store;
+use fleetglass::web::{self, AppState, Site};
+use http_body_util::BodyExt;
+use serde_json::Value;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tower::ServiceExt;
+
+const NAMESPACE: &str = "bench";
+const DOMAIN: &str = "shop";
+const REVISION: &str = "v1.4.2@sha256:0123456789abcdef";
+const LOAD_DEADLINE: Duration = Duration::from_secs(600);
+
+fn main() {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(run());
+}
+
+async fn run() {
+    let full = support::full();
+    let objects = support::size(2_000, 20);
+    let clusters = support::size(3, 1);
+    let bed = Testbed::up(&format!("bench-{clusters}"), clusters);
+    let (store, collector, app) = collect(&bed, objects).await;
+    propagation(&bed, &app, support::size(200, 4)).await;
+    side_by_side(&bed, &app, support::size(20, 2)).await;
+    collector.stop().await;
+    drop(store);
+    if full {
+        let bed = Testbed::up("bench-10", 10);
+        let (_store, collector, app) = collect(&bed, 500).await;
+        side_by_side(&bed, &app, 20).await;
+        collector.stop().await;
+    }
+}
+
+/// Loads `objects` Kustomizations (and a Deployment each) on every cluster of the bed, starts
+/// a collector and waits until it has written them all.
+async fn collect(bed: &Testbed, objects: usize) -> (Store, Collector, axum::Router) {
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for cluster in &bed.clusters {
+            scope.spawn(move || load(bed, cluster, objects));
+        }
+    });
+    println!(
+        "loaded {} clusters × {objects} Kustomizations + {objects} Deployments in {:.1}s",
+        bed.clusters.len(),
+        started.elapsed().as_secs_f64()
+    );
+    let names: Vec<&str> = bed.clusters.iter().map(String::as_str).collect();
+    let mut config = config(&bed.kubeconfig, &names);
+    config.domains = fleetglass::config::from_yaml_str(&format!(
+        "domains:\n  - name: {DOMAIN}\n    select: {{labels: {{domain: {DOMAIN}}}}}\n    version: {{from: source_revision, kind: GitRepository, namespace: {NAMESPACE}, name: repo}}\n"
+    ))
+    .expect("domain config")
+    .domains;
+    let store = common::fresh_store().await;
+    let started = Instant::now();
+    let collector = Collector::start(&config, store.clone(), "bench".into());
+    let expected = bed.clusters.len() * (2 * objects + 1);
+    eventually("every object written", LOAD_DEADLINE, || async {
+        let count: i64 = sqlx::query_scalar("SELECT count(*) FROM objects WHERE namespace = $1")
+            .bind(NAMESPACE)
+            .fetch_one(store.pool())
+            .await
+            .ok()?;
+        (count as usize >= expected).then_some(())
+    })
+    .await;
+    println!(
+        "collector wrote {expected} objects in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    let app = router(&store, &config);
+    (store, collector, app)
+}
+
+fn router(store: &Store, config: &Config) -> axum::Router {
+    web::router(AppState {
+        store: store.clone(),
+        site: Arc::new(Site::from_config(config)),
+    })
+}
+
+/// Creates the objects with one `kubectl create`, then sets their status with one
+/// `kubectl replace --subresource=status` (the bed runs no controllers).
+fn load(bed: &Testbed, cluster: &str, objects: usize) {
+    let mut yaml = format!(
+        "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {NAMESPACE}}}\n---\n\
+         apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\n\
+         metadata: {{name: repo, namespace: {NAMESPACE}}}\n\
+         spec: {{interval: 5m, url: \"https://example.invalid/repo.git\", ref: {{branch: main}}}}\n"
+    );
+    let mut status = format!(
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\n\
+         metadata: {{name: repo, namespace: {NAMESPACE}}}\n\
+         spec: {{interval: 5m, url: \"https://example.invalid/repo.git\", ref: {{branch: main}}}}\n\
+         status: {{observedGeneration: 1, artifact: {{revision: \"{REVISION}\", path: p, url: u, digest: \"sha256:0\", lastUpdateTime: \"2026-01-01T00:00:00Z\"}}, conditions: [{{type: Ready, status: \"True\", reason: Succeeded, message: ok, lastTransitionTime: \"2026-01-01T00:00:00Z\"}}]}}\n"
+    );
+    for i in 0..objects {
+        let kustomization = format!(
+            "---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n\
+             metadata: {{name: app-{i}, namespace: {NAMESPACE}, labels: {{domain: {DOMAIN}}}}}\n\
+             spec: {{interval: 10m, path: ./deploy, prune: true, sourceRef: {{kind: GitRepository, name: repo}}}}\n"
+        );
+        let deployment = format!(
+            "---\napiVersion: apps/v1\nkind: Deployment\n\
+             metadata: {{name: app-{i}, namespace: {NAMESPACE}, labels: {{kustomize.toolkit.fluxcd.io/name: app-{i}, kustomize.toolkit.fluxcd.io/namespace: {NAMESPACE}}}}}\n\
+             spec: {{replicas: 1, selector: {{matchLabels: {{app: app-{i}}}}}, template: {{metadata: {{labels: {{app: app-{i}}}}}, spec: {{containers: [{{name: app, image: \"registry.example/app:1.4.2\"}}]}}}}}}\n"
+        );
+        yaml.push_str(&kustomization);
+        yaml.push_str(&deployment);
+        status.push_str(&kustomization);
+        status.push_str(&format!("status: {}\n", ready_status(true)));
+        status.push_str(&deployment);
+        status.push_str("status: {observedGeneration: 1, replicas: 1, readyReplicas: 1, availableReplicas: 1, updatedReplicas: 1}\n");
+    }
+    let created = bed.kubectl_output(cluster, &["create", "-f", "-"], Some(&yaml));
+    let stderr = String::from_utf8_lossy(&created.stderr);
+    assert!(
+        created.status.success() || stderr.contains("AlreadyExists"),
+        "kubectl create on {cluster}: {stderr}"
+    );
+    let replaced = bed.kubectl_output(
+        cluster,
+        &["replace", "--subresource=status", "-f", "-"],
+        Some(&status),
+    );
+    assert!(
+        replaced.status.success(),
+        "kubectl replace --subresource=status on {cluster}: {}",
+        String::from_utf8_lossy(&replaced.stderr)
+    );
+}
+
+async fn get(app: &axum::Router, uri: &str) -> Value {
+    let response = app
+        .clone()
+        .oneshot(Request::get(uri).body(Body::empty()).expect("request"))
+        .await
+        .expect("response");
+    assert_eq!(response.status(), StatusCode::OK, "{uri}");
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes();
+    serde_json::from_slice(&body).expect("JSON")
+}
+
+/// Sets one Kustomization's Ready condition per sample (round-robin over clusters) and polls `/api/v1/objects/…` every 5 ms until the new state shows.
+async fn propagation(bed: &Testbed, app: &axum::Router, samples: usize) {
+    let mut from_start = Vec::with_capacity(samples);
+    let mut from_ack = Vec::with_capacity(samples);
+    for sample in 0..samples {
+        // Each object fails, then recovers, so the domain is healthy again afterwards.
+        let (object, ready) = (sample / 2, sample % 2 == 1);
+        let cluster = &bed.clusters[object % bed.clusters.len()];
+        let name = format!("app-{}", object / bed.clusters.len());
+        let uri = format!("/api/v1/objects/{cluster}/Kustomization/{NAMESPACE}/{name}");
+        let before = get(app, &uri).await["state"].clone();
+        let begun = Instant::now();
+        common::collector::set_status(
+            bed,
+            cluster,
+            &format!("kustomization/{name}"),
+            NAMESPACE,
+            &ready_status(ready),
+        );
+        let acknowledged = Instant::now();
+        loop {
+            let state = get(app, &uri).await["state"].clone();
+            if state != before {
+                break;
+            }
+            assert!(
+                begun.elapsed() < Duration::from_secs(60),
+                "{uri} still {state} a minute after the write"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        from_start.push(begun.elapsed());
+        from_ack.push(acknowledged.elapsed());
+    }
+    let [p50, p99, max] = percentiles(&mut from_ack);
+    let [s50, s99, smax] = percentiles(&mut from_start);
+    println!(
+        "propagation ({samples} samples): from the write acknowledged to visible in /api/v1: p50 {p50:.0} ms, p99 {p99:.0} ms, max {max:.0} ms"
+    );
+    println!(
+        "propagation including kubectl patch itself: p50 {s50:.0} ms, p99 {s99:.0} ms, max {smax:.0} ms"
+    );
+}
+
+/// p50, p99 and max in milliseconds.
+fn percentiles(times: &mut [Duration]) -> [f64; 3] {
+    times.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let n = times.len();
+    [
+        ms(times[n / 2]),
+        ms(times[(n * 99 / 100).min(n - 1)]),
+        ms(times[n - 1]),
+    ]
+}
+
+/// One answer through fleetglass's API against the same answer computed from live lists
+/// (`kubectl get … -A -o json` per cluster, all clusters at once).
+async fn side_by_side(bed: &Testbed, app: &axum::Router, rounds: usize) {
+    let version = REVISION.split('@').next().unwrap_or(REVISION);
+    let (mut ours, mut live) = (Vec::new(), Vec::new());
+    let (mut our_answer, mut live_answer) = (false, false);
+    for _ in 0..rounds {
+        let begun = Instant::now();
+        let detail = get(app, &format!("/api/v1/domains/{DOMAIN}")).await;
+        our_answer = detail["clusters"].as_array().is_some_and(|clusters| {
+            clusters.len() == bed.clusters.len()
+                && clusters
+                    .iter()
+                    .all(|c| c["version"] == version && c["fully_healthy"] == true)
+        });
+        ours.push(begun.elapsed());
+        let begun = Instant::now();
+        live_answer = live_answer_of(bed);
+        live.push(begun.elapsed());
+    }
+    let [o50, o99, _] = percentiles(&mut ours);
+    let [l50, l99, _] = percentiles(&mut live);
+    println!(
+        "side by side at {} clusters ({rounds} rounds): fleetglass /api/v1/domains/{DOMAIN} p50 {o50:.1} ms p99 {o99:.1} ms (answer {our_answer}); live kubectl lists p50 {l50:.0} ms p99 {l99:.0} ms (answer {live_answer}); ratio at p50 {:.0}×",
+        bed.clusters.len(),
+        l50 / o50
+    );
+}
+
+/// Lists the domain's objects from every cluster in parallel and decides: every labelled
+/// Kustomization Ready and its source at the version.
+fn live_answer_of(bed: &Testbed) -> bool {
+    let children: Vec<_> = bed
+        .clusters
+        .iter()
+        .map(|cluster| {
+            Command::new(bed.bin.join("kubectl"))
+                .env("KUBECONFIG", &bed.kubeconfig)
+                .args(["--context", cluster, "get"])
+                .arg("kustomizations,helmreleases,gitrepositories,ocirepositories,helmcharts,deployments,statefulsets,daemonsets")
+                .args(["-A", "-o", "json"])
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .expect("kubectl get")
+        })
+        .collect();
+    children.into_iter().all(|child| {
+        let output = child.wait_with_output().expect("kubectl output");
+        let list: Value = serde_json::from_slice(&output.stdout).unwrap_or_default();
+        let items = list["items"].as_array().cloned().unwrap_or_default();
+        let ready = |item: &Value| {
+            item["status"]["conditions"].as_array().is_some_and(|c| {
+                c.iter()
+                    .any(|c| c["type"] == "Ready" && c["status"] == "True")
+            })
+        };
+        let at_version = items.iter().any(|item| {
+            item["kind"] == "GitRepository"
+                && item["status"]["artifact"]["revision"] == REVISION
+                && ready(item)
+        });
+        let domain: Vec<&Value> = items
+            .iter()
+            .filter(|item| item["metadata"]["labels"]["domain"] == DOMAIN)
+            .collect();
+        at_version && !domain.is_empty() && domain.iter().all(|item| ready(item))
+    })
+}
