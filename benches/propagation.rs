@@ -16,6 +16,18 @@ mod support;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use common::collector::{config, eventually, ready_status};
+
+/// A Kustomization status that has applied the source's revision, so fleetglass and the live
+/// listing judge the same evidence.
+fn applied_status(ready: bool) -> String {
+    ready_status(ready).replacen(
+        '{',
+        &format!(
+            "{{\"lastAttemptedRevision\": \"{REVISION}\", \"lastAppliedRevision\": \"{REVISION}\", "
+        ),
+        1,
+    )
+}
 use common::testbed::Testbed;
 use fleetglass::config::Config;
 use fleetglass::sources::kube::Collector;
@@ -137,7 +149,7 @@ fn load(bed: &Testbed, cluster: &str, objects: usize) {
         yaml.push_str(&kustomization);
         yaml.push_str(&deployment);
         status.push_str(&kustomization);
-        status.push_str(&format!("status: {}\n", ready_status(true)));
+        status.push_str(&format!("status: {}\n", applied_status(true)));
         status.push_str(&deployment);
         status.push_str("status: {observedGeneration: 1, replicas: 1, readyReplicas: 1, availableReplicas: 1, updatedReplicas: 1}\n");
     }
@@ -192,7 +204,7 @@ async fn propagation(bed: &Testbed, app: &axum::Router, samples: usize) {
             cluster,
             &format!("kustomization/{name}"),
             NAMESPACE,
-            &ready_status(ready),
+            &applied_status(ready),
         );
         let acknowledged = Instant::now();
         loop {
