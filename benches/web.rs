@@ -12,9 +12,11 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use chrono::{TimeDelta, Utc};
 use fleetglass::config::Config;
+use fleetglass::health::Dependency;
+use fleetglass::model::ObjectId;
 use fleetglass::store::{
-    ChangeSet, ClusterRow, DomainRow, ObjectKey, ObjectRow, RootCauseRow, Store, replace_rollups,
-    upsert_clusters, write_changes,
+    ChangeSet, ClusterRow, DomainRow, ObjectKey, ObjectRow, RootCauseRow, Store,
+    replace_dependencies, replace_rollups, upsert_clusters, write_changes,
 };
 use fleetglass::web::{self, AppState, Site};
 use http_body_util::BodyExt;
@@ -77,6 +79,7 @@ async fn run() {
         "/api/v1/objects?state=failed&limit=100",
         "/api/v1/objects?domain=domain-7&limit=100",
         "/problems",
+        "/api/v1/impact?cluster=cluster-7&kind=Kustomization&namespace=ns-0&name=object-0",
     ] {
         let requests = requests();
         let mut times = Vec::with_capacity(requests);
@@ -198,6 +201,22 @@ async fn seed(store: &Store) -> Config {
         .await
         .unwrap();
         upsert_clusters(&mut tx, &[row]).await.unwrap();
+        // object-0 (a Kustomization) provides a CRD that the next objects consume.
+        let id = |i: usize| {
+            let kind = KINDS[i % KINDS.len()];
+            ObjectId(format!("{cluster}/{kind}/ns-{}/object-{i}", i % DOMAINS))
+        };
+        let edges: Vec<Dependency> = (1..=20.min(objects_per_cluster() - 1))
+            .map(|i| Dependency {
+                cluster: cluster.clone(),
+                provider: id(0),
+                consumer: id(i),
+                object: "CustomResourceDefinition.apiextensions.k8s.io/widgets.example.com".into(),
+            })
+            .collect();
+        replace_dependencies(&mut tx, std::slice::from_ref(&cluster), &edges, &[])
+            .await
+            .unwrap();
         tx.commit().await.unwrap();
     }
     sqlx::query("ANALYZE").execute(store.pool()).await.unwrap();
