@@ -126,11 +126,7 @@ impl DomainDetail {
             })
             .map(|row| DomainCluster {
                 group: label_of(&row.cluster, &site.group_by).unwrap_or_else(|| "ungrouped".into()),
-                blockers: serde_json::from_value::<Vec<String>>(row.blockers)
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|id| blocker(id, causes.get(id)))
-                    .collect(),
+                blockers: blockers(row.blockers, causes),
                 state: parse_state(&row.state),
                 cluster: row.cluster,
                 version: row.version,
@@ -162,7 +158,16 @@ impl DomainDetail {
     }
 }
 
-pub fn blocker(id: &str, cause: Option<&RootCauseRow>) -> Blocker {
+/// A domain verdict's stored blocker ids, each with its root cause's state and reason.
+pub fn blockers(ids: serde_json::Value, causes: &HashMap<String, RootCauseRow>) -> Vec<Blocker> {
+    serde_json::from_value::<Vec<String>>(ids)
+        .unwrap_or_default()
+        .iter()
+        .map(|id| blocker(id, causes.get(id)))
+        .collect()
+}
+
+fn blocker(id: &str, cause: Option<&RootCauseRow>) -> Blocker {
     let parts: Vec<&str> = id.splitn(4, '/').collect();
     let part = |i: usize| parts.get(i).map_or_else(String::new, |p| p.to_string());
     Blocker {

@@ -1,7 +1,7 @@
 //! The CI gate: is version V of a domain fully healthy on every cluster in its scope? Polls
 //! the store until it is, or until the timeout passes, and answers with the blockers.
 
-use super::domain::{Blocker, blocker, blockers_of};
+use super::domain::{Blocker, blockers, blockers_of};
 use super::present::parse_state;
 use crate::health::State;
 use crate::model::parse_go_duration;
@@ -79,11 +79,7 @@ pub async fn wait(
                 .into_iter()
                 .map(|row| GateCluster {
                     at_version: row.fully_healthy && row.version.as_deref() == Some(version),
-                    blockers: serde_json::from_value::<Vec<String>>(row.blockers)
-                        .unwrap_or_default()
-                        .iter()
-                        .map(|id| blocker(id, causes.get(id)))
-                        .collect(),
+                    blockers: blockers(row.blockers, &causes),
                     state: parse_state(&row.state),
                     cluster: row.cluster,
                     version: row.version,
