@@ -1,0 +1,218 @@
+//! Real Flux on the test bed, end to end: source-, kustomize- and helm-controller, built from
+//! their modules and run as processes by tests/testbed/flux/flux-testbed, reconcile local Git and
+//! Helm repositories on a test bed cluster (real kube-apiserver, kube-controller-manager, kwok);
+//! fleetglass's kube collector watches that cluster and writes its verdicts to Postgres, and each
+//! step is asserted on what the store holds, with the same expectations (expect.rs) the fixture
+//! tests hold the captured objects to. Each scenario has its own namespace, Git repository and
+//! database; each step's objects are saved under target/real-flux/ (and, with
+//! FLEETGLASS_UPDATE_FIXTURES=1, as tests/fixtures/real-flux/).
+//!
+//! Skips (printing SKIPPED and how to build them) when the controllers are not built.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod bed;
+mod expect;
+mod report;
+mod scenario;
+
+use bed::{exclusive, missing_controllers, shared};
+use report::Report;
+use scenario::{Scenario, chain_files, chain_objects, webapp_release};
+use std::io::Write;
+
+/// True (after saying so on the terminal, past the test harness's capture) when the
+/// controllers are not built.
+fn skipped(test: &str) -> bool {
+    let Some(why) = missing_controllers() else {
+        return false;
+    };
+    writeln!(std::io::stderr(), "SKIPPED real_flux::{test}: {why}").ok();
+    true
+}
+
+/// A Kustomization's revisions as fleetglass stored them: (lastAttemptedRevision,
+/// lastAppliedRevision).
+fn revisions(report: &Report, ns: &str, name: &str) -> (String, String) {
+    let status = &report.verdict("Kustomization", ns, name)["body"]["status"];
+    let text = |key: &str| status[key].as_str().unwrap_or_default().to_string();
+    (text("lastAttemptedRevision"), text("lastAppliedRevision"))
+}
+
+#[test]
+fn a_healthy_chain_is_healthy_with_its_revision_and_chart_version() {
+    if skipped("a_healthy_chain_is_healthy_with_its_revision_and_chart_version") {
+        return;
+    }
+    let _bed = shared();
+    let s = Scenario::new("flux-healthy");
+    let commit = s.commit(&chain_files(), "healthy chain");
+    s.bed.apply(&chain_objects(&s));
+    s.bed
+        .wait_ready(&s.ns, "helmrelease/webapp", "True", "InstallSucceeded");
+    s.bed.wait_ready(
+        &s.ns,
+        "kustomization/apps",
+        "True",
+        "ReconciliationSucceeded",
+    );
+    s.expect("healthy", |r| expect::healthy_chain(r, &s.ns, &commit));
+}
+
+#[test]
+fn broken_yaml_fails_its_kustomization_and_blocks_the_dependents() {
+    if skipped("broken_yaml_fails_its_kustomization_and_blocks_the_dependents") {
+        return;
+    }
+    let _bed = shared();
+    let s = Scenario::new("flux-broken");
+    s.commit(&chain_files(), "healthy chain");
+    s.bed.apply(&chain_objects(&s));
+    s.bed.wait_ready(
+        &s.ns,
+        "kustomization/apps",
+        "True",
+        "ReconciliationSucceeded",
+    );
+
+    let mut files = chain_files();
+    files.push((
+        "infra/broken.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: broken\ndata: [\n".into(),
+    ));
+    s.commit(&files, "broken YAML");
+    s.bed.reconcile(&s.ns, "gitrepository/fleet");
+    s.bed
+        .wait_ready(&s.ns, "kustomization/infra", "False", "BuildFailed");
+    // (apps checks its dependencies before it fetches: its lastAttemptedRevision stays old)
+    s.bed
+        .wait_ready(&s.ns, "kustomization/apps", "False", "DependencyNotReady");
+    s.expect("broken-yaml", |r| expect::broken_yaml(r, &s.ns));
+}
+
+#[test]
+fn health_checks_that_never_pass_are_progressing_then_stuck() {
+    if skipped("health_checks_that_never_pass_are_progressing_then_stuck") {
+        return;
+    }
+    let _bed = shared();
+    let s = Scenario::new("flux-stuck");
+    let first = s.commit(&chain_files(), "healthy chain");
+    s.bed.apply(&chain_objects(&s));
+    s.bed.wait_ready(
+        &s.ns,
+        "kustomization/infra",
+        "True",
+        "ReconciliationSucceeded",
+    );
+
+    let mut files = chain_files();
+    files.push(("infra/never-ready.yaml", scenario::never_ready_deployment()));
+    let second = s.commit(&files, "a Deployment whose pods never become ready");
+    s.bed.reconcile(&s.ns, "gitrepository/fleet");
+    // the controller's record of the rollout, as fleetglass stored it: the new commit attempted,
+    // the old one still the last applied
+    let attempted_not_applied = |r: &Report| {
+        let (attempted, applied) = revisions(r, &s.ns, "infra");
+        assert!(
+            attempted.ends_with(&second) && applied.ends_with(&first),
+            "attempted {attempted}, applied {applied}"
+        );
+    };
+    s.expect("rollout-progressing", |r| {
+        expect::progressing_rollout(r, &s.ns);
+        attempted_not_applied(r);
+    });
+    s.expect("rollout-stuck", |r| {
+        expect::stuck_rollout(r, &s.ns);
+        attempted_not_applied(r);
+    });
+}
+
+#[test]
+fn a_stopped_controller_makes_its_objects_unverifiable_until_it_restarts() {
+    if skipped("a_stopped_controller_makes_its_objects_unverifiable_until_it_restarts") {
+        return;
+    }
+    let _bed = exclusive();
+    let s = Scenario::new("flux-controller");
+    s.commit(&chain_files(), "healthy chain");
+    s.bed.apply(&chain_objects(&s));
+    s.bed.wait_ready(
+        &s.ns,
+        "kustomization/apps",
+        "True",
+        "ReconciliationSucceeded",
+    );
+    s.bed
+        .wait_ready(&s.ns, "helmrelease/webapp", "True", "InstallSucceeded");
+
+    s.bed.controller("stop", "kustomize-controller");
+    let stopped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        s.expect("controller-stopped", |r| {
+            expect::controller_stopped(r, &s.ns)
+        });
+    }));
+    // whatever the verdict, the bed's controller runs again for the scenarios after this one
+    s.bed.controller("start", "kustomize-controller");
+    if let Err(failure) = stopped {
+        std::panic::resume_unwind(failure);
+    }
+    s.expect("controller-restarted", |r| {
+        expect::controller_restarted(r, &s.ns)
+    });
+}
+
+#[test]
+fn an_apply_denied_by_admission_policy_fails_naming_the_policy() {
+    if skipped("an_apply_denied_by_admission_policy_fails_naming_the_policy") {
+        return;
+    }
+    let _bed = shared();
+    let s = Scenario::new("flux-denied");
+    let mut files = chain_files();
+    files.push((
+        "infra/lb.yaml",
+        scenario::load_balancer_service("internal-lb"),
+    ));
+    s.commit(&files, "a LoadBalancer Service outside the allow list");
+    s.bed.apply(&chain_objects(&s));
+    s.bed.wait_ready(
+        &s.ns,
+        "kustomization/infra",
+        "False",
+        "ReconciliationFailed",
+    );
+    s.expect("admission-denied", |r| expect::admission_denied(r, &s.ns));
+}
+
+#[test]
+fn a_release_whose_pods_crash_loop_after_install_is_degraded() {
+    if skipped("a_release_whose_pods_crash_loop_after_install_is_degraded") {
+        return;
+    }
+    let _bed = shared();
+    let s = Scenario::new("flux-crash");
+    s.bed.apply(&format!(
+        "{}---\n{}",
+        scenario::namespace_and_sources(&s),
+        webapp_release(&s.ns)
+    ));
+    s.bed
+        .wait_ready(&s.ns, "helmrelease/webapp", "True", "InstallSucceeded");
+    s.bed.wait_for(
+        &s.ns,
+        "deployment/webapp",
+        "{.status.availableReplicas}",
+        |r| r == "1",
+    );
+    s.crash_loop_pods("app=webapp");
+    s.bed.wait_for(
+        &s.ns,
+        "deployment/webapp",
+        "{.status.unavailableReplicas}",
+        |r| r == "1",
+    );
+    s.expect("crash-loop", |r| expect::crash_looping_release(r, &s.ns));
+}

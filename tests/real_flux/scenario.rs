@@ -1,0 +1,393 @@
+//! One scenario: its namespace (recreated), its Git repository, a fleetglass collector of its
+//! own writing verdicts to a fresh Postgres database, and the steps whose stored verdicts are
+//! held to the expectations in expect.rs. Each step's objects are saved under target/real-flux/
+//! (and, with FLEETGLASS_UPDATE_FIXTURES=1, as tests/fixtures/real-flux/, once `fleetglass
+//! evaluate` on the saved objects meets the same expectation).
+
+use super::bed::{DEADLINE, FluxBed};
+use super::common;
+use super::report::{CLUSTER, Report, evaluate};
+use chrono::TimeDelta;
+use fleetglass::sources::kube::Collector;
+use fleetglass::store::Store;
+use serde_json::{Value, json};
+use std::cell::Cell;
+use std::collections::HashSet;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::sync::Once;
+use std::time::{Duration, Instant};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Thresholds (stuck after 20s) and one domain per scenario namespace.
+pub fn config() -> PathBuf {
+    repo().join("tests/fixtures/real-flux/config.yaml")
+}
+
+/// fleetglass as deployed: the kube collector on the test bed cluster (as its read-only user),
+/// evaluating into its own Postgres database; verdicts are read back from the store.
+pub struct Fleetglass {
+    runtime: tokio::runtime::Runtime,
+    store: Store,
+    collector: Option<Collector>,
+}
+
+impl Fleetglass {
+    fn start(bed: &FluxBed, holder: &str) -> Fleetglass {
+        assert_eq!(
+            bed.cluster, CLUSTER,
+            "the fixtures name the cluster {CLUSTER}"
+        );
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("tokio runtime");
+        let store = runtime.block_on(common::fresh_store());
+        let mut settings = common::collector::config(&bed.readonly_kubeconfig, &[CLUSTER]);
+        let file =
+            fleetglass::config::from_file(&config()).expect("tests/fixtures/real-flux/config.yaml");
+        settings.thresholds.stuck_after = file.thresholds.stuck_after;
+        // (this machine runs builds beside the test bed: a slow probe must not read as a lost cluster)
+        settings.thresholds.freshness = TimeDelta::seconds(30);
+        settings.domains = file.domains;
+        let collector = {
+            let _context = runtime.enter();
+            Collector::start(&settings, store.clone(), holder.to_string())
+        };
+        Fleetglass {
+            runtime,
+            store,
+            collector: Some(collector),
+        }
+    }
+
+    /// The stored verdicts of the namespace's objects and of flux-system's (the controllers),
+    /// the root causes among them and the namespace's domains, in the shape of
+    /// `fleetglass evaluate`'s report (each object also carries its stored body).
+    pub fn report(&self, ns: &str) -> Report {
+        self.runtime.block_on(async {
+            let mut records = common::collector::objects_in(&self.store, CLUSTER, ns).await;
+            records.extend(common::collector::objects_in(&self.store, CLUSTER, "flux-system").await);
+            let ids: HashSet<String> = records
+                .iter()
+                .map(|r| format!("{}/{}/{}/{}", r.cluster, r.kind, r.namespace, r.name))
+                .collect();
+            let objects: Vec<Value> = records
+                .iter()
+                .map(|r| {
+                    json!({
+                        "id": format!("{}/{}/{}/{}", r.cluster, r.kind, r.namespace, r.name),
+                        "cluster": r.cluster, "kind": r.kind, "namespace": r.namespace, "name": r.name,
+                        "state": r.state, "since": r.since, "reason": r.reason, "message": r.message,
+                        "root_causes": r.root_causes, "body": r.body,
+                    })
+                })
+                .collect();
+            let root_causes: Vec<Value> = self
+                .store
+                .root_causes()
+                .await
+                .expect("read root causes")
+                .into_iter()
+                .filter(|c| ids.contains(&c.id))
+                .map(|c| json!({"id": c.id, "state": c.state, "reason": c.reason, "message": c.message, "affected": c.affected}))
+                .collect();
+            let domains: Vec<Value> = self
+                .store
+                .domain_verdicts()
+                .await
+                .expect("read domain verdicts")
+                .into_iter()
+                .filter(|d| d.cluster == CLUSTER && d.domain.starts_with(&format!("{ns}-")))
+                .map(|d| {
+                    json!({
+                        "domain": d.domain, "cluster": d.cluster, "version": d.version, "state": d.state,
+                        "fully_healthy": d.fully_healthy, "objects": d.objects, "healthy": d.healthy,
+                        "blockers": d.blockers,
+                    })
+                })
+                .collect();
+            Report(json!({"cluster": CLUSTER, "objects": objects, "root_causes": root_causes, "domains": domains}))
+        })
+    }
+}
+
+impl Drop for Fleetglass {
+    fn drop(&mut self) {
+        if let Some(collector) = self.collector.take() {
+            self.runtime.block_on(collector.stop());
+        }
+    }
+}
+
+thread_local! {
+    /// Set while an expectation is tried on a step that may not have settled yet: its panic
+    /// is the answer "not yet", not a failure to print.
+    static TRYING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether `check` passes (does not panic) on `report`, without printing its panic.
+fn holds(report: &Report, check: &dyn Fn(&Report)) -> bool {
+    static QUIET_HOOK: Once = Once::new();
+    QUIET_HOOK.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !TRYING.with(Cell::get) {
+                default(info);
+            }
+        }));
+    });
+    TRYING.with(|t| t.set(true));
+    let passed = catch_unwind(AssertUnwindSafe(|| check(report))).is_ok();
+    TRYING.with(|t| t.set(false));
+    passed
+}
+
+pub struct Scenario {
+    pub bed: &'static FluxBed,
+    pub ns: String,
+    pub fleetglass: Fleetglass,
+    started: Instant,
+}
+
+impl Scenario {
+    pub fn new(ns: &str) -> Scenario {
+        let bed = FluxBed::get();
+        // a rerun on a bed that is still up starts from nothing (Flux finalizers need the
+        // controllers, which every scenario leaves running)
+        bed.kubectl(&[
+            "delete",
+            "namespace",
+            ns,
+            "--ignore-not-found",
+            "--wait",
+            "--timeout=120s",
+        ]);
+        Scenario {
+            bed,
+            ns: ns.to_string(),
+            fleetglass: Fleetglass::start(bed, &format!("real-flux-{ns}")),
+            started: Instant::now(),
+        }
+    }
+
+    pub fn commit(&self, files: &[(&str, String)], message: &str) -> String {
+        self.bed.commit(&self.ns, files, message)
+    }
+
+    /// Polls fleetglass's stored verdicts until `check` (an expectation of expect.rs) holds on
+    /// them, at most DEADLINE, then saves the cluster's objects as step `step`. At the deadline
+    /// `check` fails the test with its own message.
+    pub fn expect(&self, step: &str, check: impl Fn(&Report)) -> Report {
+        let deadline = Instant::now() + DEADLINE;
+        let report = loop {
+            let report = self.fleetglass.report(&self.ns);
+            if holds(&report, &check) {
+                break report;
+            }
+            if Instant::now() > deadline {
+                eprintln!(
+                    "real_flux: {}: step {step} not reached after {DEADLINE:?}; stored verdicts:",
+                    self.ns
+                );
+                for o in report.0["objects"].as_array().into_iter().flatten() {
+                    eprintln!(
+                        "  {} {} ({}) root causes {}",
+                        o["id"], o["state"], o["reason"], o["root_causes"]
+                    );
+                }
+                check(&report);
+                unreachable!("the expectation failed a moment ago");
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        };
+        eprintln!(
+            "real_flux: {}: step {step} seen in the store after {:.1?}",
+            self.ns,
+            self.started.elapsed()
+        );
+        self.save(step, &check);
+        report
+    }
+
+    /// Saves the namespace's objects as step `step` (target/real-flux/<step>.yaml); with
+    /// FLEETGLASS_UPDATE_FIXTURES set, also as the fixture, once `fleetglass evaluate` on the
+    /// saved objects meets `check` too (what tests/real_flux_fixtures.rs will assert).
+    fn save(&self, step: &str, check: &dyn Fn(&Report)) {
+        let dir = repo().join("target/real-flux");
+        std::fs::create_dir_all(&dir).expect("target/real-flux");
+        let file = dir.join(format!("{step}.yaml"));
+        let update = std::env::var_os("FLEETGLASS_UPDATE_FIXTURES").is_some();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+            let text = format!("# captured-at: {now}\n{}", self.bed.capture(&self.ns));
+            std::fs::write(&file, &text).expect("save capture");
+            if !update {
+                return;
+            }
+            let evaluated = evaluate(&file, &config(), &now);
+            if holds(&evaluated, check) {
+                let fixture = repo().join(format!("tests/fixtures/real-flux/{step}.yaml"));
+                std::fs::write(fixture, &text).expect("save fixture");
+                return;
+            }
+            if Instant::now() > deadline {
+                eprintln!(
+                    "real_flux: {}: the capture of step {step} does not evaluate as the store did",
+                    self.ns
+                );
+                check(&evaluated);
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+
+    /// Writes what a kubelet writes for a container in CrashLoopBackOff into the pods' status
+    /// (kwok only drives pods from Pending to Running, so it leaves this alone).
+    pub fn crash_loop_pods(&self, selector: &str) {
+        let pods = self
+            .bed
+            .kubectl(&["-n", &self.ns, "get", "pods", "-l", selector, "-o", "name"]);
+        let patch = r#"{"status":{"conditions":[{"type":"Ready","status":"False","reason":"ContainersNotReady","message":"containers with unready status: [app]"},{"type":"ContainersReady","status":"False","reason":"ContainersNotReady","message":"containers with unready status: [app]"}],"containerStatuses":[{"name":"app","image":"registry.testbed.invalid/webapp:1.2.0","imageID":"","ready":false,"started":false,"restartCount":6,"state":{"waiting":{"reason":"CrashLoopBackOff","message":"back-off 2m40s restarting failed container=app"}},"lastState":{"terminated":{"exitCode":1,"reason":"Error"}}}]}}"#;
+        for pod in pods.lines().filter(|l| !l.is_empty()) {
+            self.bed.kubectl(&[
+                "-n",
+                &self.ns,
+                "patch",
+                pod,
+                "--subresource=status",
+                "--type=strategic",
+                "-p",
+                patch,
+            ]);
+        }
+    }
+}
+
+/// The namespace, the GitRepository `fleet` (this scenario's repository) and the
+/// HelmRepository `charts` (the test bed's packaged charts).
+pub fn namespace_and_sources(s: &Scenario) -> String {
+    format!(
+        r#"apiVersion: v1
+kind: Namespace
+metadata: {{name: {ns}}}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {{name: fleet, namespace: {ns}}}
+spec: {{interval: 1m, timeout: 20s, url: "{git}", ref: {{branch: main}}}}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata: {{name: charts, namespace: {ns}}}
+spec: {{interval: 10m, url: "{helm}"}}
+"#,
+        ns = s.ns,
+        git = s.bed.git_url(&s.ns),
+        helm = s.bed.helm_url,
+    )
+}
+
+/// Sources plus Kustomization `infra` (wait, short timeout) and `apps` (dependsOn infra).
+pub fn chain_objects(s: &Scenario) -> String {
+    format!(
+        r#"{sources}---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {{name: infra, namespace: {ns}}}
+spec:
+  interval: 1m
+  retryInterval: 10s
+  timeout: 10s
+  wait: true
+  prune: true
+  path: ./infra
+  targetNamespace: {ns}
+  sourceRef: {{kind: GitRepository, name: fleet}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {{name: apps, namespace: {ns}}}
+spec:
+  interval: 1m
+  retryInterval: 10s
+  timeout: 2m
+  dependsOn: [{{name: infra}}]
+  prune: true
+  path: ./apps
+  targetNamespace: {ns}
+  sourceRef: {{kind: GitRepository, name: fleet}}
+"#,
+        sources = namespace_and_sources(s),
+        ns = s.ns,
+    )
+}
+
+/// The repository content of a healthy chain: a Deployment under infra, a HelmRelease under apps.
+pub fn chain_files() -> Vec<(&'static str, String)> {
+    vec![
+        ("infra/backend.yaml", deployment("backend", "")),
+        ("apps/webapp.yaml", webapp_release("")),
+    ]
+}
+
+fn deployment(name: &str, extra_spec: &str) -> String {
+    format!(
+        r#"apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}, labels: {{app: {name}}}}}
+spec:
+  replicas: 1{extra_spec}
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      nodeSelector: {{type: kwok}}
+      containers: [{{name: app, image: "registry.testbed.invalid/{name}:1.0.0"}}]
+"#
+    )
+}
+
+/// A Deployment whose pod runs but only counts as available after an hour (minReadySeconds):
+/// a rollout that is slow, not failed. (A pod no node matches is Unschedulable: a failure.)
+pub fn never_ready_deployment() -> String {
+    deployment(
+        "never-ready",
+        "\n  minReadySeconds: 3600\n  progressDeadlineSeconds: 7200",
+    )
+}
+
+pub fn load_balancer_service(name: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: {name}}}\nspec:\n  type: LoadBalancer\n  selector: {{app: backend}}\n  ports: [{{port: 80}}]\n"
+    )
+}
+
+/// HelmRelease `webapp` of the test bed's chart webapp 1.2.0 (namespace omitted when empty:
+/// the Kustomization's targetNamespace sets it).
+pub fn webapp_release(ns: &str) -> String {
+    let namespace = if ns.is_empty() {
+        String::new()
+    } else {
+        format!(", namespace: {ns}")
+    };
+    format!(
+        r#"apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {{name: webapp{namespace}}}
+spec:
+  interval: 1m
+  timeout: 2m
+  chart:
+    spec:
+      chart: webapp
+      version: "1.2.0"
+      sourceRef: {{kind: HelmRepository, name: charts}}
+"#
+    )
+}
