@@ -83,9 +83,14 @@ async fn browser(webdriver: &str, profile: &Path) -> Client {
         .expect("start a chromium session")
 }
 
-/// The demo fleet served the way `fleetglass serve --demo` serves it, on a free port.
-async fn serve_demo() -> String {
+/// The demo fleet served the way `fleetglass serve --demo` serves it, on a free port; also
+/// the name of its database.
+async fn serve_demo() -> (String, String) {
     let store = fresh_store().await;
+    let database: String = sqlx::query_scalar("SELECT current_database()")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
     let config = demo_config();
     let (sender, receiver) = sources::channel();
     tokio::spawn(sources::demo::run(sender));
@@ -95,7 +100,28 @@ async fn serve_demo() -> String {
     let address = listener.local_addr().unwrap();
     let router = app(store, &config).into_make_service_with_connect_info::<SocketAddr>();
     tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    format!("http://{address}")
+    (format!("http://{address}"), database)
+}
+
+/// Makes the database refuse connections (and cuts the open ones), or lets them in again.
+async fn set_database_outage(database: &str, down: bool) {
+    use sqlx::Connection;
+    let url = std::env::var("DATABASE_URL").expect("DATABASE_URL");
+    let mut admin = sqlx::PgConnection::connect(&url).await.unwrap();
+    let allow = if down { "false" } else { "true" };
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "ALTER DATABASE {database} ALLOW_CONNECTIONS {allow}"
+    )))
+    .execute(&mut admin)
+    .await
+    .unwrap();
+    if down {
+        sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1")
+            .bind(database)
+            .execute(&mut admin)
+            .await
+            .unwrap();
+    }
 }
 
 async fn wait_until<F, Fut>(what: &str, mut check: F)
@@ -133,7 +159,7 @@ async fn body_text(client: &Client) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_dashboard_in_a_real_browser() {
-    let base = serve_demo().await;
+    let (base, database) = serve_demo().await;
     let (_driver, webdriver) = start_chromedriver().await;
     let profile = std::env::temp_dir().join(format!("fleetglass-chromium-{}", std::process::id()));
     let client = browser(&webdriver, &profile).await;
@@ -250,6 +276,37 @@ async fn the_dashboard_in_a_real_browser() {
     })
     .await;
     assert!(body_text(&client).await.contains("only clusters with"));
+
+    // The database stops answering: the refresh fails, and the page says how old its data is
+    // instead of passing it off as current; when it answers again the warning goes.
+    client.goto(&format!("{base}/")).await.unwrap();
+    let warning = || async {
+        client
+            .execute(
+                "const b = document.getElementById('refresh-failed'); return b.hidden ? null : b.textContent;",
+                vec![],
+            )
+            .await
+            .unwrap()
+    };
+    assert!(warning().await.is_null(), "no warning while refreshes work");
+    set_database_outage(&database, true).await;
+    wait_until("the refresh-failed warning", || async {
+        !warning().await.is_null()
+    })
+    .await;
+    let text = warning().await;
+    let text = text.as_str().unwrap();
+    assert!(
+        text.contains("503") && text.contains("what you see is from"),
+        "{text}"
+    );
+    screenshot(&client, "refresh-failed").await;
+    set_database_outage(&database, false).await;
+    wait_until("the warning cleared by a good refresh", || async {
+        warning().await.is_null()
+    })
+    .await;
 
     client.close().await.unwrap();
     let _ = std::fs::remove_dir_all(profile);

@@ -91,14 +91,6 @@ async fn database_with_password() -> String {
     format!("postgres://{role}:{PASSWORD}@{host}/{database}")
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn sha256_hex(text: &str) -> String {
     Sha256::digest(text.as_bytes())
         .iter()
@@ -136,7 +128,7 @@ async fn no_secret_reaches_logs_pages_api_metrics_or_errors() {
     let config = dir.join("config.yaml");
     std::fs::write(&config, "web:\n  auth:\n    mode: tokens\n").unwrap();
     let log_path = dir.join("stderr.log");
-    let port = free_port();
+    let port = common::free_port();
     let mut child = Command::new(env!("CARGO_BIN_EXE_fleetglass"))
         .args(["serve", "--demo", "--listen", &format!("127.0.0.1:{port}")])
         .arg("--config")

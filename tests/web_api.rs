@@ -196,6 +196,8 @@ async fn unknown_names_are_404s_with_json_errors() {
         "/api/v1/clusters/nope",
         "/api/v1/objects/dev-1/Kustomization/flux-system/nope",
         "/api/v1/owner?cluster=dev-1&kind=Deployment&namespace=x&name=nope",
+        "/api/v1/nope",
+        "/api/v2/fleet/nope",
     ] {
         let (status, body) = get_json(&app, uri).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{uri}: {body}");

@@ -110,6 +110,7 @@ async fn bad_input_and_unknown_names_are_pages_too() {
         "/domains/nope",
         "/clusters/nope",
         "/objects/dev-1/Kustomization/flux-system/nope",
+        "/nope/no/such/page",
     ] {
         let (status, html) = get(&app, uri).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{uri}");

@@ -34,9 +34,12 @@ pub(super) struct Assessor<'a> {
 impl Assessor<'_> {
     pub fn assess(&self, i: usize) -> Finding {
         let object = &self.index.objects[i];
-        let finding = self
+        let mut finding = self
             .precondition(i, object)
             .unwrap_or_else(|| self.by_kind(i, object));
+        // A controller whose clock runs ahead writes transition times in the future: the state
+        // began no later than now.
+        finding.since = finding.since.map(|since| since.min(self.now));
         with_defects(object, finding)
     }
 

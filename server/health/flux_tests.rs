@@ -481,3 +481,34 @@ fn thresholds_come_from_domain_then_kind_then_global() {
         Progressing
     );
 }
+
+/// A controller whose clock runs two hours ahead: the failure began no later than now, and an
+/// in-progress run from the future is not stuck.
+#[test]
+fn transition_times_from_a_clock_ahead_never_start_in_the_future() {
+    let failing = with_conditions(
+        kustomization("apps", &[]),
+        vec![condition(
+            "Ready",
+            "False",
+            "BuildFailed",
+            "kustomize build failed",
+            -120,
+        )],
+    );
+    let running = with_conditions(
+        kustomization("infra", &[]),
+        vec![
+            condition("Ready", "Unknown", "Progressing", "reconciling", -120),
+            condition("Reconciling", "True", "Progressing", "reconciling", -120),
+        ],
+    );
+    let run = run(&fleet(vec![failing, running]));
+    let failed = run.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!((failed.state, failed.since), (Failed, Some(now())));
+    let progressing = run.verdict("Kustomization", "flux-system", "infra");
+    assert_eq!(
+        (progressing.state, progressing.since),
+        (Progressing, Some(now()))
+    );
+}

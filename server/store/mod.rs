@@ -17,7 +17,7 @@ pub use reads::{ObjectFilter, ObjectPage, ObjectRecord, TransitionRecord, key_of
 pub use rollups::{DomainRow, RootCauseRow, replace_rollups};
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::{ConnectOptions, PgPool};
+use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};
 use std::str::FromStr;
 use std::time::Duration;
 use thiserror::Error;
@@ -79,9 +79,22 @@ impl Store {
             .map_err(|e| StoreError::Migrate(e.to_string()))
     }
 
-    /// True when the database answers a trivial query.
-    pub async fn ping(&self) -> bool {
-        sqlx::query("SELECT 1").execute(&self.pool).await.is_ok()
+    /// Whether the database answers a trivial query within `within` (twice that at worst);
+    /// when not, why in a few words. A pool timeout alone hides the reason ("remaining
+    /// connection slots are reserved…", "Connection refused"), so a direct connection asks.
+    pub async fn check(&self, within: Duration) -> Result<(), String> {
+        let query = sqlx::query("SELECT 1").execute(&self.pool);
+        match tokio::time::timeout(within, query).await {
+            Ok(Ok(_)) => return Ok(()),
+            Ok(Err(sqlx::Error::PoolTimedOut)) | Err(_) => {}
+            Ok(Err(error)) => return Err(short_reason(&error)),
+        }
+        let options = self.pool.connect_options();
+        match tokio::time::timeout(within, PgConnection::connect_with(&options)).await {
+            Ok(Ok(_)) => Err("no pooled connection free in time".to_string()),
+            Ok(Err(error)) => Err(short_reason(&error)),
+            Err(_) => Err(format!("no answer within {} ms", within.as_millis())),
+        }
     }
 }
 

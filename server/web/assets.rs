@@ -10,6 +10,11 @@ const ASSETS: &[(&str, &str, &[u8])] = &[
         include_bytes!("../../static/style.css"),
     ),
     (
+        "refresh.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../../static/refresh.js"),
+    ),
+    (
         "vendor/htmx.min.js",
         "text/javascript; charset=utf-8",
         include_bytes!("../../static/vendor/htmx.min.js"),

@@ -45,6 +45,7 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(probes::readyz))
         .route("/metrics", get(crate::metrics::serve))
         .route("/static/{*path}", get(assets::serve))
+        .fallback(not_found)
         .layer(from_fn_with_state(state.clone(), auth::check))
         .layer(from_fn(limits::query_length))
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
@@ -56,4 +57,9 @@ pub fn router(state: AppState) -> Router {
         ));
     }
     router.with_state(state)
+}
+
+/// Unknown paths answer like known ones that find nothing: JSON under /api/, a page elsewhere.
+async fn not_found(uri: axum::http::Uri) -> axum::response::Response {
+    error::ApiError::NotFound(format!("no such path: {}", uri.path())).respond_for(uri.path())
 }

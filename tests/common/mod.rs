@@ -3,6 +3,9 @@
 #![allow(dead_code)] // each test binary uses a different part of this module
 
 pub mod collector;
+pub mod fault_proxy;
+pub mod kubeconfig;
+pub mod own_postgres;
 pub mod player;
 pub mod testbed;
 
@@ -15,6 +18,15 @@ static COUNTER: AtomicUsize = AtomicUsize::new(0);
 /// A new empty database, migrated. Panics with instructions when no Postgres is configured,
 /// because these tests must not pass without a real database.
 pub async fn fresh_store() -> Store {
+    let store = Store::connect(&fresh_database_url().await)
+        .await
+        .expect("connect to test database");
+    store.migrate().await.expect("migrate");
+    store
+}
+
+/// The URL of a new, empty database on the test Postgres (for a `fleetglass` process).
+pub async fn fresh_database_url() -> String {
     let url = std::env::var("DATABASE_URL")
         .expect("DATABASE_URL must point at a Postgres server (scripts/test starts one)");
     let name = format!(
@@ -30,11 +42,7 @@ pub async fn fresh_store() -> Store {
         .execute(&mut admin)
         .await
         .expect("create test database");
-    let store = Store::connect(&with_database(&url, &name))
-        .await
-        .expect("connect to test database");
-    store.migrate().await.expect("migrate");
-    store
+    with_database(&url, &name)
 }
 
 /// The same server URL with another database name.
@@ -52,5 +60,57 @@ pub fn with_database(url: &str, database: &str) -> String {
     match query {
         Some(q) => format!("{without_db}/{database}?{q}"),
         None => format!("{without_db}/{database}"),
+    }
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port on loopback")
+        .port()
+}
+
+/// `fleetglass serve --demo` as a process of its own, on a free port, its stderr in `log`;
+/// killed when dropped.
+pub struct DemoServer {
+    pub child: std::process::Child,
+    pub base: String,
+}
+
+impl DemoServer {
+    pub fn start(database_url: &str, log: &std::path::Path) -> DemoServer {
+        let port = free_port();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_fleetglass"))
+            .args(["serve", "--demo", "--listen", &format!("127.0.0.1:{port}")])
+            .env("DATABASE_URL", database_url)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(log).expect("create the server log"))
+            .spawn()
+            .expect("start fleetglass serve");
+        DemoServer {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+        }
+    }
+}
+
+impl Drop for DemoServer {
+    fn drop(&mut self) {
+        self.child.kill().ok();
+        self.child.wait().ok();
+    }
+}
+
+/// A config naming one cluster (no kubeconfig: for tests that feed the runner themselves).
+pub fn one_cluster_config(name: &str) -> fleetglass::config::Config {
+    fleetglass::config::Config {
+        clusters: vec![fleetglass::config::ClusterConfig {
+            name: name.into(),
+            kubeconfig: None,
+            context: None,
+            in_cluster: false,
+            labels: Default::default(),
+        }],
+        ..Default::default()
     }
 }

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use tower::ServiceExt;
 
 #[path = "../common/mod.rs"]
-mod common;
+pub mod common;
 pub use common::fresh_store;
 
 pub fn demo_config() -> Config {

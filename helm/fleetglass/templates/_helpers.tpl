@@ -101,6 +101,7 @@ spec:
       readinessProbe:
         httpGet: {path: /readyz, port: http}
         periodSeconds: 5
+        timeoutSeconds: 2
         failureThreshold: 3
       resources: {{ toYaml $root.Values.resources | nindent 8 }}
       securityContext:

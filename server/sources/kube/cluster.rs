@@ -132,7 +132,12 @@ pub async fn run(target: ClusterConfig, events: EventSender, settings: KubeSetti
             });
             first = false;
         }
-        tokio::time::sleep(settings.rediscover).await;
+        tokio::select! {
+            _ = tokio::time::sleep(settings.rediscover) => {}
+            _ = ctx.flux_crds_changed.notified() => {
+                tracing::info!("a Flux CRD changed; discovering the served kinds again");
+            }
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 
 /// Watch events prove the cluster alive, but one `ClusterAlive` a second is plenty.
 const ALIVE_EVERY: Duration = Duration::from_secs(1);
@@ -23,6 +23,9 @@ pub struct ClusterContext {
     last_alive: Mutex<Option<Instant>>,
     /// Namespaces of the Flux-labelled workloads, per workload kind.
     pub namespaces: watch::Sender<BTreeMap<Kind, BTreeSet<String>>>,
+    /// A Flux CRD was created, changed or deleted: discover the served kinds now rather than
+    /// at the next periodic rediscovery.
+    pub flux_crds_changed: Notify,
 }
 
 impl ClusterContext {
@@ -35,6 +38,7 @@ impl ClusterContext {
             reachable: AtomicBool::new(false),
             last_alive: Mutex::new(None),
             namespaces: watch::Sender::new(BTreeMap::new()),
+            flux_crds_changed: Notify::new(),
         }
     }
 

@@ -162,6 +162,9 @@ pub async fn run(client: kube::Client, spec: WatchSpec, ctx: Arc<ClusterContext>
         metrics::event_received(&cluster, kind);
         trouble.recovered(&ctx, kind).await;
         let keep = spec.selections[i].keep;
+        if kind == Kind::CustomResourceDefinition && changes_a_flux_kind(&event) {
+            ctx.flux_crds_changed.notify_one();
+        }
         let out: Vec<SourceEvent> = match event {
             watcher::Event::Init if single => vec![SourceEvent::SyncStart {
                 cluster: cluster.clone(),
@@ -222,4 +225,15 @@ pub async fn run(client: kube::Client, spec: WatchSpec, ctx: Arc<ClusterContext>
         }
         ctx.alive().await;
     }
+}
+
+/// A live (not initial-list) event on the CRD of a Flux kind: `<plural>.<flux group>`.
+fn changes_a_flux_kind(event: &watcher::Event<DynamicObject>) -> bool {
+    let (watcher::Event::Apply(crd) | watcher::Event::Delete(crd)) = event else {
+        return false;
+    };
+    let name = crd.metadata.name.as_deref().unwrap_or_default();
+    Kind::ALL
+        .iter()
+        .any(|kind| kind.is_flux() && name.ends_with(&format!(".{}", kind.group())))
 }

@@ -1,0 +1,358 @@
+//! Postgres faults, each on a Postgres server of the test's own (the shared one is never
+//! touched): a restart while the collector evaluates and alerts are decided loses no transition
+//! and no alert; a stopped or connection-exhausted database turns `/readyz` to 503 and every
+//! page to a "not answering" error — never to old green — and the service recovers without a
+//! restart of its own.
+
+mod alerts_support;
+mod common;
+
+use alerts_support::Receiver;
+use common::collector::eventually;
+use common::own_postgres::OwnPostgres;
+use fleetglass::alerts::rules::Policy;
+use fleetglass::alerts::{DeliverySettings, Evaluator, Sinks, Worker};
+use fleetglass::config::{AlertsConfig, Secret, SlackTarget};
+use fleetglass::fleet::{FleetSettings, Runner};
+use fleetglass::model::parse_object;
+use fleetglass::sources::{self, SourceEvent};
+use fleetglass::store::{ObjectKey, Store};
+use serde_json::json;
+use sqlx::Connection;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const DEADLINE: Duration = Duration::from_secs(60);
+const CLUSTER: &str = "c1";
+
+fn kustomization(name: &str, ready: bool) -> SourceEvent {
+    let (status, reason) = if ready {
+        ("True", "ReconciliationSucceeded")
+    } else {
+        ("False", "BuildFailed")
+    };
+    let value = json!({
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+        "kind": "Kustomization",
+        "metadata": {"name": name, "namespace": "apps", "generation": 1},
+        "spec": {"interval": "10m", "path": "./", "sourceRef": {"kind": "GitRepository", "name": "repo"}},
+        "status": {
+            "observedGeneration": 1,
+            "lastAppliedRevision": "main@sha1:0123",
+            "conditions": [{"type": "Ready", "status": status, "reason": reason,
+                "message": format!("{name}: {reason}"), "lastTransitionTime": "2026-01-01T00:00:00Z"}]
+        }
+    });
+    SourceEvent::Apply(Box::new(
+        parse_object(CLUSTER, &value).expect("a valid object"),
+    ))
+}
+
+fn git_repository() -> SourceEvent {
+    let value = json!({
+        "apiVersion": "source.toolkit.fluxcd.io/v1",
+        "kind": "GitRepository",
+        "metadata": {"name": "repo", "namespace": "apps", "generation": 1},
+        "spec": {"interval": "5m", "url": "https://example.invalid/repo.git"},
+        "status": {
+            "observedGeneration": 1,
+            "artifact": {"revision": "main@sha1:0123"},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "Succeeded",
+                "message": "stored", "lastTransitionTime": "2026-01-01T00:00:00Z"}]
+        }
+    });
+    SourceEvent::Apply(Box::new(
+        parse_object(CLUSTER, &value).expect("a valid object"),
+    ))
+}
+
+fn alive() -> SourceEvent {
+    SourceEvent::ClusterAlive {
+        cluster: CLUSTER.into(),
+        at: chrono::Utc::now(),
+    }
+}
+
+/// The alert messages the receiver accepted that name `name`.
+fn messages_naming(receiver: &Receiver, name: &str) -> usize {
+    receiver
+        .accepted()
+        .iter()
+        .filter(|r| r.body.to_string().contains(&format!("apps/{name}")))
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_postgres_restart_loses_no_transition_and_no_alert() {
+    let pg = OwnPostgres::start("faults-restart", 40);
+    let store = Store::connect(&pg.url("postgres")).await.unwrap();
+    store.migrate().await.unwrap();
+    let config = common::one_cluster_config(CLUSTER);
+    let (events, receiver_of_events) = sources::channel();
+    let (runner, latest) = Runner::new(FleetSettings::from_config(&config), store.clone());
+    tokio::spawn(runner.run(receiver_of_events));
+    let receiver = Receiver::start().await;
+    let slack = SlackTarget::Webhook {
+        url: Secret::new(format!("{}/slack/webhook", receiver.base)),
+    };
+    let sinks = Arc::new(Sinks::new(Some(slack), Vec::new(), Duration::from_secs(5)).unwrap());
+    let evaluator = Evaluator::new(
+        store.clone(),
+        Policy::from_config(&AlertsConfig::default()),
+        sinks.routes(),
+        Default::default(),
+        None,
+    );
+    tokio::spawn(evaluator.run(latest.clone()));
+    let settings = DeliverySettings {
+        backoff: Duration::from_millis(100),
+        max_backoff: Duration::from_secs(1),
+        poll: Duration::from_millis(100),
+    };
+    tokio::spawn(Worker::new(store.clone(), sinks, settings).run());
+
+    for event in [
+        alive(),
+        git_repository(),
+        kustomization("a", true),
+        kustomization("b", false),
+    ] {
+        events.send(event).await.unwrap();
+    }
+    eventually("the alert for b", DEADLINE, || async {
+        (messages_naming(&receiver, "b") == 1).then_some(())
+    })
+    .await;
+
+    pg.stop();
+    let stopped = chrono::Utc::now();
+    // While the database is down: a flaps false and back, c fails (a new root cause).
+    for event in [
+        alive(),
+        kustomization("a", false),
+        kustomization("c", false),
+    ] {
+        events.send(event).await.unwrap();
+    }
+    let c_is_a_cause = || {
+        latest
+            .borrow()
+            .evaluation
+            .root_causes
+            .iter()
+            .any(|cause| cause.id.as_str().ends_with("/apps/c"))
+    };
+    eventually(
+        "the runner evaluated c during the outage",
+        DEADLINE,
+        || async { c_is_a_cause().then_some(()) },
+    )
+    .await;
+    events.send(kustomization("a", true)).await.unwrap();
+    eventually("the runner evaluated a's recovery", DEADLINE, || async {
+        let evaluated = latest.borrow().clone();
+        let a = evaluated
+            .evaluation
+            .objects
+            .iter()
+            .find(|v| v.name == "a")?;
+        (a.state.as_str() == "healthy" && evaluated.at? > stopped).then_some(())
+    })
+    .await;
+    // The outage lasts a while (a failover, a minute-long maintenance): its length is the
+    // fault itself, not a wait for anything. `scripts/soak` makes it a minute.
+    let outage: u64 = std::env::var("FLEETGLASS_PG_OUTAGE_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
+    tokio::time::sleep(Duration::from_secs(outage)).await;
+    assert!(
+        sqlx::PgConnection::connect(&pg.url("postgres"))
+            .await
+            .is_err(),
+        "the database must really be down while the changes happen"
+    );
+    assert_eq!(
+        messages_naming(&receiver, "c"),
+        0,
+        "nothing can be queued yet"
+    );
+
+    pg.start_again();
+    let restarted = Instant::now();
+    eventually(
+        "the alert for c, decided during the outage",
+        DEADLINE,
+        || async { (messages_naming(&receiver, "c") == 1).then_some(()) },
+    )
+    .await;
+    let alert_recovery = restarted.elapsed();
+    let key = |name: &str| ObjectKey {
+        cluster: CLUSTER.into(),
+        kind: "Kustomization".into(),
+        namespace: "apps".into(),
+        name: name.into(),
+    };
+    let history = eventually("a's flap is in the history", DEADLINE, || async {
+        let rows = store.transitions(&key("a"), 10).await.ok()?;
+        (rows.len() >= 3).then_some(rows)
+    })
+    .await;
+    let mut states: Vec<&str> = history.iter().map(|t| t.to_state.as_str()).collect();
+    states.reverse();
+    assert_eq!(states, ["healthy", "failed", "healthy"], "a's history");
+    assert!(
+        history[..2].iter().all(|t| t.at > stopped),
+        "the outage's transitions keep the time they were seen: {history:?}"
+    );
+    // Exactly one message per cause: the retry after the outage did not page b again.
+    assert_eq!(messages_naming(&receiver, "b"), 1);
+    assert_eq!(messages_naming(&receiver, "c"), 1);
+    println!(
+        "alert decided during a Postgres outage delivered {alert_recovery:?} after the restart"
+    );
+}
+
+async fn status_and_body(client: &reqwest::Client, url: &str) -> Option<(u16, String)> {
+    let response = client.get(url).send().await.ok()?;
+    let status = response.status().as_u16();
+    Some((status, response.text().await.ok()?))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_and_pages_follow_a_stopped_and_an_exhausted_database() {
+    // 12 connections, 2 kept for superusers: 10 for the application role and the hog.
+    let pg = OwnPostgres::start("faults-readyz", 12);
+    let mut admin = sqlx::PgConnection::connect(&pg.url("postgres"))
+        .await
+        .unwrap();
+    for statement in [
+        "CREATE ROLE app LOGIN",
+        "CREATE ROLE hog LOGIN",
+        "CREATE DATABASE fleet OWNER app",
+    ] {
+        sqlx::query(statement).execute(&mut admin).await.unwrap();
+    }
+    drop(admin);
+    let app_url = format!("postgres://app@127.0.0.1:{}/fleet", pg.port);
+    let log = std::env::temp_dir().join(format!("fg-faults-readyz-{}.log", std::process::id()));
+    let server = common::DemoServer::start(&app_url, &log);
+    let base = server.base.clone();
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let ready = || async {
+        let (status, _) = status_and_body(&client, &format!("{base}/readyz")).await?;
+        (status == 200).then_some(())
+    };
+    eventually("ready", DEADLINE, ready).await;
+    eventually("the demo fleet written", DEADLINE, || async {
+        let (_, body) = status_and_body(&client, &format!("{base}/api/v1/fleet")).await?;
+        let fleet: serde_json::Value = serde_json::from_str(&body).ok()?;
+        (fleet["clusters"].as_array()?.len() == 5).then_some(())
+    })
+    .await;
+
+    pg.stop();
+    let not_ready = || async {
+        let (status, body) = status_and_body(&client, &format!("{base}/readyz")).await?;
+        (status == 503).then_some(body)
+    };
+    let body = eventually(
+        "/readyz 503 while the database is stopped",
+        DEADLINE,
+        not_ready,
+    )
+    .await;
+    assert_eq!(body, "database not answering");
+    let (status, body) = status_and_body(&client, &format!("{base}/healthz"))
+        .await
+        .unwrap();
+    assert_eq!(
+        (status, body.as_str()),
+        (200, "ok"),
+        "the process itself is alive"
+    );
+    for path in ["/", "/api/v1/fleet", "/problems", "/api/v1/domains/gateway"] {
+        let (status, body) = status_and_body(&client, &format!("{base}{path}"))
+            .await
+            .unwrap();
+        assert_eq!(status, 503, "{path}: {body}");
+        assert!(body.contains("not answering"), "{path} says why: {body}");
+        assert!(
+            !body.contains("healthy"),
+            "{path} shows no old green: {body}"
+        );
+    }
+    pg.start_again();
+    let restarted = Instant::now();
+    eventually("ready again after the restart", DEADLINE, ready).await;
+    let restart_recovery = restarted.elapsed();
+    let (status, _) = status_and_body(&client, &format!("{base}/api/v1/fleet"))
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+
+    // Every non-superuser slot taken by another client and fleetglass's own connections cut:
+    // it cannot get a connection until the hog lets go. Cutting frees slots that fleetglass
+    // may win back first, so cut and fill again until it holds none.
+    let hog_url = format!("postgres://hog@127.0.0.1:{}/postgres", pg.port);
+    let mut admin = sqlx::PgConnection::connect(&pg.url("postgres"))
+        .await
+        .unwrap();
+    let mut hogs = Vec::new();
+    let mut refusal = String::new();
+    for _ in 0..20 {
+        sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'app'")
+            .execute(&mut admin)
+            .await
+            .unwrap();
+        loop {
+            match sqlx::PgConnection::connect(&hog_url).await {
+                Ok(connection) => hogs.push(connection),
+                Err(error) => {
+                    refusal = error.to_string();
+                    break;
+                }
+            }
+            assert!(
+                hogs.len() <= 12,
+                "max_connections is not limiting connections"
+            );
+        }
+        let held: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity WHERE usename = 'app' AND state IS NOT NULL",
+        )
+        .fetch_one(&mut admin)
+        .await
+        .unwrap();
+        if held == 0 {
+            break;
+        }
+    }
+    assert!(refusal.contains("connection slots"), "{refusal}");
+    drop(admin);
+    eventually(
+        "/readyz 503 while connections are exhausted",
+        DEADLINE,
+        not_ready,
+    )
+    .await;
+    let (status, body) = status_and_body(&client, &format!("{base}/api/v1/fleet"))
+        .await
+        .unwrap();
+    assert_eq!(status, 503, "{body}");
+    drop(hogs);
+    let released = Instant::now();
+    eventually("ready once connections are free", DEADLINE, ready).await;
+    let exhaustion_recovery = released.elapsed();
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        log.contains("connection slots") || log.contains("too many clients"),
+        "the log names the exhaustion"
+    );
+    println!(
+        "recovery: ready {restart_recovery:?} after the Postgres restart, {exhaustion_recovery:?} after connections were released"
+    );
+}
