@@ -103,27 +103,6 @@ async fn serve_demo() -> (String, String) {
     (format!("http://{address}"), database)
 }
 
-/// Makes the database refuse connections (and cuts the open ones), or lets them in again.
-async fn set_database_outage(database: &str, down: bool) {
-    use sqlx::Connection;
-    let url = std::env::var("DATABASE_URL").expect("DATABASE_URL");
-    let mut admin = sqlx::PgConnection::connect(&url).await.unwrap();
-    let allow = if down { "false" } else { "true" };
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "ALTER DATABASE {database} ALLOW_CONNECTIONS {allow}"
-    )))
-    .execute(&mut admin)
-    .await
-    .unwrap();
-    if down {
-        sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1")
-            .bind(database)
-            .execute(&mut admin)
-            .await
-            .unwrap();
-    }
-}
-
 async fn wait_until<F, Fut>(what: &str, mut check: F)
 where
     F: FnMut() -> Fut,
@@ -290,7 +269,7 @@ async fn the_dashboard_in_a_real_browser() {
             .unwrap()
     };
     assert!(warning().await.is_null(), "no warning while refreshes work");
-    set_database_outage(&database, true).await;
+    web_support::common::set_database_outage(&database, true).await;
     wait_until("the refresh-failed warning", || async {
         !warning().await.is_null()
     })
@@ -302,7 +281,7 @@ async fn the_dashboard_in_a_real_browser() {
         "{text}"
     );
     screenshot(&client, "refresh-failed").await;
-    set_database_outage(&database, false).await;
+    web_support::common::set_database_outage(&database, false).await;
     wait_until("the warning cleared by a good refresh", || async {
         warning().await.is_null()
     })

@@ -12,31 +12,6 @@ use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
-async fn admin() -> sqlx::PgConnection {
-    let url = std::env::var("DATABASE_URL").expect("DATABASE_URL");
-    sqlx::PgConnection::connect(&url)
-        .await
-        .expect("admin connection")
-}
-
-async fn set_outage(database: &str, down: bool) {
-    let mut admin = admin().await;
-    let allow = if down { "false" } else { "true" };
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "ALTER DATABASE {database} ALLOW_CONNECTIONS {allow}"
-    )))
-    .execute(&mut admin)
-    .await
-    .unwrap();
-    if down {
-        sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1")
-            .bind(database)
-            .execute(&mut admin)
-            .await
-            .unwrap();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn transitions_made_while_the_database_is_down_are_written_later() {
     let bed = common::collector::bed();
@@ -79,7 +54,7 @@ async fn transitions_made_while_the_database_is_down_are_written_later() {
     };
     let mut seen = vec![state_now().unwrap()];
 
-    set_outage(&database, true).await;
+    common::set_database_outage(&database, true).await;
     for ready in [false, true, false] {
         common::collector::set_status(&bed, one, "kustomization/app", &ns, &ready_status(ready));
         let before = *seen.last().unwrap();
@@ -98,7 +73,7 @@ async fn transitions_made_while_the_database_is_down_are_written_later() {
         .is_err(),
         "the database must really be refusing connections during the changes"
     );
-    set_outage(&database, false).await;
+    common::set_database_outage(&database, false).await;
 
     let history = eventually(
         "every transition written after the outage",

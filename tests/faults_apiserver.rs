@@ -44,6 +44,39 @@ async fn fresh(store: &Store, cluster: &str, after: chrono::DateTime<chrono::Utc
     (row.error.is_none() && row.last_good? > after).then_some(())
 }
 
+/// Waits until `faulty` is reported with an error and its Kustomization `app` in `ns` is
+/// unverifiable naming `reason`, its last body (Ready = `last_ready`) kept, while `healthy`
+/// stays fresh; returns the cluster's error.
+async fn reported_faulty(
+    store: &Store,
+    (faulty, healthy): (&str, &str),
+    ns: &str,
+    reason: &str,
+    last_ready: &str,
+) -> String {
+    let error = eventually("the cluster reported", DEADLINE, || async {
+        cluster_row(store, faulty).await?.error
+    })
+    .await;
+    let app = eventually("its objects unverifiable", DEADLINE, || async {
+        let app = object(store, faulty, ns, "Kustomization", "app").await?;
+        (app.state == "unverifiable").then_some(app)
+    })
+    .await;
+    assert!(app.reason.contains(reason), "{}", app.reason);
+    assert_eq!(
+        ready_of(&app).as_deref(),
+        Some(last_ready),
+        "the last body is kept"
+    );
+    let during = chrono::Utc::now();
+    eventually("the other cluster still fresh", DEADLINE, || {
+        fresh(store, healthy, during)
+    })
+    .await;
+    error
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_then_hung_api_server_is_reported_and_recovers() {
     let _serial = ONE_AT_A_TIME.lock().await;
@@ -97,28 +130,9 @@ async fn a_slow_then_hung_api_server_is_reported_and_recovers() {
     // Hung: connections are accepted and never answered.
     proxy.set(Mode::Hung);
     let hung = Instant::now();
-    let error = eventually("the hung cluster reported", DEADLINE, || async {
-        cluster_row(&store, one).await?.error
-    })
-    .await;
+    let error = reported_faulty(&store, (one, two), &ns, "timeout", "False").await;
     let detection = hung.elapsed();
     assert!(error.starts_with("timeout"), "{error}");
-    let app = eventually("its objects unverifiable", DEADLINE, || async {
-        let app = object(&store, one, &ns, "Kustomization", "app").await?;
-        (app.state == "unverifiable").then_some(app)
-    })
-    .await;
-    assert!(app.reason.contains("timeout"), "{}", app.reason);
-    assert_eq!(
-        ready_of(&app).as_deref(),
-        Some("False"),
-        "the last body is kept"
-    );
-    let during = chrono::Utc::now();
-    eventually("the other cluster still fresh", DEADLINE, || {
-        fresh(&store, two, during)
-    })
-    .await;
 
     proxy.set(Mode::Pass);
     let released = Instant::now();
@@ -341,28 +355,9 @@ async fn a_credential_revoked_mid_watch_is_reported_and_nothing_is_dropped() {
 
     bed.kubectl(one, &["delete", "serviceaccount", "reader", "-n", &ns]);
     let revoked = Instant::now();
-    let error = eventually("the revoked credential reported", DEADLINE, || async {
-        cluster_row(&store, one).await?.error
-    })
-    .await;
+    let error = reported_faulty(&store, (one, two), &ns, "401", "True").await;
     let detection = revoked.elapsed();
     assert_eq!(error, "401 Unauthorized: credentials rejected");
-    let app = eventually("its objects unverifiable, naming why", DEADLINE, || async {
-        let app = object(&store, one, &ns, "Kustomization", "app").await?;
-        (app.state == "unverifiable").then_some(app)
-    })
-    .await;
-    assert!(app.reason.contains("401"), "{}", app.reason);
-    assert_eq!(
-        ready_of(&app).as_deref(),
-        Some("True"),
-        "the last body is kept, not dropped"
-    );
-    let during = chrono::Utc::now();
-    eventually("the other cluster unaffected", DEADLINE, || {
-        fresh(&store, two, during)
-    })
-    .await;
     collector.stop().await;
     bed.kubectl(
         one,

@@ -114,3 +114,26 @@ pub fn one_cluster_config(name: &str) -> fleetglass::config::Config {
         ..Default::default()
     }
 }
+
+/// Makes one database of the test Postgres refuse connections (cutting the open ones), as in
+/// an outage of that database, or lets them in again. The server itself is untouched.
+pub async fn set_database_outage(database: &str, down: bool) {
+    let url = std::env::var("DATABASE_URL").expect("DATABASE_URL");
+    let mut admin = sqlx::PgConnection::connect(&url)
+        .await
+        .expect("admin connection");
+    let allow = if down { "false" } else { "true" };
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "ALTER DATABASE {database} ALLOW_CONNECTIONS {allow}"
+    )))
+    .execute(&mut admin)
+    .await
+    .unwrap();
+    if down {
+        sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1")
+            .bind(database)
+            .execute(&mut admin)
+            .await
+            .unwrap();
+    }
+}
