@@ -32,12 +32,15 @@ fn skipped(test: &str) -> bool {
     true
 }
 
-/// A Kustomization's revisions as fleetglass stored them: (lastAttemptedRevision,
-/// lastAppliedRevision).
+/// A Kustomization's revisions as fleetglass stored them (its model of the object):
+/// (status.lastAttemptedRevision, status.lastAppliedRevision).
 fn revisions(report: &Report, ns: &str, name: &str) -> (String, String) {
     let status = &report.verdict("Kustomization", ns, name)["body"]["status"];
     let text = |key: &str| status[key].as_str().unwrap_or_default().to_string();
-    (text("lastAttemptedRevision"), text("lastAppliedRevision"))
+    (
+        text("last_attempted_revision"),
+        text("last_applied_revision"),
+    )
 }
 
 #[test]
