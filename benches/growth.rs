@@ -182,6 +182,7 @@ async fn fleet(clusters: usize, changes: usize, rounds: usize) -> Measured {
             domains: &[],
             thresholds: &thresholds,
             now,
+            seen_in_progress: &Default::default(),
         }));
         engine_s += engine.elapsed().as_secs_f64();
     }

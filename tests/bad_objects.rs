@@ -31,6 +31,14 @@ fn ready(status: &str, reason: &str, message: &str) -> Value {
             "lastTransitionTime": "2026-01-01T00:00:00Z"}])
 }
 
+fn git_repository() -> Value {
+    json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+            "metadata": {"name": "repo", "namespace": "apps", "generation": 1},
+            "spec": {"interval": "5m", "url": "https://example.invalid/r.git"},
+            "status": {"observedGeneration": 1, "artifact": {"revision": "main@sha1:0123"},
+                       "conditions": ready("True", "Succeeded", "stored")}})
+}
+
 fn apply(runner: &mut Runner, value: &Value) {
     let object = parse_object(CLUSTER, value).expect("parsed leniently");
     runner.apply(SourceEvent::Apply(Box::new(object)));
@@ -45,14 +53,7 @@ async fn pathological_objects_are_evaluated_stored_and_served() {
         cluster: CLUSTER.into(),
         at: Utc::now(),
     });
-    apply(
-        &mut runner,
-        &json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
-                "metadata": {"name": "repo", "namespace": "apps", "generation": 1},
-                "spec": {"interval": "5m", "url": "https://example.invalid/r.git"},
-                "status": {"observedGeneration": 1, "artifact": {"revision": "main@sha1:0123"},
-                           "conditions": ready("True", "Succeeded", "stored")}}),
-    );
+    apply(&mut runner, &git_repository());
     let huge = "x".repeat(1 << 20);
     apply(
         &mut runner,
@@ -190,4 +191,52 @@ fn a_document_that_is_not_utf8_is_refused_with_where() {
         "{stderr}"
     );
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A new generation the controller never starts on has no start time of its own; the runner
+/// remembers when it first saw it in progress, so days later it is `stuck`, not forever
+/// `progressing`, and its verdict says since when.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn work_that_never_starts_becomes_stuck_from_when_it_was_first_seen() {
+    let store = fresh_store().await;
+    let config = web_support::common::one_cluster_config(CLUSTER);
+    let (mut runner, latest) = Runner::new(FleetSettings::from_config(&config), store.clone());
+    let mut never_started = kustomization(
+        "never-started",
+        &[],
+        ready("True", "ReconciliationSucceeded", "applied"),
+    );
+    never_started["metadata"]["generation"] = json!(2);
+    apply(&mut runner, &git_repository());
+    apply(&mut runner, &never_started);
+    let state_at = |runner_latest: &fleetglass::fleet::Latest| {
+        let evaluated = runner_latest.borrow().clone();
+        let verdict = evaluated
+            .evaluation
+            .objects
+            .iter()
+            .find(|v| v.name == "never-started")
+            .cloned()
+            .expect("evaluated");
+        (verdict.state.as_str().to_string(), verdict.since)
+    };
+    let first_seen = Utc::now();
+    for (days, cluster_alive) in [
+        (0, first_seen),
+        (3, first_seen + chrono::TimeDelta::days(3)),
+    ] {
+        runner.apply(SourceEvent::ClusterAlive {
+            cluster: CLUSTER.into(),
+            at: cluster_alive,
+        });
+        runner
+            .evaluate_and_write(first_seen + chrono::TimeDelta::days(days))
+            .await;
+        let (state, since) = state_at(&latest);
+        if days == 0 {
+            assert_eq!((state.as_str(), since), ("progressing", None));
+        } else {
+            assert_eq!((state.as_str(), since), ("stuck", Some(first_seen)));
+        }
+    }
 }

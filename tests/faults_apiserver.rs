@@ -436,14 +436,13 @@ async fn a_flux_crd_deleted_and_recreated_is_watched_again() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    bed.kubectl(
-        two,
-        &[
-            "wait",
-            "--for=condition=Established",
-            &format!("crd/{crd_name}"),
-        ],
-    );
+    // Polled: `kubectl wait` fails outright while the new CRD has no conditions yet.
+    eventually("the re-created CRD established", DEADLINE, || async {
+        let jsonpath = r#"-o=jsonpath={.status.conditions[?(@.type=="Established")].status}"#;
+        let output = bed.kubectl_output(two, &["get", "crd", crd_name, jsonpath], None);
+        (String::from_utf8_lossy(&output.stdout) == "True").then_some(())
+    })
+    .await;
     let recreated = Instant::now();
     apply(&bed, two, &release("web2"));
     eventually(

@@ -39,6 +39,7 @@ pub fn report(
         domains,
         thresholds,
         now,
+        seen_in_progress: &Default::default(),
     });
     let verdicts: Vec<Value> = evaluation
         .objects

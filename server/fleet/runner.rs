@@ -8,7 +8,7 @@ use super::crd_history::CrdHistory;
 use super::ownership::{ClusterSet, Ownership, leases_changed};
 use super::{FleetSettings, Snapshot};
 use crate::health::CrdProvider;
-use crate::health::{self, ClusterInfo, Evaluation, Input};
+use crate::health::{self, ClusterInfo, Evaluation, Input, SeenInProgress, State};
 use crate::metrics;
 use crate::model::Kind;
 use crate::sources::{EventReceiver, SourceEvent};
@@ -54,6 +54,8 @@ pub struct Runner {
     crd_history: CrdHistory,
     /// CRD providers seen but not yet recorded.
     pending_providers: Vec<CrdProvider>,
+    /// When each object now in progress was first seen so (for work without a start time).
+    seen_in_progress: SeenInProgress,
 }
 
 impl Runner {
@@ -70,6 +72,7 @@ impl Runner {
             ownership: None,
             crd_history: CrdHistory::default(),
             pending_providers: Vec::new(),
+            seen_in_progress: SeenInProgress::default(),
         };
         (runner, receiver)
     }
@@ -200,8 +203,10 @@ impl Runner {
                 domains: &self.settings.domains,
                 thresholds: &self.settings.thresholds,
                 now,
+                seen_in_progress: &self.seen_in_progress,
             })
         });
+        self.seen_in_progress = seen_in_progress(&evaluation, &self.seen_in_progress, now);
         let touched = self.snapshot.take_touched();
         let held = self
             .ownership
@@ -300,4 +305,19 @@ impl Runner {
             );
         }
     }
+}
+
+/// The objects in progress after `evaluation`, each with when it was first seen so: kept from
+/// `before` while it stays in progress, `now` when it just started.
+fn seen_in_progress(
+    evaluation: &Evaluation,
+    before: &SeenInProgress,
+    now: DateTime<Utc>,
+) -> SeenInProgress {
+    evaluation
+        .objects
+        .iter()
+        .filter(|v| matches!(v.state, State::Progressing | State::Stuck))
+        .map(|v| (v.id.clone(), before.get(&v.id).copied().unwrap_or(now)))
+        .collect()
 }

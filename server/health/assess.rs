@@ -14,7 +14,7 @@ use super::index::Index;
 use super::index::controller_of;
 use super::threshold::{Timing, threshold};
 use super::workloads::{assess_pod, assess_workload};
-use crate::model::{Kind, Object};
+use crate::model::{Kind, Object, ObjectId};
 use chrono::{DateTime, TimeDelta, Utc};
 
 pub(super) struct Assessor<'a> {
@@ -28,6 +28,8 @@ pub(super) struct Assessor<'a> {
     pub domain_stuck_after: &'a [Option<TimeDelta>],
     /// Per object: a consumed CRD or Namespace that is gone (cross-stack, Day-0 rule).
     pub broken_consumers: &'a [Option<Finding>],
+    pub ids: &'a [ObjectId],
+    pub seen_in_progress: &'a super::SeenInProgress,
     pub now: DateTime<Utc>,
 }
 
@@ -121,6 +123,7 @@ impl Assessor<'_> {
         Timing {
             threshold: threshold(object, self.thresholds, self.domain_stuck_after[i]),
             now: self.now,
+            seen_since: self.seen_in_progress.get(&self.ids[i]).copied(),
         }
     }
 

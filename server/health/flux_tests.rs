@@ -512,3 +512,37 @@ fn transition_times_from_a_clock_ahead_never_start_in_the_future() {
         (Progressing, Some(now()))
     );
 }
+
+/// A new generation that the controller never starts on carries no start time of its own: it
+/// is `progressing` when first seen, and `stuck` once it has been seen so past the threshold.
+#[test]
+fn work_without_a_start_time_is_stuck_once_seen_long_enough() {
+    let mut apps = kustomization("apps", &[]);
+    apps["metadata"]["generation"] = json!(2);
+    let values = fleet(vec![apps]);
+    let first_time = run(&values);
+    let verdict = first_time.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!((verdict.state, verdict.since), (Progressing, None));
+
+    let seen = |minutes| {
+        let id = crate::model::ObjectId(id("Kustomization", "flux-system", "apps"));
+        let seen = [(id, now() - TimeDelta::minutes(minutes))]
+            .into_iter()
+            .collect();
+        run_seen(&values, &[], &[], &Thresholds::default(), &seen)
+    };
+    let recent = seen(5);
+    assert_eq!(
+        recent.state("Kustomization", "flux-system", "apps"),
+        Progressing
+    );
+    let long_ago = seen(3 * 24 * 60);
+    let verdict = long_ago.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!(verdict.state, Stuck, "{verdict:?}");
+    assert_eq!(verdict.since, Some(now() - TimeDelta::days(3)));
+    assert!(
+        verdict.reason.starts_with("stuck for 3d"),
+        "{}",
+        verdict.reason
+    );
+}

@@ -75,7 +75,14 @@ pub struct Input<'a> {
     pub domains: &'a [DomainSpec],
     pub thresholds: &'a Thresholds,
     pub now: DateTime<Utc>,
+    /// When the caller first saw each object in progress. Some work in progress carries no
+    /// start time of its own (a generation not yet observed and no Reconciling condition, a
+    /// partial StatefulSet or DaemonSet rollout); this is its start, so it can become `stuck`.
+    pub seen_in_progress: &'a SeenInProgress,
 }
+
+/// First sighting in progress, per object (empty for a one-off evaluation).
+pub type SeenInProgress = std::collections::HashMap<ObjectId, DateTime<Utc>>;
 
 pub fn evaluate(input: &Input) -> Evaluation {
     let objects = input.objects;
@@ -95,6 +102,8 @@ pub fn evaluate(input: &Input) -> Evaluation {
         thresholds: input.thresholds,
         domain_stuck_after: &membership.stuck_after,
         broken_consumers: &cross.broken,
+        ids: &ids,
+        seen_in_progress: input.seen_in_progress,
         now: input.now,
     };
     let own = (0..objects.len()).map(|i| assessor.assess(i)).collect();

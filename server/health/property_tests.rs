@@ -274,7 +274,7 @@ proptest! {
         let objects = parse_all(&values);
         let thresholds = Thresholds::default();
         let at = now() + TimeDelta::minutes(minutes_later);
-        let evaluation = evaluate(&Input { objects: &objects, clusters: &clusters, domains: &[], thresholds: &thresholds, now: at });
+        let evaluation = evaluate(&Input { objects: &objects, clusters: &clusters, domains: &[], thresholds: &thresholds, now: at, seen_in_progress: &Default::default() });
         // Invariants are stated at `now`; shifting time only moves progressing → stuck.
         if minutes_later == 0 {
             check_invariants(&objects, &clusters, &evaluation);
@@ -302,6 +302,7 @@ fn generated_fleets_reach_healthy_verdicts() {
             domains: &[],
             thresholds: &Thresholds::default(),
             now: now(),
+            seen_in_progress: &Default::default(),
         });
         healthy_flux += evaluation
             .objects
@@ -403,7 +404,7 @@ proptest! {
         documents in prop::collection::vec(prop_oneof![arbitrary_object(), arbitrary_json()], 1..6),
     ) {
         let objects: Vec<Object> = parse_all(&documents);
-        let evaluation = evaluate(&Input { objects: &objects, clusters: &[], domains: &[], thresholds: &Thresholds::default(), now: now() });
+        let evaluation = evaluate(&Input { objects: &objects, clusters: &[], domains: &[], thresholds: &Thresholds::default(), now: now(), seen_in_progress: &Default::default() });
         check_invariants(&objects, &[], &evaluation);
     }
 }

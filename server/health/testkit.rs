@@ -220,6 +220,17 @@ pub fn run_with(
     domains: &[DomainSpec],
     thresholds: &Thresholds,
 ) -> Run {
+    run_seen(values, clusters, domains, thresholds, &Default::default())
+}
+
+/// As [`run_with`], with when the caller first saw objects in progress.
+pub fn run_seen(
+    values: &[Value],
+    clusters: &[ClusterInfo],
+    domains: &[DomainSpec],
+    thresholds: &Thresholds,
+    seen_in_progress: &super::SeenInProgress,
+) -> Run {
     let objects: Vec<Object> = values.iter().map(parse).collect();
     let evaluation = evaluate(&Input {
         objects: &objects,
@@ -227,6 +238,7 @@ pub fn run_with(
         domains,
         thresholds,
         now: now(),
+        seen_in_progress,
     });
     Run { evaluation }
 }

@@ -42,11 +42,15 @@ pub(super) fn effective_timeout(object: &Object) -> Option<TimeDelta> {
 pub(super) struct Timing {
     pub threshold: TimeDelta,
     pub now: DateTime<Utc>,
+    /// When the evaluator's caller first saw the object in progress: the start of work that
+    /// has no start time of its own.
+    pub seen_since: Option<DateTime<Utc>>,
 }
 
 impl Timing {
     /// Work in progress: `progressing` until the threshold, `stuck` after. Without a start
-    /// time the age is unknown, so it stays `progressing` (never `healthy`).
+    /// time of its own, its age counts from when it was first seen in progress; never seen
+    /// before, it is `progressing` (never `healthy`).
     pub fn in_progress(
         &self,
         reason: &str,
@@ -55,6 +59,7 @@ impl Timing {
         explained_by: EdgeSet,
     ) -> Finding {
         let cause = Cause::Explainable(explained_by);
+        let since = since.or(self.seen_since);
         match since.map(|s| self.now - s) {
             Some(age) if age > self.threshold => {
                 let reason = format!("stuck for {}: {reason}", human(age));

@@ -165,6 +165,7 @@ mod verdict_tests {
             domains: &domains,
             thresholds: &Thresholds::default(),
             now,
+            seen_in_progress: &Default::default(),
         });
         let verdict = |id: &str| {
             evaluation
