@@ -123,14 +123,16 @@ fn health_checks_that_never_pass_are_progressing_then_stuck() {
             "attempted {attempted}, applied {applied}"
         );
     };
-    s.expect("rollout-progressing", |r| {
-        expect::progressing_rollout(r, &s.ns);
-        attempted_not_applied(r);
-    });
-    s.expect("rollout-stuck", |r| {
-        expect::stuck_rollout(r, &s.ns);
-        attempted_not_applied(r);
-    });
+    s.expect_stored(
+        "rollout-progressing",
+        |r| expect::progressing_rollout(r, &s.ns),
+        attempted_not_applied,
+    );
+    s.expect_stored(
+        "rollout-stuck",
+        |r| expect::stuck_rollout(r, &s.ns),
+        attempted_not_applied,
+    );
 }
 
 #[test]

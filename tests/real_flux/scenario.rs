@@ -154,9 +154,25 @@ pub struct Scenario {
     started: Instant,
 }
 
+impl Drop for Scenario {
+    fn drop(&mut self) {
+        let outcome = if std::thread::panicking() {
+            "failed"
+        } else {
+            "passed"
+        };
+        eprintln!(
+            "real_flux: {}: {outcome} in {:.1?} (namespace reset, setup and every step)",
+            self.ns,
+            self.started.elapsed()
+        );
+    }
+}
+
 impl Scenario {
     pub fn new(ns: &str) -> Scenario {
         let bed = FluxBed::get();
+        let started = Instant::now();
         // a rerun on a bed that is still up starts from nothing (Flux finalizers need the
         // controllers, which every scenario leaves running)
         bed.kubectl(&[
@@ -171,7 +187,7 @@ impl Scenario {
             bed,
             ns: ns.to_string(),
             fleetglass: Fleetglass::start(bed, &format!("real-flux-{ns}")),
-            started: Instant::now(),
+            started,
         }
     }
 
@@ -183,10 +199,25 @@ impl Scenario {
     /// them, at most DEADLINE, then saves the cluster's objects as step `step`. At the deadline
     /// `check` fails the test with its own message.
     pub fn expect(&self, step: &str, check: impl Fn(&Report)) -> Report {
+        self.expect_stored(step, check, |_| {})
+    }
+
+    /// `expect`, and also `stored` (which reads what only the store has, like the objects'
+    /// stored bodies) on the same stored verdicts; the saved step is held to `check` alone.
+    pub fn expect_stored(
+        &self,
+        step: &str,
+        check: impl Fn(&Report),
+        stored: impl Fn(&Report),
+    ) -> Report {
+        let both = |report: &Report| {
+            check(report);
+            stored(report);
+        };
         let deadline = Instant::now() + DEADLINE;
         let report = loop {
             let report = self.fleetglass.report(&self.ns);
-            if holds(&report, &check) {
+            if holds(&report, &both) {
                 break report;
             }
             if Instant::now() > deadline {
@@ -200,13 +231,13 @@ impl Scenario {
                         o["id"], o["state"], o["reason"], o["root_causes"]
                     );
                 }
-                check(&report);
+                both(&report);
                 unreachable!("the expectation failed a moment ago");
             }
             std::thread::sleep(Duration::from_millis(500));
         };
         eprintln!(
-            "real_flux: {}: step {step} seen in the store after {:.1?}",
+            "real_flux: {}: step {step} seen in the store {:.1?} after the scenario began",
             self.ns,
             self.started.elapsed()
         );
