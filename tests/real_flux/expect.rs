@@ -1,6 +1,7 @@
-//! What fleetglass must say about each captured step of the real Flux scenarios, held against
-//! the fixtures captured from real controllers (tests/fixtures/real-flux), so the saved steps
-//! keep exactly the verdicts the live run had.
+//! What fleetglass must say about each step of the real Flux scenarios. Shared by the live run
+//! (tests/real_flux, on the verdicts the collector stored in Postgres) and the fixture tests
+//! (tests/real_flux_fixtures.rs, on the objects that run saved), so the saved steps keep exactly
+//! the verdicts the live run had.
 
 use super::report::{CLUSTER, Report};
 
