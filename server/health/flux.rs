@@ -42,9 +42,10 @@ pub(super) fn assess(object: &Object, context: &FluxContext) -> Finding {
             let since = reconciling(object)
                 .and_then(|r| r.last_transition)
                 .or(ready.last_transition);
+            let message = with_revision_lag(object, &ready.message);
             context
                 .timing
-                .in_progress(&classified.reason, &ready.message, since, EdgeSet::WAITING)
+                .in_progress(&classified.reason, &message, since, EdgeSet::WAITING)
         }
         ConditionStatus::False => {
             let classified = classify(object.kind, &ready.reason, &ready.message);
@@ -54,7 +55,7 @@ pub(super) fn assess(object: &Object, context: &FluxContext) -> Finding {
                     .cause(Cause::Explainable(classified.explained_by)),
                 Outcome::Waiting | Outcome::InProgress => context.timing.in_progress(
                     &classified.reason,
-                    &ready.message,
+                    &with_revision_lag(object, &ready.message),
                     ready.last_transition,
                     classified.explained_by,
                 ),
@@ -150,6 +151,26 @@ fn revision_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Op
             .timing
             .in_progress(&reason, &ready.message, since, EdgeSet::WAITING),
     )
+}
+
+/// The controller's message, plus the revision it is trying when that is not the one applied:
+/// while a new commit is in flight, what is running is still the old one.
+fn with_revision_lag(object: &Object, message: &str) -> String {
+    let status = &object.status;
+    match (
+        &status.last_attempted_revision,
+        &status.last_applied_revision,
+    ) {
+        (Some(attempted), Some(applied)) if !same_revision(attempted, applied) => {
+            let lag = format!("attempting {attempted}, last applied {applied}");
+            if message.is_empty() {
+                lag
+            } else {
+                format!("{message} ({lag})")
+            }
+        }
+        _ => message.to_string(),
+    }
 }
 
 /// Revisions are compared by digest when both carry one (`main@sha1:…` vs `sha1:…`).

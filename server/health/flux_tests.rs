@@ -546,3 +546,29 @@ fn work_without_a_start_time_is_stuck_once_seen_long_enough() {
         verdict.reason
     );
 }
+
+/// A new commit in flight: the verdict says which revision is being tried and which is still
+/// the one applied (FLUX_FACTS: attempted ≠ applied while a run is in progress).
+#[test]
+fn a_run_in_flight_names_the_attempted_and_the_applied_revision() {
+    let mut apps = kustomization("apps", &[]);
+    apps["status"]["lastAttemptedRevision"] = json!("main@sha1:new0000");
+    apps["status"]["conditions"] = json!([condition(
+        "Ready",
+        "Unknown",
+        "Progressing",
+        "Running health checks",
+        2
+    )]);
+    let verdict = run(&fleet(vec![apps]))
+        .verdict("Kustomization", "flux-system", "apps")
+        .clone();
+    assert_eq!(verdict.state, Progressing);
+    assert!(
+        verdict
+            .message
+            .starts_with("Running health checks (attempting main@sha1:new0000, last applied "),
+        "{}",
+        verdict.message
+    );
+}

@@ -84,9 +84,21 @@ pub fn broken_yaml(report: &Report, ns: &str) {
     );
 }
 
-/// Step `rollout-progressing`: a new commit whose health checks are still running.
+/// Step `rollout-progressing`: a new commit whose health checks are still running; the
+/// verdict names the revision tried and the one still applied.
 pub fn progressing_rollout(report: &Report, ns: &str) {
     assert_state(report, "Kustomization", ns, "infra", "progressing");
+    assert_revision_lag(report, ns);
+}
+
+/// lastAttemptedRevision ≠ lastAppliedRevision, reported in the Kustomization's verdict.
+fn assert_revision_lag(report: &Report, ns: &str) {
+    let infra = report.verdict("Kustomization", ns, "infra");
+    let message = infra["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("attempting ") && message.contains(", last applied "),
+        "{infra:#}"
+    );
 }
 
 /// Step `rollout-stuck`: the same rollout past the 20s threshold. The Deployment that never
@@ -99,6 +111,7 @@ pub fn stuck_rollout(report: &Report, ns: &str) {
         root_causes(report, "Kustomization", ns, "infra"),
         [id("Deployment", ns, "never-ready")]
     );
+    assert_revision_lag(report, ns);
 }
 
 const KUSTOMIZE_CONTROLLER: &str = "tb-1/Deployment/flux-system/kustomize-controller";
