@@ -26,6 +26,26 @@ fn bed() -> Testbed {
     Testbed::up("faults", 2)
 }
 
+/// A test's turn on the bed, and a namespace of its own on the first cluster holding a
+/// GitRepository `repo` and a Kustomization `app`.
+struct Turn {
+    _serial: tokio::sync::MutexGuard<'static, ()>,
+    bed: Testbed,
+    ns: String,
+}
+
+async fn turn(prefix: &str) -> Turn {
+    let serial = ONE_AT_A_TIME.lock().await;
+    let bed = bed();
+    let ns = unique_namespace(prefix);
+    apply(&bed, &bed.clusters[0], &flux_pair(&ns));
+    Turn {
+        _serial: serial,
+        bed,
+        ns,
+    }
+}
+
 async fn object(
     store: &Store,
     cluster: &str,
@@ -79,11 +99,8 @@ async fn reported_faulty(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_then_hung_api_server_is_reported_and_recovers() {
-    let _serial = ONE_AT_A_TIME.lock().await;
-    let bed = bed();
+    let Turn { _serial, bed, ns } = turn("fgslow").await;
     let (one, two) = (bed.clusters[0].as_str(), bed.clusters[1].as_str());
-    let ns = unique_namespace("fgslow");
-    apply(&bed, one, &flux_pair(&ns));
     set_status(&bed, one, "kustomization/app", &ns, &ready_status(true));
     let mut kubeconfig = EditedKubeconfig::read(&bed.kubeconfig);
     let server = kubeconfig.server(one);
@@ -231,11 +248,8 @@ fn base64(bytes: &[u8]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_past_an_etcd_compaction_relists_and_sweeps() {
-    let _serial = ONE_AT_A_TIME.lock().await;
-    let bed = bed();
+    let Turn { _serial, bed, ns } = turn("fg410").await;
     let (one, two) = (bed.clusters[0].as_str(), bed.clusters[1].as_str());
-    let ns = unique_namespace("fg410");
-    apply(&bed, one, &flux_pair(&ns));
     apply(
         &bed,
         one,
@@ -311,11 +325,8 @@ async fn a_restart_past_an_etcd_compaction_relists_and_sweeps() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_credential_revoked_mid_watch_is_reported_and_nothing_is_dropped() {
-    let _serial = ONE_AT_A_TIME.lock().await;
-    let bed = bed();
+    let Turn { _serial, bed, ns } = turn("fgtok").await;
     let (one, two) = (bed.clusters[0].as_str(), bed.clusters[1].as_str());
-    let ns = unique_namespace("fgtok");
-    apply(&bed, one, &flux_pair(&ns));
     set_status(&bed, one, "kustomization/app", &ns, &ready_status(true));
     let rbac = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -465,11 +476,8 @@ async fn a_flux_crd_deleted_and_recreated_is_watched_again() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn condition_times_from_a_skewed_clock_never_make_a_false_verdict() {
-    let _serial = ONE_AT_A_TIME.lock().await;
-    let bed = bed();
+    let Turn { _serial, bed, ns } = turn("fgskew").await;
     let one = bed.clusters[0].as_str();
-    let ns = unique_namespace("fgskew");
-    apply(&bed, one, &flux_pair(&ns));
     apply(
         &bed,
         one,

@@ -32,6 +32,20 @@ fn skipped(test: &str) -> bool {
     true
 }
 
+/// Commits the healthy chain, applies its objects and waits until Kustomization `name` has
+/// reconciled it; returns the commit.
+fn healthy_chain(s: &Scenario, name: &str) -> String {
+    let commit = s.commit(&chain_files(), "healthy chain");
+    s.bed.apply(&chain_objects(s));
+    s.bed.wait_ready(
+        &s.ns,
+        &format!("kustomization/{name}"),
+        "True",
+        "ReconciliationSucceeded",
+    );
+    commit
+}
+
 /// A Kustomization's revisions as fleetglass stored them (its model of the object):
 /// (status.lastAttemptedRevision, status.lastAppliedRevision).
 fn revisions(report: &Report, ns: &str, name: &str) -> (String, String) {
@@ -50,16 +64,9 @@ fn a_healthy_chain_is_healthy_with_its_revision_and_chart_version() {
     }
     let _bed = shared();
     let s = Scenario::new("flux-healthy");
-    let commit = s.commit(&chain_files(), "healthy chain");
-    s.bed.apply(&chain_objects(&s));
+    let commit = healthy_chain(&s, "apps");
     s.bed
         .wait_ready(&s.ns, "helmrelease/webapp", "True", "InstallSucceeded");
-    s.bed.wait_ready(
-        &s.ns,
-        "kustomization/apps",
-        "True",
-        "ReconciliationSucceeded",
-    );
     s.expect("healthy", |r| expect::healthy_chain(r, &s.ns, &commit));
 }
 
@@ -70,14 +77,7 @@ fn broken_yaml_fails_its_kustomization_and_blocks_the_dependents() {
     }
     let _bed = shared();
     let s = Scenario::new("flux-broken");
-    s.commit(&chain_files(), "healthy chain");
-    s.bed.apply(&chain_objects(&s));
-    s.bed.wait_ready(
-        &s.ns,
-        "kustomization/apps",
-        "True",
-        "ReconciliationSucceeded",
-    );
+    healthy_chain(&s, "apps");
 
     let mut files = chain_files();
     files.push((
@@ -101,14 +101,7 @@ fn health_checks_that_never_pass_are_progressing_then_stuck() {
     }
     let _bed = shared();
     let s = Scenario::new("flux-stuck");
-    let first = s.commit(&chain_files(), "healthy chain");
-    s.bed.apply(&chain_objects(&s));
-    s.bed.wait_ready(
-        &s.ns,
-        "kustomization/infra",
-        "True",
-        "ReconciliationSucceeded",
-    );
+    let first = healthy_chain(&s, "infra");
 
     let mut files = chain_files();
     files.push(("infra/never-ready.yaml", scenario::never_ready_deployment()));
@@ -142,14 +135,7 @@ fn a_stopped_controller_makes_its_objects_unverifiable_until_it_restarts() {
     }
     let _bed = exclusive();
     let s = Scenario::new("flux-controller");
-    s.commit(&chain_files(), "healthy chain");
-    s.bed.apply(&chain_objects(&s));
-    s.bed.wait_ready(
-        &s.ns,
-        "kustomization/apps",
-        "True",
-        "ReconciliationSucceeded",
-    );
+    healthy_chain(&s, "apps");
     s.bed
         .wait_ready(&s.ns, "helmrelease/webapp", "True", "InstallSucceeded");
 
