@@ -4,10 +4,9 @@
 //! the others and the engine can say exactly what was wrong.
 
 use super::object::*;
-use super::{Kind, parse_go_duration};
+use super::{Kind, Labels, parse_go_duration};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
 use std::fmt;
 
 /// Why an input document was not turned into an object.
@@ -343,14 +342,9 @@ impl Reader {
         }
     }
 
-    fn string_map(
-        &mut self,
-        map: &Map<String, Value>,
-        parent: &str,
-        key: &str,
-    ) -> BTreeMap<String, String> {
+    fn string_map(&mut self, map: &Map<String, Value>, parent: &str, key: &str) -> Labels {
         let Some(m) = self.map(map, parent, key) else {
-            return BTreeMap::new();
+            return Labels::default();
         };
         m.iter()
             .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
