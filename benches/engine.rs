@@ -239,11 +239,11 @@ fn pod(cluster: &str, namespace: &str, app: &str, replica: usize, crash: bool) -
         waiting_reason: crash.then(|| "CrashLoopBackOff".to_string()),
         ..ContainerState::default()
     };
-    object.status.pod = Some(PodStatus {
+    object.status.pod = Some(Box::new(PodStatus {
         phase: Some("Running".into()),
         containers: vec![container],
         started: None,
-    });
+    }));
     object
 }
 

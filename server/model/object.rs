@@ -171,12 +171,13 @@ pub struct Status {
     pub artifact_updated: Option<DateTime<Utc>>,
     /// HelmRelease: `status.helmChart` as `namespace/name`.
     pub helm_chart: Option<String>,
-    /// HelmRelease: newest `status.history` entry.
-    pub release: Option<ReleaseSnapshot>,
+    /// HelmRelease: newest `status.history` entry. Boxed, like `pod`: most objects have
+    /// neither, and every tracked object would otherwise carry their room.
+    pub release: Option<Box<ReleaseSnapshot>>,
     /// Kustomization/HelmRelease: `status.inventory.entries[].id`.
     pub inventory: Vec<String>,
     pub workload: Option<WorkloadStatus>,
-    pub pod: Option<PodStatus>,
+    pub pod: Option<Box<PodStatus>>,
     /// Namespace: `status.phase` (Terminating matters).
     pub phase: Option<String>,
 }

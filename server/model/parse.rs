@@ -215,7 +215,8 @@ fn read_status(r: &mut Reader, object: &mut Object, status: &Map<String, Value>)
                     .and_then(Value::as_str)
                     .map(str::to_string),
                 status: h.get("status").and_then(Value::as_str).map(str::to_string),
-            });
+            })
+            .map(Box::new);
     }
     if kind.is_workload() {
         let int = |r: &mut Reader, key| r.int(status, "status", key).unwrap_or(0);
@@ -239,7 +240,7 @@ fn read_status(r: &mut Reader, object: &mut Object, status: &Map<String, Value>)
         }
     }
     if kind == Kind::Pod {
-        st.pod = Some(PodStatus {
+        st.pod = Some(Box::new(PodStatus {
             phase: st.phase.clone(),
             containers: r
                 .array(status, "status", "containerStatuses")
@@ -248,7 +249,7 @@ fn read_status(r: &mut Reader, object: &mut Object, status: &Map<String, Value>)
                 .map(container_state)
                 .collect(),
             started: r.time(status, "status", "startTime"),
-        });
+        }));
     }
 }
 
