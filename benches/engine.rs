@@ -6,10 +6,9 @@
 use chrono::{DateTime, TimeDelta, Utc};
 use fleetglass::health::{Input, Thresholds, evaluate};
 use fleetglass::model::{
-    Condition, ConditionStatus, ContainerState, Kind, Object, OwnerRef, PodStatus, Ref, Spec,
-    Status, WorkloadStatus,
+    Condition, ConditionStatus, ContainerState, Kind, Labels, Object, OwnerRef, PodStatus, Ref,
+    Spec, Status, WorkloadStatus,
 };
-use std::collections::BTreeMap;
 use std::time::Instant;
 
 const SIZES: [usize; 3] = [10_000, 100_000, 1_000_000];
@@ -162,7 +161,7 @@ fn base(cluster: &str, kind: Kind, namespace: &str, name: &str) -> Object {
         namespace: namespace.into(),
         name: name.into(),
         generation: Some(1),
-        labels: BTreeMap::new(),
+        labels: Labels::default(),
         deleting: false,
         created: None,
         deleting_since: None,
@@ -206,7 +205,7 @@ fn deployment(
 ) -> Object {
     let mut object = base(cluster, Kind::Deployment, namespace, name);
     object.spec.replicas = Some(replicas);
-    object.spec.selector = BTreeMap::from([("app".to_string(), name.to_string())]);
+    object.spec.selector = Labels::from([("app".to_string(), name.to_string())]);
     object.spec.images = vec![format!("ghcr.io/example/{name}:v1.0.0")];
     object.status.workload = Some(WorkloadStatus {
         desired: replicas,
@@ -230,7 +229,7 @@ fn pod(cluster: &str, namespace: &str, app: &str, replica: usize, crash: bool) -
         namespace,
         &format!("{app}-5d9c7b-{replica}"),
     );
-    object.labels = BTreeMap::from([("app".to_string(), app.to_string())]);
+    object.labels = Labels::from([("app".to_string(), app.to_string())]);
     object.owners.push(OwnerRef {
         kind: "ReplicaSet".into(),
         name: format!("{app}-5d9c7b"),
@@ -241,11 +240,11 @@ fn pod(cluster: &str, namespace: &str, app: &str, replica: usize, crash: bool) -
         waiting_reason: crash.then(|| "CrashLoopBackOff".to_string()),
         ..ContainerState::default()
     };
-    object.status.pod = Some(PodStatus {
+    object.status.pod = Some(Box::new(PodStatus {
         phase: Some("Running".into()),
         containers: vec![container],
         started: None,
-    });
+    }));
     object
 }
 
@@ -268,8 +267,8 @@ fn reference(kind: &str, name: &str, namespace: &str) -> Ref {
     }
 }
 
-fn applied_labels(tool: &str, namespace: &str, name: &str) -> BTreeMap<String, String> {
-    BTreeMap::from([
+fn applied_labels(tool: &str, namespace: &str, name: &str) -> Labels {
+    Labels::from([
         (format!("{tool}.toolkit.fluxcd.io/name"), name.to_string()),
         (
             format!("{tool}.toolkit.fluxcd.io/namespace"),

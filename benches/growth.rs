@@ -9,18 +9,14 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/simulated.rs"]
+mod simulated;
 mod support;
 
-use chrono::{DateTime, Utc};
-use fleetglass::fleet::{FleetSettings, Runner};
 use fleetglass::health::{Input, Thresholds, evaluate};
-use fleetglass::model::{Object, parse_object};
-use fleetglass::sources::SourceEvent;
-use serde_json::{Value, json};
+use simulated::SimulatedFleet;
 use std::time::Instant;
 
-/// Kustomizations per simulated cluster; each has a Deployment, so twice as many objects.
-const APPS_PER_CLUSTER: usize = 100;
 /// The runner's evaluation tick: a change waits up to this long before its round starts.
 const TICK_SECONDS: f64 = 0.2;
 
@@ -45,12 +41,19 @@ async fn run() {
     } else {
         vec![2]
     };
-    let changes_per_round = support::size(2_000, 10);
+    // Changes per round: under a sustained flood the runner takes everything that arrived
+    // during the previous round, so the larger batch shows the rate it keeps up with.
+    let batches = if support::full() {
+        vec![2_000, 10_000]
+    } else {
+        vec![10]
+    };
     let rounds = support::size(5, 2);
     println!(
-        "{:>8} {:>8} {:>10} {:>10} {:>10} {:>11} {:>12} {:>13}  bottleneck",
+        "{:>8} {:>8} {:>6} {:>10} {:>10} {:>10} {:>11} {:>12} {:>13}  bottleneck",
         "clusters",
         "objects",
+        "batch",
         "changes/s",
         "round ms",
         "engine ms",
@@ -60,55 +63,9 @@ async fn run() {
     );
     let mut measured = Vec::new();
     for clusters in sizes {
-        measured.push(fleet(clusters, changes_per_round, rounds).await);
+        measured.push(fleet(clusters, &batches, rounds).await);
     }
     growth(&measured);
-}
-
-fn kustomization(cluster: usize, app: usize, ready: bool) -> Value {
-    let (status, reason) = if ready {
-        ("True", "ReconciliationSucceeded")
-    } else {
-        ("False", "BuildFailed")
-    };
-    json!({
-        "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-        "metadata": {"name": format!("app-{app}"), "namespace": "flux-system", "generation": 1,
-                     "labels": {"domain": format!("domain-{}", app % 10)}},
-        "spec": {"interval": "10m", "path": "./deploy", "prune": true,
-                 "sourceRef": {"kind": "GitRepository", "name": format!("repo-{cluster}")}},
-        "status": {"observedGeneration": 1, "lastAppliedRevision": "main@sha1:1111111",
-                   "conditions": [{"type": "Ready", "status": status, "reason": reason,
-                                   "message": "bench", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
-    })
-}
-
-fn repository(cluster: usize) -> Value {
-    json!({
-        "apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
-        "metadata": {"name": format!("repo-{cluster}"), "namespace": "flux-system", "generation": 1},
-        "spec": {"interval": "5m", "url": "https://example.invalid/r.git"},
-        "status": {"observedGeneration": 1, "artifact": {"revision": "main@sha1:1111111"},
-                   "conditions": [{"type": "Ready", "status": "True", "reason": "Succeeded",
-                                   "message": "ok", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
-    })
-}
-
-fn deployment(app: usize) -> Value {
-    json!({
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": format!("app-{app}"), "namespace": "apps", "generation": 1,
-                     "labels": {"kustomize.toolkit.fluxcd.io/name": format!("app-{app}"),
-                                "kustomize.toolkit.fluxcd.io/namespace": "flux-system"}},
-        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "a"}},
-                 "template": {"spec": {"containers": [{"name": "app", "image": "registry.example/app:1.4.2"}]}}},
-        "status": {"observedGeneration": 1, "replicas": 1, "readyReplicas": 1,
-                   "availableReplicas": 1, "updatedReplicas": 1}
-    })
-}
-
-fn object(cluster: usize, value: &Value) -> Object {
-    parse_object(&format!("cluster-{cluster}"), value).expect("bench object parses")
 }
 
 async fn transitions(store: &fleetglass::store::Store) -> i64 {
@@ -118,66 +75,47 @@ async fn transitions(store: &fleetglass::store::Store) -> i64 {
         .expect("count transitions")
 }
 
-/// One fleet: loads it, then runs `rounds` rounds each flipping `changes` Kustomizations'
-/// Ready condition, timing the runner's evaluate-and-write and, separately, the engine alone.
-async fn fleet(clusters: usize, changes: usize, rounds: usize) -> Measured {
+/// One fleet: loads it, then for each batch size (a row each) runs `rounds` rounds flipping
+/// that many Kustomizations' Ready condition. Returns the largest batch's costs.
+async fn fleet(clusters: usize, batches: &[usize], rounds: usize) -> Measured {
     let store = common::fresh_store().await;
-    let settings = FleetSettings {
-        cluster_labels: (0..clusters)
-            .map(|c| (format!("cluster-{c}"), Default::default()))
-            .collect(),
-        ..FleetSettings::default()
-    };
-    let (mut runner, _latest) = Runner::new(settings, store.clone());
-    let mut objects = Vec::with_capacity(clusters * APPS_PER_CLUSTER * 2);
-    for c in 0..clusters {
-        for a in 0..APPS_PER_CLUSTER {
-            objects.push(object(c, &kustomization(c, a, true)));
-            objects.push(object(c, &deployment(a)));
-        }
-    }
-    // After the apps, so an app's Kustomization stays at index 2 × app.
-    for c in 0..clusters {
-        objects.push(object(c, &repository(c)));
-    }
-    let alive = |now: DateTime<Utc>, runner: &mut Runner| {
-        for c in 0..clusters {
-            runner.apply(SourceEvent::ClusterAlive {
-                cluster: format!("cluster-{c}"),
-                at: now,
-            });
-        }
-    };
     let loaded = Instant::now();
-    alive(Utc::now(), &mut runner);
-    for o in &objects {
-        runner.apply(SourceEvent::Apply(Box::new(o.clone())));
-    }
-    runner.evaluate_and_write(Utc::now()).await;
+    let mut fleet = SimulatedFleet::load(store.clone(), "cluster", clusters).await;
     let load_seconds = loaded.elapsed().as_secs_f64();
-    let before = transitions(&store).await;
-
-    let total_apps = clusters * APPS_PER_CLUSTER;
-    let changes = changes.min(total_apps);
-    let (mut round_s, mut engine_s) = (0.0, 0.0);
-    for round in 0..rounds {
-        let now = Utc::now();
-        let started = Instant::now();
-        alive(now, &mut runner);
-        for k in 0..changes {
-            // Spread over the fleet; the same apps each round, failing and recovering in turn.
-            let app = k * total_apps / changes;
-            let (c, a) = (app / APPS_PER_CLUSTER, app % APPS_PER_CLUSTER);
-            let flipped = object(c, &kustomization(c, a, round % 2 == 1));
-            objects[2 * app] = flipped.clone();
-            runner.apply(SourceEvent::Apply(Box::new(flipped)));
+    let mut measured = None;
+    let mut done = Vec::new();
+    for &batch in batches {
+        let changes = batch.min(fleet.apps());
+        if !done.contains(&changes) {
+            done.push(changes);
+            let row = batches_of(&store, &mut fleet, clusters, changes, rounds, load_seconds);
+            measured = Some(row.await);
         }
-        runner.evaluate_and_write(now).await;
+    }
+    store.pool().close().await;
+    measured.expect("at least one batch size")
+}
+
+/// `rounds` rounds of `changes` flips, timing the runner's evaluate-and-write and, separately,
+/// the engine alone on the same objects; prints the row.
+async fn batches_of(
+    store: &fleetglass::store::Store,
+    fleet: &mut SimulatedFleet,
+    clusters: usize,
+    changes: usize,
+    rounds: usize,
+    load_seconds: f64,
+) -> Measured {
+    let before = transitions(store).await;
+    let (mut round_s, mut engine_s) = (0.0, 0.0);
+    for _ in 0..rounds {
+        let started = Instant::now();
+        let (_, now) = fleet.round(changes).await;
         round_s += started.elapsed().as_secs_f64();
         let thresholds = Thresholds::default();
         let engine = Instant::now();
         std::hint::black_box(evaluate(&Input {
-            objects: &objects,
+            objects: &fleet.objects,
             clusters: &[],
             domains: &[],
             thresholds: &thresholds,
@@ -186,7 +124,8 @@ async fn fleet(clusters: usize, changes: usize, rounds: usize) -> Measured {
         }));
         engine_s += engine.elapsed().as_secs_f64();
     }
-    let written = transitions(&store).await - before;
+    let objects = fleet.objects.len();
+    let written = transitions(store).await - before;
     // Each flip changes the Kustomization's state; its Deployment follows its owner or not,
     // so at least one transition per change must have reached Postgres.
     assert!(
@@ -210,17 +149,16 @@ async fn fleet(clusters: usize, changes: usize, rounds: usize) -> Measured {
         "write (Postgres upserts + transitions)"
     };
     println!(
-        "{clusters:>8} {:>8} {:>10.0} {round_ms:>10.1} {engine_ms:>10.1} {write_ms:>11.1} {:>12.0} {:>13.1}  {bottleneck}; initial load {load_seconds:.1}s, {written} transitions",
-        objects.len(),
+        "{clusters:>8} {:>8} {changes:>6} {:>10.0} {round_ms:>10.1} {engine_ms:>10.1} {write_ms:>11.1} {:>12.0} {:>13.1}  {bottleneck}; initial load {load_seconds:.1}s, {written} transitions",
+        objects,
         changes as f64 / (round_ms / 1e3),
-        engine_ms * 1e6 / objects.len() as f64,
+        engine_ms * 1e6 / objects as f64,
         round_ms * 1e3 / changes as f64,
     );
-    store.pool().close().await;
     Measured {
         clusters,
-        objects: objects.len(),
-        engine_ns_per_object: engine_ms * 1e6 / objects.len() as f64,
+        objects,
+        engine_ns_per_object: engine_ms * 1e6 / objects as f64,
         write_us_per_change: write_ms * 1e3 / changes as f64,
     }
 }

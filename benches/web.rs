@@ -1,12 +1,17 @@
 //! How fast the fleet page and the domain JSON answer for a 100,000-object fleet: seeds a
 //! fresh database (objects, clusters, root causes, domain verdicts) through the store, then
-//! drives the router in process and prints p50/p99 per endpoint.
+//! drives the router in process and prints p50/p99 per endpoint. Then the same database under
+//! load: `wrk` against a real `fleetglass serve` while a simulated fleet's ingest writes into it.
 //!
 //!     DATABASE_URL=$(scripts/pg url) cargo bench --bench web
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/simulated.rs"]
+mod simulated;
 mod support;
+#[path = "support/under_load.rs"]
+mod under_load;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
@@ -56,7 +61,8 @@ fn main() {
 async fn run() {
     let store = common::fresh_store().await;
     let started = Instant::now();
-    let config = seed(&store).await;
+    let config_yaml = seed(&store).await;
+    let config: Config = fleetglass::config::from_yaml_str(&config_yaml).unwrap();
     println!(
         "seeded {} objects on {CLUSTERS} clusters, {DOMAINS} domains, {} root causes in {:.1}s",
         CLUSTERS * objects_per_cluster(),
@@ -64,7 +70,7 @@ async fn run() {
         started.elapsed().as_secs_f64()
     );
     let app = web::router(AppState {
-        store,
+        store: store.clone(),
         site: Arc::new(Site::from_config(&config)),
     });
     println!(
@@ -103,9 +109,23 @@ async fn run() {
             ms(times[requests - 1])
         );
     }
+    let database: String = sqlx::query_scalar("SELECT current_database()")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    let url = common::with_database(&std::env::var("DATABASE_URL").unwrap(), &database);
+    under_load::measure(
+        &store,
+        &url,
+        &config_yaml,
+        &["/", "/api/v1/domains/domain-7"],
+        support::size(10, 1) as u64,
+    )
+    .await;
 }
 
-async fn seed(store: &Store) -> Config {
+/// Seeds the database; returns the configuration (clusters and domains) as YAML.
+async fn seed(store: &Store) -> String {
     let now = Utc::now();
     let mut domains_yaml = String::from("domains:\n");
     for d in 0..DOMAINS {
@@ -120,8 +140,6 @@ async fn seed(store: &Store) -> Config {
             "  - name: cluster-{c}\n    labels: {{ring: {ring}}}\n"
         ));
     }
-    let config: Config =
-        fleetglass::config::from_yaml_str(&format!("{clusters_yaml}{domains_yaml}")).unwrap();
     for c in 0..CLUSTERS {
         let cluster = format!("cluster-{c}");
         let mut changes = ChangeSet::default();
@@ -220,5 +238,5 @@ async fn seed(store: &Store) -> Config {
         tx.commit().await.unwrap();
     }
     sqlx::query("ANALYZE").execute(store.pool()).await.unwrap();
-    config
+    format!("{clusters_yaml}{domains_yaml}")
 }

@@ -32,6 +32,16 @@ struct WrittenVerdict {
 }
 
 impl WrittenVerdict {
+    /// Compares without copying: most verdicts are unchanged every round.
+    fn matches(&self, v: &Verdict) -> bool {
+        self.state == v.state
+            && self.since == v.since
+            && self.reason == v.reason
+            && self.message == v.message
+            && self.root_causes == v.root_causes
+            && self.domains == v.domains
+    }
+
     fn new(v: &Verdict) -> Self {
         WrittenVerdict {
             state: v.state,
@@ -116,16 +126,23 @@ impl Written {
         now: DateTime<Utc>,
     ) -> ChangeSet {
         let mut changes = ChangeSet::default();
-        let mut present = HashSet::with_capacity(evaluation.objects.len());
+        // Written verdicts still in the evaluation; when all are, nothing is gone and the
+        // round costs a lookup per object, no copies.
+        let mut still_present = 0;
         for verdict in &evaluation.objects {
-            present.insert(&verdict.id);
-            if held.contains(&verdict.cluster) {
+            let previous = self.verdicts.get(&verdict.id);
+            if previous.is_some() {
+                still_present += 1;
+            }
+            if held.contains(&verdict.cluster)
+                || (previous.is_some_and(|p| p.matches(verdict)) && !touched.contains(&verdict.id))
+            {
                 continue;
             }
             let next = WrittenVerdict::new(verdict);
-            let previous = self.verdicts.get(&verdict.id);
-            if previous == Some(&next) && !touched.contains(&verdict.id) {
-                continue;
+            if previous.is_none() {
+                // Counted as present from here on, like the verdicts written before.
+                still_present += 1;
             }
             let key = key_of(&verdict.id);
             if previous.map(|p| p.state) != Some(verdict.state) {
@@ -158,6 +175,10 @@ impl Written {
             });
             self.verdicts.insert(verdict.id.clone(), next);
         }
+        if still_present == self.verdicts.len() {
+            return changes;
+        }
+        let present: HashSet<&ObjectId> = evaluation.objects.iter().map(|v| &v.id).collect();
         let gone: Vec<ObjectId> = self
             .verdicts
             .keys()

@@ -10,14 +10,12 @@ use super::{FleetSettings, Snapshot};
 use crate::health::CrdProvider;
 use crate::health::{self, ClusterInfo, Evaluation, Input, SeenInProgress, State};
 use crate::metrics;
-use crate::model::Kind;
 use crate::sources::{EventReceiver, SourceEvent};
 use crate::store::{
     ChangeSet, ObjectFilter, Store, record_crd_providers, replace_dependencies, replace_rollups,
     upsert_clusters, write_changes,
 };
 use chrono::{DateTime, Utc};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -233,7 +231,7 @@ impl Runner {
             self.pending_providers.push(provider);
         }
         self.bound_pending();
-        self.count_objects();
+        metrics::set_objects_tracked(self.snapshot.tracked());
         let rows = self.pending.len() + clusters.len();
         let started = Instant::now();
         let written = self.write(&clusters, now).await;
@@ -279,16 +277,6 @@ impl Runner {
         record_crd_providers(&mut tx, &self.pending_providers, now).await?;
         upsert_clusters(&mut tx, clusters).await?;
         tx.commit().await
-    }
-
-    fn count_objects(&self) {
-        let mut counts: BTreeMap<(String, Kind), u64> = BTreeMap::new();
-        for object in self.snapshot.objects() {
-            *counts
-                .entry((object.cluster.clone(), object.kind))
-                .or_default() += 1;
-        }
-        metrics::set_objects_tracked(&counts);
     }
 
     fn bound_pending(&mut self) {

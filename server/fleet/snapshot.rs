@@ -15,6 +15,8 @@ pub struct Snapshot {
     clusters: BTreeMap<String, ClusterInfo>,
     /// Ids applied or deleted since the last `take_touched`.
     touched: HashSet<ObjectId>,
+    /// Objects per (cluster, kind), kept as objects come and go so no round has to count.
+    tracked: BTreeMap<(String, Kind), u64>,
 }
 
 impl Snapshot {
@@ -27,6 +29,11 @@ impl Snapshot {
 
     pub fn objects(&self) -> &[Object] {
         &self.objects
+    }
+
+    /// How many objects are tracked per (cluster, kind).
+    pub fn tracked(&self) -> &BTreeMap<(String, Kind), u64> {
+        &self.tracked
     }
 
     pub fn get(&self, id: &ObjectId) -> Option<&Object> {
@@ -52,6 +59,7 @@ impl Snapshot {
         self.clusters.remove(name);
         self.listing.retain(|(cluster, _), _| cluster != name);
         self.objects.retain(|o| o.cluster != name);
+        self.tracked.retain(|(cluster, _), _| cluster != name);
         self.touched
             .retain(|id| id.parts().is_none_or(|p| p.0 != name));
         self.index = self
@@ -140,6 +148,10 @@ impl Snapshot {
                 true
             }
             None => {
+                *self
+                    .tracked
+                    .entry((object.cluster.clone(), object.kind))
+                    .or_default() += 1;
                 self.index.insert(id.clone(), self.objects.len());
                 self.objects.push(object);
                 self.touched.insert(id);
@@ -152,7 +164,14 @@ impl Snapshot {
         let Some(i) = self.index.remove(id) else {
             return false;
         };
-        self.objects.swap_remove(i);
+        let removed = self.objects.swap_remove(i);
+        let key = (removed.cluster, removed.kind);
+        if let Some(count) = self.tracked.get_mut(&key) {
+            *count -= 1;
+            if *count == 0 {
+                self.tracked.remove(&key);
+            }
+        }
         if let Some(moved) = self.objects.get(i) {
             self.index.insert(moved.id(), i);
         }
@@ -206,6 +225,17 @@ mod tests {
         assert_eq!(snap.get(&y.id()), Some(&y));
         assert_eq!(snap.objects().len(), 1);
         assert_eq!(snap.take_touched().len(), 2);
+        assert_eq!(tracked(&snap), vec![("a", 1)]);
+    }
+
+    fn tracked(snap: &Snapshot) -> Vec<(&str, u64)> {
+        snap.tracked()
+            .iter()
+            .map(|((cluster, kind), &count)| {
+                assert_eq!(*kind, Kind::GitRepository);
+                (cluster.as_str(), count)
+            })
+            .collect()
     }
 
     #[test]
@@ -226,6 +256,7 @@ mod tests {
         let mut names: Vec<_> = snap.objects().iter().map(|o| o.name.as_str()).collect();
         names.sort();
         assert_eq!(names, vec!["keep", "other"]);
+        assert_eq!(tracked(&snap), vec![("a", 1), ("b", 1)]);
     }
 
     #[test]
@@ -243,6 +274,7 @@ mod tests {
             assert_eq!(snap.get(&o.id()), Some(&o));
         }
         assert_eq!(snap.objects().len(), 2);
+        assert_eq!(tracked(&snap), vec![("b", 2)]);
         snap.touch_cluster("b");
         assert_eq!(snap.take_touched().len(), 2);
     }

@@ -2,11 +2,13 @@
 
 mod duration;
 mod kind;
+mod labels;
 mod object;
 mod parse;
 
 pub use duration::{DurationError, human, parse_go_duration, serde_go};
 pub use kind::{CONTROLLER_NAMES, Kind, UnknownKind, controller_of_deployment};
+pub use labels::Labels;
 pub use object::*;
 pub use parse::{Skip, parse_object};
 

@@ -1,10 +1,9 @@
 //! The slim object: only the fields the health engine reads, the same whichever source
 //! (a kube watcher, the demo fleet, a file given to `fleetglass evaluate`) produced it.
 
-use super::Kind;
+use super::{Kind, Labels};
 use chrono::{DateTime, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::fmt;
 
 /// `cluster/Kind/namespace/name`; the namespace is empty for cluster-scoped objects.
@@ -42,7 +41,7 @@ pub struct Object {
     pub namespace: String,
     pub name: String,
     pub generation: Option<i64>,
-    pub labels: BTreeMap<String, String>,
+    pub labels: Labels,
     pub deleting: bool,
     /// `metadata.creationTimestamp`: how long an object without status has waited.
     pub created: Option<DateTime<Utc>>,
@@ -148,7 +147,7 @@ pub struct Spec {
     pub source_type: Option<String>,
     pub service_account: Option<String>,
     /// Workloads: `spec.selector.matchLabels`.
-    pub selector: BTreeMap<String, String>,
+    pub selector: Labels,
     /// Workloads: desired replicas (DaemonSets: desired number scheduled, from status).
     pub replicas: Option<i64>,
     /// Workloads and pods: container images.
@@ -172,12 +171,13 @@ pub struct Status {
     pub artifact_updated: Option<DateTime<Utc>>,
     /// HelmRelease: `status.helmChart` as `namespace/name`.
     pub helm_chart: Option<String>,
-    /// HelmRelease: newest `status.history` entry.
-    pub release: Option<ReleaseSnapshot>,
+    /// HelmRelease: newest `status.history` entry. Boxed, like `pod`: most objects have
+    /// neither, and every tracked object would otherwise carry their room.
+    pub release: Option<Box<ReleaseSnapshot>>,
     /// Kustomization/HelmRelease: `status.inventory.entries[].id`.
     pub inventory: Vec<String>,
     pub workload: Option<WorkloadStatus>,
-    pub pod: Option<PodStatus>,
+    pub pod: Option<Box<PodStatus>>,
     /// Namespace: `status.phase` (Terminating matters).
     pub phase: Option<String>,
 }

@@ -4,10 +4,9 @@
 //! the others and the engine can say exactly what was wrong.
 
 use super::object::*;
-use super::{Kind, parse_go_duration};
+use super::{Kind, Labels, parse_go_duration};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
 use std::fmt;
 
 /// Why an input document was not turned into an object.
@@ -216,7 +215,8 @@ fn read_status(r: &mut Reader, object: &mut Object, status: &Map<String, Value>)
                     .and_then(Value::as_str)
                     .map(str::to_string),
                 status: h.get("status").and_then(Value::as_str).map(str::to_string),
-            });
+            })
+            .map(Box::new);
     }
     if kind.is_workload() {
         let int = |r: &mut Reader, key| r.int(status, "status", key).unwrap_or(0);
@@ -240,7 +240,7 @@ fn read_status(r: &mut Reader, object: &mut Object, status: &Map<String, Value>)
         }
     }
     if kind == Kind::Pod {
-        st.pod = Some(PodStatus {
+        st.pod = Some(Box::new(PodStatus {
             phase: st.phase.clone(),
             containers: r
                 .array(status, "status", "containerStatuses")
@@ -249,7 +249,7 @@ fn read_status(r: &mut Reader, object: &mut Object, status: &Map<String, Value>)
                 .map(container_state)
                 .collect(),
             started: r.time(status, "status", "startTime"),
-        });
+        }));
     }
 }
 
@@ -343,14 +343,9 @@ impl Reader {
         }
     }
 
-    fn string_map(
-        &mut self,
-        map: &Map<String, Value>,
-        parent: &str,
-        key: &str,
-    ) -> BTreeMap<String, String> {
+    fn string_map(&mut self, map: &Map<String, Value>, parent: &str, key: &str) -> Labels {
         let Some(m) = self.map(map, parent, key) else {
-            return BTreeMap::new();
+            return Labels::default();
         };
         m.iter()
             .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))

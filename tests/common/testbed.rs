@@ -106,16 +106,18 @@ impl Testbed {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         let mut child = command.spawn().expect("start kubectl");
-        if let Some(input) = stdin {
-            child
-                .stdin
-                .take()
-                .expect("stdin")
-                .write_all(input.as_bytes())
-                .expect("write stdin");
-        }
-        drop(child.stdin.take());
-        child.wait_with_output().expect("kubectl output")
+        let pipe = child.stdin.take().expect("stdin");
+        // Written from another thread while the output is read: kubectl answers as it reads,
+        // and a large input would fill its output pipe and stall both sides.
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                let mut pipe = pipe;
+                if let Some(input) = stdin {
+                    pipe.write_all(input.as_bytes()).expect("write stdin");
+                }
+            });
+            child.wait_with_output().expect("kubectl output")
+        })
     }
 
     pub fn stop_cluster(&self, cluster: &str) {

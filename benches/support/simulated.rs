@@ -1,0 +1,144 @@
+//! A simulated fleet fed as source events into a real `fleet::Runner` writing to Postgres:
+//! per cluster, Kustomizations (each with its Deployment) and one GitRepository; each round
+//! flips some Kustomizations' Ready condition and evaluates and writes. The growth bench
+//! measures it; the web bench runs it as the ingest going on while the pages are under load.
+
+use chrono::{DateTime, Utc};
+use fleetglass::fleet::{FleetSettings, Runner};
+use fleetglass::model::{Object, parse_object};
+use fleetglass::sources::SourceEvent;
+use fleetglass::store::Store;
+use serde_json::{Value, json};
+
+/// Kustomizations per simulated cluster; each has a Deployment, so twice as many objects.
+pub const APPS_PER_CLUSTER: usize = 100;
+
+pub struct SimulatedFleet {
+    runner: Runner,
+    /// What the runner holds, in order: the apps (Kustomization at 2 × app, its Deployment
+    /// next), then one GitRepository per cluster.
+    pub objects: Vec<Object>,
+    clusters: Vec<String>,
+}
+
+impl SimulatedFleet {
+    /// `clusters` clusters named `{prefix}-{n}`, all healthy, loaded and written once.
+    pub async fn load(store: Store, prefix: &str, clusters: usize) -> SimulatedFleet {
+        let clusters: Vec<String> = (0..clusters).map(|c| format!("{prefix}-{c}")).collect();
+        let settings = FleetSettings {
+            cluster_labels: clusters
+                .iter()
+                .map(|c| (c.clone(), Default::default()))
+                .collect(),
+            ..FleetSettings::default()
+        };
+        let (runner, _latest) = Runner::new(settings, store);
+        let mut objects = Vec::with_capacity(clusters.len() * (APPS_PER_CLUSTER * 2 + 1));
+        for cluster in &clusters {
+            for app in 0..APPS_PER_CLUSTER {
+                objects.push(parse(cluster, &kustomization(cluster, app, true)));
+                objects.push(parse(cluster, &deployment(app)));
+            }
+        }
+        for cluster in &clusters {
+            objects.push(parse(cluster, &repository(cluster)));
+        }
+        let mut fleet = SimulatedFleet {
+            runner,
+            objects,
+            clusters,
+        };
+        let now = Utc::now();
+        fleet.alive(now);
+        for object in &fleet.objects {
+            fleet
+                .runner
+                .apply(SourceEvent::Apply(Box::new(object.clone())));
+        }
+        fleet.runner.evaluate_and_write(now).await;
+        fleet
+    }
+
+    pub fn apps(&self) -> usize {
+        self.clusters.len() * APPS_PER_CLUSTER
+    }
+
+    /// One round: flips the Ready condition of `changes` Kustomizations spread over the
+    /// fleet (failing ones recover, ready ones fail), then evaluates and writes. Returns how
+    /// many were flipped and when the round's evidence was stamped.
+    pub async fn round(&mut self, changes: usize) -> (usize, DateTime<Utc>) {
+        let changes = changes.min(self.apps());
+        let now = Utc::now();
+        self.alive(now);
+        for k in 0..changes {
+            let app = k * self.apps() / changes;
+            let cluster = &self.clusters[app / APPS_PER_CLUSTER];
+            let ready = !self.objects[2 * app]
+                .condition("Ready")
+                .is_some_and(|c| c.is_true());
+            let flipped = parse(
+                cluster,
+                &kustomization(cluster, app % APPS_PER_CLUSTER, ready),
+            );
+            self.objects[2 * app] = flipped.clone();
+            self.runner.apply(SourceEvent::Apply(Box::new(flipped)));
+        }
+        self.runner.evaluate_and_write(now).await;
+        (changes, now)
+    }
+
+    fn alive(&mut self, at: DateTime<Utc>) {
+        for cluster in &self.clusters {
+            self.runner.apply(SourceEvent::ClusterAlive {
+                cluster: cluster.clone(),
+                at,
+            });
+        }
+    }
+}
+
+fn parse(cluster: &str, value: &Value) -> Object {
+    parse_object(cluster, value).expect("simulated object parses")
+}
+
+fn kustomization(cluster: &str, app: usize, ready: bool) -> Value {
+    let (status, reason) = if ready {
+        ("True", "ReconciliationSucceeded")
+    } else {
+        ("False", "BuildFailed")
+    };
+    json!({
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+        "metadata": {"name": format!("app-{app}"), "namespace": "flux-system", "generation": 1,
+                     "labels": {"domain": format!("domain-{}", app % 10)}},
+        "spec": {"interval": "10m", "path": "./deploy", "prune": true,
+                 "sourceRef": {"kind": "GitRepository", "name": format!("repo-{cluster}")}},
+        "status": {"observedGeneration": 1, "lastAppliedRevision": "main@sha1:1111111",
+                   "conditions": [{"type": "Ready", "status": status, "reason": reason,
+                                   "message": "bench", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
+    })
+}
+
+fn repository(cluster: &str) -> Value {
+    json!({
+        "apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+        "metadata": {"name": format!("repo-{cluster}"), "namespace": "flux-system", "generation": 1},
+        "spec": {"interval": "5m", "url": "https://example.invalid/r.git"},
+        "status": {"observedGeneration": 1, "artifact": {"revision": "main@sha1:1111111"},
+                   "conditions": [{"type": "Ready", "status": "True", "reason": "Succeeded",
+                                   "message": "ok", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
+    })
+}
+
+fn deployment(app: usize) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": format!("app-{app}"), "namespace": "apps", "generation": 1,
+                     "labels": {"kustomize.toolkit.fluxcd.io/name": format!("app-{app}"),
+                                "kustomize.toolkit.fluxcd.io/namespace": "flux-system"}},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "a"}},
+                 "template": {"spec": {"containers": [{"name": "app", "image": "registry.example/app:1.4.2"}]}}},
+        "status": {"observedGeneration": 1, "replicas": 1, "readyReplicas": 1,
+                   "availableReplicas": 1, "updatedReplicas": 1}
+    })
+}
