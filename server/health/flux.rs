@@ -123,11 +123,7 @@ fn reconciling_while_ready(flag: &Condition, context: &FluxContext) -> Finding {
 
 /// Kustomization/Terraform: attempted ≠ applied, or applied behind what the source offers.
 fn revision_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Option<Finding> {
-    let applied = object.status.last_applied_revision.as_deref();
-    let attempted = object.status.last_attempted_revision.as_deref();
-    if let (Some(attempted), Some(applied)) = (attempted, applied)
-        && !same_revision(attempted, applied)
-    {
+    if let Some((attempted, applied)) = revision_in_flight(object) {
         let reason = format!("revision {attempted} attempted but {applied} applied");
         let since = ready.last_transition;
         return Some(
@@ -136,6 +132,7 @@ fn revision_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Op
                 .in_progress(&reason, &ready.message, since, EdgeSet::WAITING),
         );
     }
+    let applied = object.status.last_applied_revision.as_deref();
     let source = context.source?;
     let offered = source.status.artifact_revision.as_deref()?;
     if applied.is_some_and(|applied| same_revision(applied, offered)) {
@@ -156,12 +153,8 @@ fn revision_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Op
 /// The controller's message, plus the revision it is trying when that is not the one applied:
 /// while a new commit is in flight, what is running is still the old one.
 fn with_revision_lag(object: &Object, message: &str) -> String {
-    let status = &object.status;
-    match (
-        &status.last_attempted_revision,
-        &status.last_applied_revision,
-    ) {
-        (Some(attempted), Some(applied)) if !same_revision(attempted, applied) => {
+    match revision_in_flight(object) {
+        Some((attempted, applied)) => {
             let lag = format!("attempting {attempted}, last applied {applied}");
             if message.is_empty() {
                 lag
@@ -169,8 +162,15 @@ fn with_revision_lag(object: &Object, message: &str) -> String {
                 format!("{message} ({lag})")
             }
         }
-        _ => message.to_string(),
+        None => message.to_string(),
     }
+}
+
+/// (lastAttemptedRevision, lastAppliedRevision) when they differ: a new revision in flight.
+fn revision_in_flight(object: &Object) -> Option<(&str, &str)> {
+    let attempted = object.status.last_attempted_revision.as_deref()?;
+    let applied = object.status.last_applied_revision.as_deref()?;
+    (!same_revision(attempted, applied)).then_some((attempted, applied))
 }
 
 /// Revisions are compared by digest when both carry one (`main@sha1:…` vs `sha1:…`).
