@@ -1,5 +1,5 @@
 //! Ingest end to end and how it grows with the fleet: simulated clusters feed source events
-//! into a real `fleet::Runner` writing to Postgres (events → evaluation → batched write), at
+//! into a real `ingest::Runner` writing to Postgres (events → evaluation → batched write), at
 //! 10, 100 and 1,000 clusters. Prints sustained status changes per second, where a round's
 //! time goes (the engine or the write, so the bottleneck is named), the engine's cost per
 //! object and the round's cost per change at each size, and an estimate of the largest fleet

@@ -9,7 +9,7 @@
 mod support;
 
 use chrono::Utc;
-use fleetglass::fleet::Snapshot;
+use fleetglass::ingest::Snapshot;
 use fleetglass::model::parse_object;
 use fleetglass::sources::SourceEvent;
 use fleetglass::store::{ChangeSet, ObjectKey, ObjectRow, Store, TransitionRow, write_changes};

@@ -1,18 +1,19 @@
 //! fleetglass: a truthful status board for Flux fleets.
 //!
-//! Data flows one way: `sources` produce object events, the `fleet` snapshot holds them, the pure
-//! `health` engine turns them into verdicts, `store` keeps state and history in Postgres, and
-//! `web` and `alerts` tell people and scripts.
+//! Data flows one way: `sources` produce object events, `ingest` keeps them in a snapshot and
+//! runs rounds of the pure `health` engine over it, `store` keeps state and history in Postgres,
+//! and `web` and `alerts` tell people and scripts. `offline` runs the same engine on files
+//! (`fleetglass evaluate`).
 #![forbid(unsafe_code)]
 
 pub mod alerts;
 pub mod cli;
 pub mod config;
-pub mod evaluate;
-pub mod fleet;
 pub mod health;
+pub mod ingest;
 pub mod metrics;
 pub mod model;
+pub mod offline;
 pub mod sources;
 pub mod store;
 pub mod web;

@@ -8,7 +8,7 @@ mod common;
 use alerts_support::{Receiver, Reply, cause, evaluation, eventually};
 use chrono::Utc;
 use fleetglass::alerts::rules::Policy;
-use fleetglass::alerts::{DeliverySettings, Evaluator, Sinks, Worker};
+use fleetglass::alerts::{DeliverySettings, Dispatcher, Sinks, Worker};
 use fleetglass::config::{AlertsConfig, Secret, SlackTarget};
 use fleetglass::health::State;
 use fleetglass::store::Store;
@@ -34,7 +34,7 @@ fn worker(store: &Store, sinks: Arc<Sinks>) -> Worker {
 
 /// Queues one firing notification per root cause `dev-1/Deployment/apps/app-{i}`.
 async fn queue(store: &Store, sinks: &Sinks, count: usize) {
-    let evaluator = Evaluator::new(
+    let dispatcher = Dispatcher::new(
         store.clone(),
         Policy::from_config(&AlertsConfig::default()),
         sinks.routes(),
@@ -52,7 +52,7 @@ async fn queue(store: &Store, sinks: &Sinks, count: usize) {
             )
         })
         .collect();
-    evaluator
+    dispatcher
         .round(&evaluation(&["dev-1"], causes), Utc::now())
         .await
         .unwrap();

@@ -8,10 +8,10 @@ use alerts_support::{Receiver, block_kit_problems, cause, evaluation};
 use chrono::{TimeDelta, Utc};
 use fleetglass::alerts::rules::Policy;
 use fleetglass::alerts::silences::{self, NewSilence};
-use fleetglass::alerts::{DeliverySettings, Evaluator, Sinks, Worker};
+use fleetglass::alerts::{DeliverySettings, Dispatcher, Sinks, Worker};
 use fleetglass::config::{AlertsConfig, Config, Secret, SlackTarget, WebhookTarget};
-use fleetglass::fleet::{FleetSettings, Runner};
 use fleetglass::health::State;
+use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::sources::demo::{WorldDiff, apply_to_config};
 use fleetglass::store::Store;
 use std::sync::Arc;
@@ -26,7 +26,7 @@ fn settings() -> DeliverySettings {
 }
 
 struct Setup {
-    evaluator: Evaluator,
+    evaluator: Dispatcher,
     worker: Worker,
 }
 
@@ -48,7 +48,7 @@ fn setup(store: &Store, slack: Option<SlackTarget>, webhooks: Vec<WebhookTarget>
     })
     .collect();
     Setup {
-        evaluator: Evaluator::new(
+        evaluator: Dispatcher::new(
             store.clone(),
             Policy::from_config(&AlertsConfig::default()),
             sinks.routes(),
@@ -419,13 +419,13 @@ async fn the_demo_fleet_pages_once_per_root_cause() {
     let receiver = Receiver::start().await;
     let mut config = Config::default();
     apply_to_config(&mut config);
-    let (mut runner, latest) = Runner::new(FleetSettings::from_config(&config), store.clone());
+    let (mut runner, latest) = Runner::new(RunnerSettings::from_config(&config), store.clone());
     let mut world = WorldDiff::default();
     let started = Utc::now() - TimeDelta::minutes(1);
     for event in world.step(started, Utc::now()) {
         runner.apply(event);
     }
-    runner.evaluate_and_write(Utc::now()).await;
+    runner.run_round(Utc::now()).await;
     let evaluated = latest.borrow().clone();
     let s = setup(&store, webhook(&receiver), Vec::new());
     let at = evaluated.at.unwrap();

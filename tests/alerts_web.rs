@@ -9,7 +9,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use chrono::{TimeDelta, Utc};
 use fleetglass::alerts::rules::Policy;
-use fleetglass::alerts::{Evaluator, Route};
+use fleetglass::alerts::{Dispatcher, Route};
 use fleetglass::config::AlertsConfig;
 use fleetglass::health::State;
 use fleetglass::store::Store;
@@ -37,7 +37,7 @@ async fn send(
 
 async fn app_with_an_open_alert() -> (axum::Router, Store) {
     let store = common::fresh_store().await;
-    let evaluator = Evaluator::new(
+    let evaluator = Dispatcher::new(
         store.clone(),
         Policy::from_config(&AlertsConfig::default()),
         vec![Route {

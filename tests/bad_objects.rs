@@ -6,7 +6,7 @@
 mod web_support;
 
 use chrono::Utc;
-use fleetglass::fleet::{FleetSettings, Runner};
+use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::model::parse_object;
 use fleetglass::sources::SourceEvent;
 use serde_json::{Value, json};
@@ -48,7 +48,7 @@ fn apply(runner: &mut Runner, value: &Value) {
 async fn pathological_objects_are_evaluated_stored_and_served() {
     let store = fresh_store().await;
     let config = web_support::common::one_cluster_config(CLUSTER);
-    let (mut runner, latest) = Runner::new(FleetSettings::from_config(&config), store.clone());
+    let (mut runner, latest) = Runner::new(RunnerSettings::from_config(&config), store.clone());
     runner.apply(SourceEvent::ClusterAlive {
         cluster: CLUSTER.into(),
         at: Utc::now(),
@@ -112,7 +112,7 @@ async fn pathological_objects_are_evaluated_stored_and_served() {
             &kustomization(&format!("chain-{i}"), &depends, conditions),
         );
     }
-    runner.evaluate_and_write(Utc::now()).await;
+    runner.run_round(Utc::now()).await;
     let evaluated = latest.borrow().clone();
     let state = |name: &str| {
         evaluated
@@ -200,7 +200,7 @@ fn a_document_that_is_not_utf8_is_refused_with_where() {
 async fn work_that_never_starts_becomes_stuck_from_when_it_was_first_seen() {
     let store = fresh_store().await;
     let config = web_support::common::one_cluster_config(CLUSTER);
-    let (mut runner, latest) = Runner::new(FleetSettings::from_config(&config), store.clone());
+    let (mut runner, latest) = Runner::new(RunnerSettings::from_config(&config), store.clone());
     let mut never_started = kustomization(
         "never-started",
         &[],
@@ -209,7 +209,7 @@ async fn work_that_never_starts_becomes_stuck_from_when_it_was_first_seen() {
     never_started["metadata"]["generation"] = json!(2);
     apply(&mut runner, &git_repository());
     apply(&mut runner, &never_started);
-    let state_at = |runner_latest: &fleetglass::fleet::Latest| {
+    let state_at = |runner_latest: &fleetglass::ingest::Latest| {
         let evaluated = runner_latest.borrow().clone();
         let verdict = evaluated
             .evaluation
@@ -230,7 +230,7 @@ async fn work_that_never_starts_becomes_stuck_from_when_it_was_first_seen() {
             at: cluster_alive,
         });
         runner
-            .evaluate_and_write(first_seen + chrono::TimeDelta::days(days))
+            .run_round(first_seen + chrono::TimeDelta::days(days))
             .await;
         let (state, since) = state_at(&latest);
         if days == 0 {

@@ -7,7 +7,7 @@
 mod web_support;
 
 use fantoccini::{Client, ClientBuilder, Locator};
-use fleetglass::fleet::{FleetSettings, Runner};
+use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::sources;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -94,7 +94,7 @@ async fn serve_demo() -> (String, String) {
     let config = demo_config();
     let (sender, receiver) = sources::channel();
     tokio::spawn(sources::demo::run(sender));
-    let (runner, _latest) = Runner::new(FleetSettings::from_config(&config), store.clone());
+    let (runner, _latest) = Runner::new(RunnerSettings::from_config(&config), store.clone());
     tokio::spawn(runner.run(receiver));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();

@@ -3,7 +3,7 @@
 mod common;
 
 use chrono::{TimeDelta, Utc};
-use fleetglass::fleet::retention::prune;
+use fleetglass::ingest::retention::prune;
 use fleetglass::store::{ChangeSet, ObjectKey, TransitionRow, write_changes};
 
 #[tokio::test]

@@ -4,7 +4,7 @@
 mod common;
 
 use common::collector::{config, eventually, flux_pair, objects_in, ready_of, ready_status};
-use fleetglass::fleet::ClusterSet;
+use fleetglass::ingest::ClusterSet;
 use fleetglass::sources::kube::Collector;
 use std::time::Duration;
 

@@ -6,7 +6,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use chrono::{TimeDelta, Utc};
 use fleetglass::config::Config;
-use fleetglass::fleet::{FleetSettings, Runner};
+use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::sources::demo::{WorldDiff, apply_to_config};
 use fleetglass::web::{self, AppState, Site};
 use http_body_util::BodyExt;
@@ -30,13 +30,13 @@ async fn the_demo_fleet_reaches_the_api_with_its_incidents() {
     let store = common::fresh_store().await;
     let mut config = Config::default();
     apply_to_config(&mut config);
-    let (mut runner, _latest) = Runner::new(FleetSettings::from_config(&config), store.clone());
+    let (mut runner, _latest) = Runner::new(RunnerSettings::from_config(&config), store.clone());
     let started = Utc::now() - TimeDelta::minutes(1);
     let mut world = WorldDiff::default();
     for event in world.step(started, Utc::now()) {
         runner.apply(event);
     }
-    runner.evaluate_and_write(Utc::now()).await;
+    runner.run_round(Utc::now()).await;
 
     let app = web::router(AppState {
         store,

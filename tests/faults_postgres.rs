@@ -11,9 +11,9 @@ use alerts_support::Receiver;
 use common::collector::eventually;
 use common::own_postgres::OwnPostgres;
 use fleetglass::alerts::rules::Policy;
-use fleetglass::alerts::{DeliverySettings, Evaluator, Sinks, Worker};
+use fleetglass::alerts::{DeliverySettings, Dispatcher, Sinks, Worker};
 use fleetglass::config::{AlertsConfig, Secret, SlackTarget};
-use fleetglass::fleet::{FleetSettings, Runner};
+use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::model::parse_object;
 use fleetglass::sources::{self, SourceEvent};
 use fleetglass::store::{ObjectKey, Store};
@@ -89,21 +89,21 @@ async fn a_postgres_restart_loses_no_transition_and_no_alert() {
     store.migrate().await.unwrap();
     let config = common::one_cluster_config(CLUSTER);
     let (events, receiver_of_events) = sources::channel();
-    let (runner, latest) = Runner::new(FleetSettings::from_config(&config), store.clone());
+    let (runner, latest) = Runner::new(RunnerSettings::from_config(&config), store.clone());
     tokio::spawn(runner.run(receiver_of_events));
     let receiver = Receiver::start().await;
     let slack = SlackTarget::Webhook {
         url: Secret::new(format!("{}/slack/webhook", receiver.base)),
     };
     let sinks = Arc::new(Sinks::new(Some(slack), Vec::new(), Duration::from_secs(5)).unwrap());
-    let evaluator = Evaluator::new(
+    let dispatcher = Dispatcher::new(
         store.clone(),
         Policy::from_config(&AlertsConfig::default()),
         sinks.routes(),
         Default::default(),
         None,
     );
-    tokio::spawn(evaluator.run(latest.clone()));
+    tokio::spawn(dispatcher.run(latest.clone()));
     let settings = DeliverySettings {
         backoff: Duration::from_millis(100),
         max_backoff: Duration::from_secs(1),

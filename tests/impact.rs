@@ -6,7 +6,7 @@
 mod web_support;
 
 use chrono::Utc;
-use fleetglass::fleet::{FleetSettings, Runner};
+use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::model::parse_object;
 use fleetglass::sources::SourceEvent;
 use serde_json::{Value, json};
@@ -84,7 +84,7 @@ async fn a_removed_crd_is_caught_on_day_0_and_the_impact_query_warned_before() {
         "clusters: [{{name: {CLUSTER}, labels: {{ring: dev}}}}]"
     ))
     .unwrap();
-    let (mut runner, _latest) = Runner::new(FleetSettings::from_config(&config), store.clone());
+    let (mut runner, _latest) = Runner::new(RunnerSettings::from_config(&config), store.clone());
     for value in [
         gateway(true),
         oci("gateway-system", "gateway"),
@@ -110,7 +110,7 @@ async fn a_removed_crd_is_caught_on_day_0_and_the_impact_query_warned_before() {
         cluster: CLUSTER.into(),
         at: Utc::now(),
     });
-    runner.evaluate_and_write(Utc::now()).await;
+    runner.run_round(Utc::now()).await;
     let app = web_support::app(store.clone(), &config);
 
     // Before: the gateway provides the CRD NetOp consumes.
@@ -195,7 +195,7 @@ async fn a_removed_crd_is_caught_on_day_0_and_the_impact_query_warned_before() {
     runner.apply(SourceEvent::Delete(fleetglass::model::ObjectId(format!(
         "{CLUSTER}/CustomResourceDefinition//{CRD}"
     ))));
-    runner.evaluate_and_write(Utc::now()).await;
+    runner.run_round(Utc::now()).await;
     let (_, netop) = get_json(&app, "/api/v1/objects/dev-1/HelmRelease/networking/netop").await;
     let object = if netop.get("object").is_some() {
         &netop["object"]

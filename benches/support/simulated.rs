@@ -1,10 +1,10 @@
-//! A simulated fleet fed as source events into a real `fleet::Runner` writing to Postgres:
+//! A simulated fleet fed as source events into a real `ingest::Runner` writing to Postgres:
 //! per cluster, Kustomizations (each with its Deployment) and one GitRepository; each round
 //! flips some Kustomizations' Ready condition and evaluates and writes. The growth bench
 //! measures it; the web bench runs it as the ingest going on while the pages are under load.
 
 use chrono::{DateTime, Utc};
-use fleetglass::fleet::{FleetSettings, Runner};
+use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::model::{Object, parse_object};
 use fleetglass::sources::SourceEvent;
 use fleetglass::store::Store;
@@ -25,12 +25,12 @@ impl SimulatedFleet {
     /// `clusters` clusters named `{prefix}-{n}`, all healthy, loaded and written once.
     pub async fn load(store: Store, prefix: &str, clusters: usize) -> SimulatedFleet {
         let clusters: Vec<String> = (0..clusters).map(|c| format!("{prefix}-{c}")).collect();
-        let settings = FleetSettings {
+        let settings = RunnerSettings {
             cluster_labels: clusters
                 .iter()
                 .map(|c| (c.clone(), Default::default()))
                 .collect(),
-            ..FleetSettings::default()
+            ..RunnerSettings::default()
         };
         let (runner, _latest) = Runner::new(settings, store);
         let mut objects = Vec::with_capacity(clusters.len() * (APPS_PER_CLUSTER * 2 + 1));
@@ -55,7 +55,7 @@ impl SimulatedFleet {
                 .runner
                 .apply(SourceEvent::Apply(Box::new(object.clone())));
         }
-        fleet.runner.evaluate_and_write(now).await;
+        fleet.runner.run_round(now).await;
         fleet
     }
 
@@ -83,7 +83,7 @@ impl SimulatedFleet {
             self.objects[2 * app] = flipped.clone();
             self.runner.apply(SourceEvent::Apply(Box::new(flipped)));
         }
-        self.runner.evaluate_and_write(now).await;
+        self.runner.run_round(now).await;
         (changes, now)
     }
 

@@ -1,6 +1,6 @@
 //! Alerts: one notification per root cause, never lost, quiet when it should be.
 //!
-//! The [`Evaluator`] reads each evaluation the runner publishes, runs the pure [`lifecycle`]
+//! The [`Dispatcher`] reads each evaluation the runner publishes, runs the pure [`lifecycle`]
 //! for every root cause and open alert, and writes the alert changes together with their
 //! notifications (the outbox) in one transaction. The [`Worker`] drains the outbox to Slack and
 //! webhooks with retries, claiming rows with `FOR UPDATE SKIP LOCKED` so that with several
@@ -10,7 +10,7 @@
 mod blocks;
 mod candidates;
 mod delivery;
-mod evaluator;
+mod dispatcher;
 pub mod lifecycle;
 mod notice;
 mod outbox;
@@ -23,14 +23,14 @@ mod slack;
 pub use blocks::render_slack;
 pub use candidates::candidates;
 pub use delivery::{DeliverySettings, Worker};
-pub use evaluator::Evaluator;
+pub use dispatcher::Dispatcher;
 pub use notice::Notice;
 pub use records::{AlertView, Delivery, list_alerts};
 pub use sinks::{Route, Sinks};
 
 use crate::config::{AlertRule, Config, Severity};
-use crate::fleet::Latest;
 use crate::health::State;
+use crate::ingest::Latest;
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -39,7 +39,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-/// Starts the evaluator (following `latest`) and the delivery worker, with the sinks the
+/// Starts the dispatcher (following `latest`) and the delivery worker, with the sinks the
 /// config and the environment name. Fails on a sink that is configured but unusable.
 pub fn spawn(config: &Config, store: Store, latest: Latest) -> anyhow::Result<()> {
     let alerts = &config.alerts;
@@ -53,7 +53,7 @@ pub fn spawn(config: &Config, store: Store, latest: Latest) -> anyhow::Result<()
         rules = alerts.rules.len(),
         "alerts enabled"
     );
-    let evaluator = Evaluator::new(
+    let dispatcher = Dispatcher::new(
         store.clone(),
         rules::Policy::from_config(alerts),
         routes,
@@ -64,7 +64,7 @@ pub fn spawn(config: &Config, store: Store, latest: Latest) -> anyhow::Result<()
             .collect(),
         config.public_url.clone(),
     );
-    tokio::spawn(evaluator.run(latest));
+    tokio::spawn(dispatcher.run(latest));
     let worker = Worker::new(
         store,
         sinks,

@@ -2,7 +2,7 @@
 //! document on stdout. Exit 0 when it evaluated (whatever the states), 2 on unreadable input.
 
 use crate::config;
-use crate::evaluate::{read_inputs, report};
+use crate::offline::{read_inputs, report};
 use chrono::{DateTime, Utc};
 use clap::Args;
 use std::io::Write;

@@ -2,7 +2,7 @@
 
 use crate::alerts;
 use crate::config::{self, Config};
-use crate::fleet::{self, FleetSettings, LeaseKeeper, Runner};
+use crate::ingest::{self, LeaseKeeper, Runner, RunnerSettings};
 use crate::sources::{self, kube::Collector};
 use crate::store::Store;
 use crate::web::{self, AppState, Site};
@@ -101,13 +101,13 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
 /// evaluations. Real clusters are shared with other collectors through leases; returns the
 /// collector, which releases them when stopped.
 fn collect(config: &Config, store: &Store, demo: bool) -> anyhow::Result<Option<Collector>> {
-    tokio::spawn(fleet::retention::run(
+    tokio::spawn(ingest::retention::run(
         store.clone(),
         config.retention.transitions,
     ));
     if demo {
         let (sender, receiver) = sources::channel();
-        let (runner, latest) = Runner::new(FleetSettings::from_config(config), store.clone());
+        let (runner, latest) = Runner::new(RunnerSettings::from_config(config), store.clone());
         tokio::spawn(sources::demo::run(sender));
         tokio::spawn(runner.run(receiver));
         alerts::spawn(config, store.clone(), latest)?;

@@ -42,7 +42,7 @@ pub(super) fn effective_timeout(object: &Object) -> Option<TimeDelta> {
 pub(super) struct Timing {
     pub threshold: TimeDelta,
     pub now: DateTime<Utc>,
-    /// When the evaluator's caller first saw the object in progress: the start of work that
+    /// When the engine's caller first saw the object in progress: the start of work that
     /// has no start time of its own.
     pub seen_since: Option<DateTime<Utc>>,
 }

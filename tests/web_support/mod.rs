@@ -7,7 +7,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use chrono::{DateTime, TimeDelta, Utc};
 use fleetglass::config::Config;
-use fleetglass::fleet::{FleetSettings, Runner};
+use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::sources::demo::{WorldDiff, apply_to_config};
 use fleetglass::store::{
     ClusterRow, DomainRow, RootCauseRow, Store, replace_rollups, upsert_clusters,
@@ -32,13 +32,13 @@ pub fn demo_config() -> Config {
 pub async fn demo_app() -> (axum::Router, Store) {
     let store = fresh_store().await;
     let config = demo_config();
-    let (mut runner, _latest) = Runner::new(FleetSettings::from_config(&config), store.clone());
+    let (mut runner, _latest) = Runner::new(RunnerSettings::from_config(&config), store.clone());
     let now = Utc::now();
     let mut world = WorldDiff::default();
     for event in world.step(now - TimeDelta::minutes(1), now) {
         runner.apply(event);
     }
-    runner.evaluate_and_write(now).await;
+    runner.run_round(now).await;
     (app(store.clone(), &config), store)
 }
 

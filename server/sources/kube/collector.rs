@@ -4,7 +4,7 @@
 
 use super::{KubeSettings, run};
 use crate::config::Config;
-use crate::fleet::{ClusterSet, FleetSettings, Latest, LeaseKeeper, Runner};
+use crate::ingest::{ClusterSet, Latest, LeaseKeeper, Runner, RunnerSettings};
 use crate::sources;
 use crate::store::Store;
 use std::time::Duration;
@@ -25,7 +25,7 @@ pub struct Collector {
 impl Collector {
     pub fn start(config: &Config, store: Store, holder: String) -> Collector {
         let (sender, receiver) = sources::channel();
-        let (runner, latest) = Runner::new(FleetSettings::from_config(config), store.clone());
+        let (runner, latest) = Runner::new(RunnerSettings::from_config(config), store.clone());
         let (held_sender, held) = watch::channel(ClusterSet::new());
         let (stop, mut stopping) = watch::channel(false);
         let keeper = LeaseKeeper::new(

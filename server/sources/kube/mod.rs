@@ -17,7 +17,7 @@ pub use collector::Collector;
 pub use connect::clusters_from_kubeconfig;
 
 use crate::config::{ClusterConfig, CollectorSettings};
-use crate::fleet::ClusterSet;
+use crate::ingest::ClusterSet;
 use crate::sources::EventSender;
 use std::collections::HashMap;
 use std::time::Duration;

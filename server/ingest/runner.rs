@@ -6,7 +6,7 @@
 use super::changes::{RollupChanges, Written};
 use super::crd_history::CrdHistory;
 use super::ownership::{ClusterSet, Ownership, leases_changed};
-use super::{FleetSettings, Snapshot};
+use super::{RunnerSettings, Snapshot};
 use crate::health::CrdProvider;
 use crate::health::{self, ClusterInfo, Evaluation, Input, SeenInProgress, State};
 use crate::metrics;
@@ -41,7 +41,7 @@ pub struct Evaluated {
 
 pub struct Runner {
     snapshot: Snapshot,
-    settings: FleetSettings,
+    settings: RunnerSettings,
     store: Store,
     written: Written,
     pending: ChangeSet,
@@ -57,7 +57,7 @@ pub struct Runner {
 }
 
 impl Runner {
-    pub fn new(settings: FleetSettings, store: Store) -> (Runner, Latest) {
+    pub fn new(settings: RunnerSettings, store: Store) -> (Runner, Latest) {
         let (latest, receiver) = watch::channel(Arc::new(Evaluated::default()));
         let runner = Runner {
             snapshot: Snapshot::new(settings.cluster_infos()),
@@ -116,7 +116,7 @@ impl Runner {
                 }
                 _ = tick.tick() => {
                     if dirty || last_evaluation.elapsed() >= IDLE_EVALUATION || !self.pending.is_empty() {
-                        self.evaluate_and_write(Utc::now()).await;
+                        self.run_round(Utc::now()).await;
                         dirty = false;
                         last_evaluation = Instant::now();
                     }
@@ -124,7 +124,7 @@ impl Runner {
             }
         }
         // Flush what the sources said before they stopped.
-        self.evaluate_and_write(Utc::now()).await;
+        self.run_round(Utc::now()).await;
     }
 
     /// Applies one source event to the snapshot; returns whether anything changed.
@@ -190,7 +190,7 @@ impl Runner {
     }
 
     #[tracing::instrument(skip_all)]
-    pub async fn evaluate_and_write(&mut self, now: DateTime<Utc>) {
+    pub async fn run_round(&mut self, now: DateTime<Utc>) {
         self.crd_history.load_once(&self.store).await;
         let evaluation = tokio::task::block_in_place(|| {
             let mut clusters: Vec<_> = self.snapshot.clusters().cloned().collect();

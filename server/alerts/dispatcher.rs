@@ -1,4 +1,4 @@
-//! The alert evaluator: after every evaluation the runner publishes, moves each alert through
+//! The alert dispatcher: after every evaluation the runner publishes, moves each alert through
 //! its lifecycle and queues the notifications, all in one transaction.
 //!
 //! Why in-process from the runner's evaluations rather than polling the `root_causes` table:
@@ -14,13 +14,13 @@ use super::lifecycle::{Context, Step, step};
 use super::rules::Policy;
 use super::sinks::Route;
 use super::{Notice, outbox, records, silences};
-use crate::fleet::Latest;
 use crate::health::Evaluation;
+use crate::ingest::Latest;
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, HashMap};
 
-pub struct Evaluator {
+pub struct Dispatcher {
     store: Store,
     policy: Policy,
     routes: Vec<Route>,
@@ -28,15 +28,15 @@ pub struct Evaluator {
     public_url: Option<String>,
 }
 
-impl Evaluator {
+impl Dispatcher {
     pub fn new(
         store: Store,
         policy: Policy,
         routes: Vec<Route>,
         cluster_labels: BTreeMap<String, BTreeMap<String, String>>,
         public_url: Option<String>,
-    ) -> Evaluator {
-        Evaluator {
+    ) -> Dispatcher {
+        Dispatcher {
             store,
             policy,
             routes,

@@ -1,4 +1,4 @@
-//! The fleet: the in-memory snapshot the sources feed, the runner that evaluates it, and the
+//! Ingest: the in-memory snapshot the sources feed, the runner that evaluates it, and the
 //! change tracking that writes only differences to the store.
 
 mod changes;
@@ -20,15 +20,15 @@ use std::collections::BTreeMap;
 
 /// What the runner needs from the configuration.
 #[derive(Debug, Clone, Default)]
-pub struct FleetSettings {
+pub struct RunnerSettings {
     pub cluster_labels: BTreeMap<String, BTreeMap<String, String>>,
     pub domains: Vec<DomainSpec>,
     pub thresholds: Thresholds,
 }
 
-impl FleetSettings {
-    pub fn from_config(config: &Config) -> FleetSettings {
-        FleetSettings {
+impl RunnerSettings {
+    pub fn from_config(config: &Config) -> RunnerSettings {
+        RunnerSettings {
             cluster_labels: config
                 .clusters
                 .iter()

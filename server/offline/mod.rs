@@ -1,0 +1,11 @@
+//! Offline evaluation behind `fleetglass evaluate` (argument parsing and exit codes stay with
+//! the caller): read Kubernetes objects from files or stdin, evaluate them, print the JSON report.
+
+mod read;
+mod report;
+
+pub use read::{Ignored, InputError, Inputs, LOCAL_CLUSTER, Skipped, read_inputs};
+pub use report::report;
+
+#[cfg(test)]
+mod tests;
