@@ -79,9 +79,15 @@ pub struct DemoServer {
 
 impl DemoServer {
     pub fn start(database_url: &str, log: &std::path::Path) -> DemoServer {
+        DemoServer::start_with(database_url, log, &[])
+    }
+
+    /// With more arguments for `serve` (`--config FILE`).
+    pub fn start_with(database_url: &str, log: &std::path::Path, args: &[&str]) -> DemoServer {
         let port = free_port();
         let child = std::process::Command::new(env!("CARGO_BIN_EXE_fleetglass"))
             .args(["serve", "--demo", "--listen", &format!("127.0.0.1:{port}")])
+            .args(args)
             .env("DATABASE_URL", database_url)
             .stdout(std::process::Stdio::null())
             .stderr(std::fs::File::create(log).expect("create the server log"))
