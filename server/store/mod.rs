@@ -106,11 +106,10 @@ impl Store {
     }
 
     /// Whether the database answers a trivial query within `within` (twice that at worst);
-    /// when not, why in a few words. Only pooled connections are used, with one exception: a
-    /// pool timeout alone hides the reason ("remaining connection slots are reserved…",
-    /// "Connection refused"), so when the pool holds no connection at all, one direct
-    /// connection at a time asks — the total stays within the pool's maximum, however many
-    /// probes arrive.
+    /// when not, why in a few words. A pool timeout alone hides the reason ("remaining
+    /// connection slots are reserved…", "Connection refused"), so when the pool is below its
+    /// maximum, one direct connection at a time asks the server: the total never exceeds the
+    /// pool's maximum, however many probes arrive (it used to open one per probe).
     pub async fn check(&self, within: Duration) -> Result<(), String> {
         let query = sqlx::query("SELECT 1").execute(&self.pool);
         match tokio::time::timeout(within, query).await {
@@ -118,7 +117,7 @@ impl Store {
             Ok(Err(sqlx::Error::PoolTimedOut)) | Err(_) => {}
             Ok(Err(error)) => return Err(short_reason(&error)),
         }
-        if self.pool.size() > 0 {
+        if self.pool.size() >= self.pool.options().get_max_connections() {
             return Err("no pooled connection free in time".to_string());
         }
         let Ok(_one_at_a_time) = self.diagnosis.try_acquire() else {

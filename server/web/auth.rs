@@ -64,7 +64,7 @@ const READ_ONLY: &str = "this fleetglass has no authentication configured (web.a
     so it is read-only: configure API tokens or an authenticating proxy to make changes";
 
 fn is_open(path: &str) -> bool {
-    matches!(path, "/healthz" | "/readyz" | "/metrics") || path.starts_with("/static/")
+    super::probes::is_probe(path) || path.starts_with("/static/")
 }
 
 pub fn is_write(method: &Method) -> bool {

@@ -125,9 +125,13 @@ const REWRITE_LIMIT: usize = 16 * 1024;
 
 /// Gives every error the surface's shape: a rejection from an extractor (bad JSON, a bad path
 /// segment, a missing form field) or a 405 arrives as plain text or nothing; under `/api/` it
-/// becomes `{"error": …}`, elsewhere the HTML error page. Headers (Allow, Retry-After) stay.
+/// becomes `{"error": …}`, elsewhere the HTML error page (probes aside). Headers (Allow,
+/// Retry-After) stay.
 pub async fn uniform(request: Request, next: Next) -> Response {
-    let api = request.uri().path().starts_with("/api/");
+    let path = request.uri().path();
+    let api = path.starts_with("/api/");
+    // Probes answer in plain text for whatever probes them.
+    let probe = super::probes::is_probe(path);
     let response = next.run(request).await;
     let status = response.status();
     // Our own errors are JSON or HTML already (a refused write is JSON on every path).
@@ -136,7 +140,7 @@ pub async fn uniform(request: Request, next: Next) -> Response {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|t| t.starts_with("application/json") || t.starts_with("text/html"));
-    if !(status.is_client_error() || status.is_server_error()) || shaped {
+    if !(status.is_client_error() || status.is_server_error()) || shaped || probe {
         return response;
     }
     let (mut parts, body) = response.into_parts();

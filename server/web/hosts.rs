@@ -106,9 +106,8 @@ pub async fn check(State(state): State<AppState>, request: Request, next: Next) 
         .get(HOST)
         .and_then(|v| v.to_str().ok())
         .or_else(|| request.uri().authority().map(|a| a.as_str()));
-    let probe = matches!(path, "/healthz" | "/readyz" | "/metrics");
     match host {
-        Some(host) if !probe && !state.site.hosts.accepts(host) => ApiError::Misdirected(format!(
+        Some(host) if !super::probes::is_probe(path) && !state.site.hosts.accepts(host) => ApiError::Misdirected(format!(
             "this server does not answer for {host:?}: use {} or add the name to web.allowed_hosts",
             state
                 .site
