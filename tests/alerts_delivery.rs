@@ -93,6 +93,18 @@ async fn outbox_statuses(store: &Store) -> Vec<(String, i32, Option<String>)> {
         .unwrap()
 }
 
+/// The outbox once every row is recorded delivered (the receiver may have a message before
+/// the worker records it).
+async fn all_delivered(store: &Store) -> Vec<(String, i32, Option<String>)> {
+    loop {
+        let statuses = outbox_statuses(store).await;
+        if statuses.iter().all(|(s, ..)| s == "delivered") {
+            return statuses;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Which root cause each accepted message named.
 fn delivered_causes(receiver: &Receiver) -> Vec<String> {
     let mut names: Vec<String> = receiver
@@ -128,13 +140,7 @@ async fn delivers_after_500s_and_timeouts_without_loss_or_duplicates() {
     queue(&store, &sinks, 3).await;
     let task = tokio::spawn(worker(&store, sinks).run());
     eventually("all three delivered", || receiver.accepted().len() >= 3).await;
-    let statuses = loop {
-        let statuses = outbox_statuses(&store).await;
-        if statuses.iter().all(|(s, ..)| s == "delivered") {
-            break statuses;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let statuses = all_delivered(&store).await;
     task.abort();
     assert_eq!(receiver.requests().len(), 8, "5 failures, then 3 successes");
     assert_eq!(
@@ -310,13 +316,7 @@ async fn an_enormous_retry_after_waits_max_backoff_and_blocks_no_other_sink() {
         "the pager did not wait for Slack's throttle"
     );
     // The receiver has them; wait for the worker to record them too.
-    let statuses = loop {
-        let statuses = outbox_statuses(&store).await;
-        if statuses.iter().all(|(s, ..)| s == "delivered") {
-            break statuses;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let statuses = all_delivered(&store).await;
     task.abort();
     let attempts: Vec<i32> = statuses.iter().map(|(_, a, _)| *a).collect();
     assert_eq!(

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{DemoServer, fresh_database_url};
+use common::{DemoServer, raw_get};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -22,11 +22,7 @@ fn open_files(pid: u32) -> usize {
 
 /// One `GET` on a fresh connection: the status line and the body.
 async fn get(address: &str, path: &str) -> std::io::Result<(String, String)> {
-    let mut stream = TcpStream::connect(address).await?;
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await?;
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).await?;
+    let answer = raw_get(address, path).await?;
     let status = answer.lines().next().unwrap_or_default().to_string();
     let body = answer
         .split("\r\n\r\n")
@@ -34,6 +30,18 @@ async fn get(address: &str, path: &str) -> std::io::Result<(String, String)> {
         .unwrap_or_default()
         .to_string();
     Ok((status, body))
+}
+
+/// A demo server with these limits, once it answers `/healthz`.
+async fn answering_server(name: &str, limits: &str) -> DemoServer {
+    let config = format!("web: {{limits: {{{limits}}}}}\n");
+    let (server, _) = DemoServer::with_config(name, &config).await;
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while !matches!(get(&server.address(), "/healthz").await, Ok((s, _)) if s.contains("200")) {
+        assert!(Instant::now() < deadline, "the server never answered");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    server
 }
 
 /// Whether the server closed the connection (EOF or reset) before `deadline`.
@@ -52,29 +60,13 @@ async fn closed_by_server(stream: &mut TcpStream, deadline: Duration) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn healthz_answers_through_a_slow_header_flood() {
-    let database = fresh_database_url().await;
-    let dir = std::env::temp_dir().join(format!("fg-flood-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("config.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "web: {{limits: {{max_connections: {MAX_CONNECTIONS}, header_timeout: {HEADER_TIMEOUT_SECS}s, max_waits: 100}}}}\n"
-        ),
+    let server = answering_server(
+        "flood",
+        &format!("max_connections: {MAX_CONNECTIONS}, header_timeout: {HEADER_TIMEOUT_SECS}s, max_waits: 100"),
     )
-    .unwrap();
-    let server = DemoServer::start_with(
-        &database,
-        &dir.join("server.log"),
-        &["--config", config.to_str().unwrap()],
-    );
-    let address = server.base.trim_start_matches("http://").to_string();
+    .await;
+    let address = server.address();
     let pid = server.child.id();
-    let deadline = Instant::now() + Duration::from_secs(90);
-    while !matches!(get(&address, "/healthz").await, Ok((s, _)) if s.contains("200")) {
-        assert!(Instant::now() < deadline, "the server never answered");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
     let files_before = open_files(pid);
 
     let started = Instant::now();
@@ -123,26 +115,8 @@ async fn healthz_answers_through_a_slow_header_flood() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_keep_alive_connection_is_closed_after_the_header_timeout() {
-    let database = fresh_database_url().await;
-    let dir = std::env::temp_dir().join(format!("fg-idle-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("config.yaml");
-    std::fs::write(
-        &config,
-        format!("web: {{limits: {{header_timeout: {HEADER_TIMEOUT_SECS}s}}}}\n"),
-    )
-    .unwrap();
-    let server = DemoServer::start_with(
-        &database,
-        &dir.join("server.log"),
-        &["--config", config.to_str().unwrap()],
-    );
-    let address = server.base.trim_start_matches("http://").to_string();
-    let deadline = Instant::now() + Duration::from_secs(90);
-    while !matches!(get(&address, "/healthz").await, Ok((s, _)) if s.contains("200")) {
-        assert!(Instant::now() < deadline, "the server never answered");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let server = answering_server("idle", &format!("header_timeout: {HEADER_TIMEOUT_SECS}s")).await;
+    let address = server.address();
     let mut stream = TcpStream::connect(&address).await.unwrap();
     stream
         .write_all(format!("GET /healthz HTTP/1.1\r\nHost: {address}\r\n\r\n").as_bytes())

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{DemoServer, fresh_database_url};
+use common::{DemoServer, raw_get as get};
 use sqlx::Connection;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -24,15 +24,6 @@ fn resident_kib(pid: u32) -> u64 {
         .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
-}
-
-async fn get(address: &str, path: &str) -> std::io::Result<String> {
-    let mut stream = TcpStream::connect(address).await?;
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await?;
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).await?;
-    Ok(answer)
 }
 
 /// Transactions committed in `database` so far, and its connections now.
@@ -68,22 +59,16 @@ async fn transactions_per_second(admin: &mut sqlx::PgConnection, database: &str)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thousands_of_waits_are_capped_woken_in_process_and_cheap() {
-    let url = fresh_database_url().await;
-    let database = url.rsplit('/').next().unwrap().to_string();
-    let dir = std::env::temp_dir().join(format!("fg-waits-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("config.yaml");
-    std::fs::write(
-        &config,
-        format!("web: {{limits: {{max_waits: {WAITS}, max_connections: 8000}}}}\n"),
+    let (server, url) = DemoServer::with_config(
+        "waits",
+        &format!(
+            "web: {{limits: {{max_waits: {WAITS}, max_connections: 8000}}}}
+"
+        ),
     )
-    .unwrap();
-    let server = DemoServer::start_with(
-        &url,
-        &dir.join("server.log"),
-        &["--config", config.to_str().unwrap()],
-    );
-    let address = server.base.trim_start_matches("http://").to_string();
+    .await;
+    let database = url.rsplit('/').next().unwrap().to_string();
+    let address = server.address();
     let pid = server.child.id();
     let deadline = Instant::now() + Duration::from_secs(90);
     while !get(&address, "/api/v1/domains/gateway")
