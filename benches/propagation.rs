@@ -36,7 +36,6 @@ use fleetglass::web::{self, AppState, Site};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use std::process::Command;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tower::ServiceExt;
 
@@ -114,10 +113,7 @@ async fn collect(bed: &Testbed, objects: usize) -> (Store, Collector, axum::Rout
 }
 
 fn router(store: &Store, config: &Config) -> axum::Router {
-    web::router(AppState {
-        store: store.clone(),
-        site: Arc::new(Site::from_config(config)),
-    })
+    web::router(AppState::new(store.clone(), Site::from_config(config)))
 }
 
 /// Creates the objects with one `kubectl create`, then sets their status with one

@@ -26,7 +26,6 @@ use fleetglass::store::{
 use fleetglass::web::{self, AppState, Site};
 use http_body_util::BodyExt;
 use serde_json::json;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tower::ServiceExt;
 
@@ -69,10 +68,7 @@ async fn run() {
         CLUSTERS * CAUSES_PER_CLUSTER,
         started.elapsed().as_secs_f64()
     );
-    let app = web::router(AppState {
-        store: store.clone(),
-        site: Arc::new(Site::from_config(&config)),
-    });
+    let app = web::router(AppState::new(store.clone(), Site::from_config(&config)));
     println!(
         "{:<44} {:>9} {:>9} {:>9}",
         "endpoint", "p50 ms", "p99 ms", "max ms"

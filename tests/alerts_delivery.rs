@@ -1,6 +1,8 @@
-//! The outbox and the delivery worker against a receiver that fails, hangs and rate-limits:
-//! nothing lost, nothing duplicated, Retry-After honoured, restarts survived, several workers
-//! sharing the work, secrets kept out of errors.
+//! The outbox and the delivery workers against local receivers that fail, hang and
+//! rate-limit: nothing lost, nothing duplicated, Retry-After honoured up to max_backoff,
+//! restarts survived, several workers sharing the work, a hanging sink delaying no other, a
+//! crash between sending and recording found in Slack instead of posted twice, secrets kept
+//! out of errors.
 
 mod alerts_support;
 mod common;
@@ -9,12 +11,12 @@ use alerts_support::{Receiver, Reply, cause, evaluation, eventually};
 use chrono::Utc;
 use fleetglass::alerts::rules::Policy;
 use fleetglass::alerts::{DeliverySettings, Dispatcher, Sinks, Worker};
-use fleetglass::config::{AlertsConfig, Secret, SlackTarget};
+use fleetglass::config::{AlertsConfig, Secret, SlackTarget, WebhookTarget};
 use fleetglass::health::State;
 use fleetglass::store::Store;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 fn sinks(url: String, timeout: Duration) -> Arc<Sinks> {
     let slack = SlackTarget::Webhook {
@@ -23,13 +25,39 @@ fn sinks(url: String, timeout: Duration) -> Arc<Sinks> {
     Arc::new(Sinks::new(Some(slack), Vec::new(), timeout).unwrap())
 }
 
-fn worker(store: &Store, sinks: Arc<Sinks>) -> Worker {
-    let settings = DeliverySettings {
+fn settings(max_backoff: Duration) -> DeliverySettings {
+    DeliverySettings {
         backoff: Duration::from_millis(20),
-        max_backoff: Duration::from_millis(200),
+        max_backoff,
         poll: Duration::from_millis(20),
+        claim: Duration::from_secs(1),
+    }
+}
+
+fn worker(store: &Store, sinks: Arc<Sinks>) -> Worker {
+    Worker::new(store.clone(), sinks, settings(Duration::from_millis(200)))
+}
+
+fn slack_and_pager(slack: SlackTarget, pager: &Receiver, timeout: Duration) -> Arc<Sinks> {
+    let pager = WebhookTarget {
+        name: "pager".into(),
+        url: Secret::new(format!("{}/pager", pager.base)),
     };
-    Worker::new(store.clone(), sinks, settings)
+    Arc::new(Sinks::new(Some(slack), vec![pager], timeout).unwrap())
+}
+
+fn slack_webhook(receiver: &Receiver) -> SlackTarget {
+    SlackTarget::Webhook {
+        url: Secret::new(format!("{}/slack", receiver.base)),
+    }
+}
+
+fn slack_bot(receiver: &Receiver) -> SlackTarget {
+    SlackTarget::Bot {
+        api_url: format!("{}/api", receiver.base),
+        token: Secret::new("xoxb-test"),
+        channel: "C-ALERTS".into(),
+    }
 }
 
 /// Queues one firing notification per root cause `dev-1/Deployment/apps/app-{i}`.
@@ -63,6 +91,18 @@ async fn outbox_statuses(store: &Store) -> Vec<(String, i32, Option<String>)> {
         .fetch_all(store.pool())
         .await
         .unwrap()
+}
+
+/// The outbox once every row is recorded delivered (the receiver may have a message before
+/// the worker records it).
+async fn all_delivered(store: &Store) -> Vec<(String, i32, Option<String>)> {
+    loop {
+        let statuses = outbox_statuses(store).await;
+        if statuses.iter().all(|(s, ..)| s == "delivered") {
+            return statuses;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// Which root cause each accepted message named.
@@ -100,13 +140,7 @@ async fn delivers_after_500s_and_timeouts_without_loss_or_duplicates() {
     queue(&store, &sinks, 3).await;
     let task = tokio::spawn(worker(&store, sinks).run());
     eventually("all three delivered", || receiver.accepted().len() >= 3).await;
-    let statuses = loop {
-        let statuses = outbox_statuses(&store).await;
-        if statuses.iter().all(|(s, ..)| s == "delivered") {
-            break statuses;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let statuses = all_delivered(&store).await;
     task.abort();
     assert_eq!(receiver.requests().len(), 8, "5 failures, then 3 successes");
     assert_eq!(
@@ -124,7 +158,9 @@ async fn retry_after_is_honoured() {
     receiver.script([Reply::RetryAfter(1)]);
     let sinks = sinks(format!("{}/slack", receiver.base), Duration::from_secs(5));
     queue(&store, &sinks, 1).await;
-    let task = tokio::spawn(worker(&store, sinks).run());
+    // Honoured up to max_backoff.
+    let settings = settings(Duration::from_secs(5));
+    let task = tokio::spawn(Worker::new(store.clone(), sinks, settings).run());
     eventually("delivered after the 429", || receiver.accepted().len() == 1).await;
     task.abort();
     let requests = receiver.requests();
@@ -215,4 +251,177 @@ async fn delivery_errors_never_show_the_secret_url() {
         "{error}"
     );
     assert!(!error.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hanging_slack_does_not_delay_the_pager_webhook() {
+    let store = common::fresh_store().await;
+    let (slack, pager) = (Receiver::start().await, Receiver::start().await);
+    slack.script(std::iter::repeat_n(Reply::Hang, 20));
+    // The delivery timeout is far longer than the test: Slack's first request is still
+    // hanging when the pager has everything.
+    let sinks = slack_and_pager(slack_webhook(&slack), &pager, Duration::from_secs(120));
+    queue(&store, &sinks, 5).await;
+    let queued = Instant::now();
+    let task = tokio::spawn(worker(&store, sinks).run());
+    eventually("the pager's five alerts", || pager.accepted().len() == 5).await;
+    let delays: Vec<Duration> = pager.accepted().iter().map(|r| r.at - queued).collect();
+    let slack_requests = slack.requests();
+    task.abort();
+    assert_eq!(
+        slack_requests.len(),
+        1,
+        "Slack's first message is still in flight"
+    );
+    assert!(!slack_requests[0].answered_ok);
+    let causes = delivered_causes_in(&pager.accepted(), |r| {
+        r.body["alert"]["root_cause"].as_str().unwrap().to_string()
+    });
+    assert_eq!(causes.len(), 5, "{causes:?}");
+    println!(
+        "hanging slack: pager's 5 alerts delivered {:?} after queueing (the 5th {:.0} ms), slack still waiting on its first",
+        delays,
+        delays.iter().max().unwrap().as_secs_f64() * 1000.0
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_enormous_retry_after_waits_max_backoff_and_blocks_no_other_sink() {
+    let store = common::fresh_store().await;
+    let (slack, pager) = (Receiver::start().await, Receiver::start().await);
+    // 10^14 seconds: three million years, more than any timestamp can hold.
+    slack.script([Reply::RetryAfter(100_000_000_000_000)]);
+    let sinks = slack_and_pager(slack_webhook(&slack), &pager, Duration::from_secs(5));
+    queue(&store, &sinks, 3).await;
+    let max_backoff = Duration::from_secs(1);
+    let task = tokio::spawn(Worker::new(store.clone(), sinks, settings(max_backoff)).run());
+    eventually("the pager's three alerts", || pager.accepted().len() == 3).await;
+    eventually("slack's three, after the throttle", || {
+        slack.accepted().len() == 3
+    })
+    .await;
+    let requests = slack.requests();
+    assert_eq!(
+        requests.len(),
+        4,
+        "one refused, then three delivered: no retry storm"
+    );
+    let waited = requests[1].at - requests[0].at;
+    assert!(
+        waited >= max_backoff && waited < max_backoff * 5,
+        "retried after {waited:?}: Retry-After is capped at max_backoff ({max_backoff:?})"
+    );
+    assert!(
+        pager.accepted().iter().all(|r| r.at < requests[1].at),
+        "the pager did not wait for Slack's throttle"
+    );
+    // The receiver has them; wait for the worker to record them too.
+    let statuses = all_delivered(&store).await;
+    task.abort();
+    let attempts: Vec<i32> = statuses.iter().map(|(_, a, _)| *a).collect();
+    assert_eq!(
+        attempts.iter().sum::<i32>(),
+        7,
+        "one retry in all: {attempts:?}"
+    );
+    println!(
+        "retry-after 10^14 s: slack retried after {waited:?} (max_backoff {max_backoff:?}); pager unaffected"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_crash_between_posting_and_recording_finds_the_slack_message_instead_of_posting_again() {
+    let store = common::fresh_store().await;
+    let slack = Receiver::start().await;
+    slack.script([Reply::AcceptThenHang]);
+    let sinks =
+        Arc::new(Sinks::new(Some(slack_bot(&slack)), Vec::new(), Duration::from_secs(60)).unwrap());
+    queue(&store, &sinks, 1).await;
+    let first = tokio::spawn(worker(&store, sinks.clone()).run());
+    eventually("the message is in the channel", || {
+        slack.accepted().len() == 1
+    })
+    .await;
+    // The process dies before it can record the delivery.
+    first.abort();
+    let _ = first.await;
+    let (status, claims): (String, i32) = sqlx::query_as("SELECT status, claims FROM alert_outbox")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!((status.as_str(), claims), ("pending", 1));
+
+    let restarted = tokio::spawn(worker(&store, sinks).run());
+    let delivered = || async {
+        sqlx::query_scalar::<_, String>("SELECT status FROM alert_outbox")
+            .fetch_one(store.pool())
+            .await
+            .unwrap()
+            == "delivered"
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !delivered().await {
+        assert!(Instant::now() < deadline, "never recorded");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    restarted.abort();
+    let posts: Vec<_> = slack
+        .accepted()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/chat.postMessage"))
+        .collect();
+    assert_eq!(posts.len(), 1, "posted once, found after the crash");
+    assert!(
+        slack
+            .requests()
+            .iter()
+            .any(|r| r.path.ends_with("/conversations.history")),
+        "looked for the earlier post"
+    );
+    let ts: Option<String> = sqlx::query_scalar("SELECT slack_ts FROM alerts")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(
+        ts.as_deref(),
+        posts[0].body["ts"].as_str(),
+        "later edits go to that message"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_crash_between_sending_and_recording_resends_a_webhook_with_the_same_id() {
+    let store = common::fresh_store().await;
+    let (slack, pager) = (Receiver::start().await, Receiver::start().await);
+    pager.script([Reply::AcceptThenHang]);
+    let sinks = slack_and_pager(slack_webhook(&slack), &pager, Duration::from_secs(60));
+    queue(&store, &sinks, 1).await;
+    let first = tokio::spawn(worker(&store, sinks.clone()).run());
+    eventually("the pager took it", || pager.accepted().len() == 1).await;
+    first.abort();
+    let _ = first.await;
+    let restarted = tokio::spawn(worker(&store, sinks).run());
+    eventually("sent again after the claim expired", || {
+        pager.accepted().len() == 2
+    })
+    .await;
+    restarted.abort();
+    let accepted = pager.accepted();
+    assert_eq!(
+        accepted[0].body["id"], accepted[1].body["id"],
+        "at least once, the same id"
+    );
+    assert_eq!(accepted[0].idempotency_key, accepted[1].idempotency_key);
+    assert!(accepted[0].idempotency_key.is_some());
+    assert_eq!(slack.accepted().len(), 1, "Slack got its message once");
+}
+
+fn delivered_causes_in(
+    requests: &[alerts_support::Request],
+    cause: impl Fn(&alerts_support::Request) -> String,
+) -> Vec<String> {
+    let mut causes: Vec<String> = requests.iter().map(cause).collect();
+    causes.sort();
+    causes.dedup();
+    causes
 }

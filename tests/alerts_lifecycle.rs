@@ -22,6 +22,7 @@ fn settings() -> DeliverySettings {
         backoff: Duration::from_millis(20),
         max_backoff: Duration::from_millis(100),
         poll: Duration::from_millis(20),
+        claim: Duration::from_secs(1),
     }
 }
 

@@ -1,24 +1,57 @@
 //! `/alerts`, `/api/v1/alerts` and the silences API and form, driven in process against real
-//! Postgres.
+//! Postgres: who set a silence comes only from authentication (the trusted proxy's user or
+//! the token's name), form tokens are bound to the session and the user, and without
+//! authentication nothing can be written and no form is shown.
 
 mod alerts_support;
 mod common;
 
 use alerts_support::{cause, evaluation};
 use axum::body::Body;
+use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode, header};
 use chrono::{TimeDelta, Utc};
 use fleetglass::alerts::rules::Policy;
 use fleetglass::alerts::{Dispatcher, Route};
-use fleetglass::config::AlertsConfig;
+use fleetglass::config::{AlertsConfig, Config};
 use fleetglass::health::State;
 use fleetglass::store::Store;
 use fleetglass::web::{self, AppState, Site};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::net::SocketAddr;
 use tower::ServiceExt;
+
+const TOKEN: &str = "fg-alerts-web-token";
+
+/// Proxy mode, the proxy on loopback, and one token named `ci`.
+fn proxy_site() -> Site {
+    let hash: String = Sha256::digest(TOKEN.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let config = Config {
+        web: serde_yaml::from_str(&format!(
+            "auth: {{mode: proxy, tokens: [{{name: ci, sha256: {hash}}}], proxy: {{trusted_proxies: [127.0.0.1/32]}}}}"
+        ))
+        .unwrap(),
+        ..Config::default()
+    };
+    Site::from_config(&config)
+}
+
+/// The request as the proxy on loopback forwards it for `user`.
+fn as_user(mut request: Request<Body>, user: &str) -> Request<Body> {
+    request
+        .headers_mut()
+        .insert("x-forwarded-user", user.parse().unwrap());
+    request.extensions_mut().insert(ConnectInfo(
+        "127.0.0.1:40000".parse::<SocketAddr>().unwrap(),
+    ));
+    request
+}
 
 async fn send(
     app: &axum::Router,
@@ -35,7 +68,7 @@ async fn send(
     )
 }
 
-async fn app_with_an_open_alert() -> (axum::Router, Store) {
+async fn app_with_an_open_alert(site: Site) -> (axum::Router, Store) {
     let store = common::fresh_store().await;
     let evaluator = Dispatcher::new(
         store.clone(),
@@ -53,19 +86,19 @@ async fn app_with_an_open_alert() -> (axum::Router, Store) {
         vec![cause(id, State::Failed, "ImagePullBackOff", 4, 48)],
     );
     evaluator.round(&eval, Utc::now()).await.unwrap();
-    let app = web::router(AppState {
-        store: store.clone(),
-        site: Arc::new(Site::default()),
-    });
+    let app = web::router(AppState::new(store.clone(), site));
     (app, store)
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_api_lists_alerts_with_delivery_status_and_manages_silences() {
-    let (app, _store) = app_with_an_open_alert().await;
+    let (app, _store) = app_with_an_open_alert(proxy_site()).await;
     let (status, _, body) = send(
         &app,
-        Request::get("/api/v1/alerts").body(Body::empty()).unwrap(),
+        as_user(
+            Request::get("/api/v1/alerts").body(Body::empty()).unwrap(),
+            "alice@example.com",
+        ),
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -83,48 +116,104 @@ async fn the_api_lists_alerts_with_delivery_status_and_manages_silences() {
 
     let until = (Utc::now() + TimeDelta::hours(2)).to_rfc3339();
     let new = json!({"domain": "gateway", "cluster": "prod-eu-1", "until": until, "comment": "image mirror down"});
-    let (status, _, body) = send(
-        &app,
+    let post = |body: &Value| {
         Request::post("/api/v1/silences")
             .header(header::CONTENT_TYPE, "application/json")
-            .header("x-forwarded-user", "alice@example.com")
-            .body(Body::from(new.to_string()))
-            .unwrap(),
-    )
-    .await;
+            .body(Body::from(body.to_string()))
+            .unwrap()
+    };
+    let (status, _, body) = send(&app, as_user(post(&new), "alice@example.com")).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let created: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(created["created_by"], "alice@example.com");
 
+    // A token names its holder; a user header beside it is not believed.
+    let mut scripted = post(&new);
+    scripted.headers_mut().insert(
+        header::AUTHORIZATION,
+        format!("bearer {TOKEN}").parse().unwrap(),
+    );
+    scripted
+        .headers_mut()
+        .insert("x-forwarded-user", "mallory".parse().unwrap());
+    let (status, _, body) = send(&app, scripted).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let created: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(created["created_by"], "token ci");
+
     let bad = json!({"domain": " ", "until": until});
-    let (status, _, body) = send(
-        &app,
-        Request::post("/api/v1/silences")
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(bad.to_string()))
-            .unwrap(),
-    )
-    .await;
+    let (status, _, body) = send(&app, as_user(post(&bad), "alice@example.com")).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(body.contains("at least one of"), "{body}");
 
     let (_, _, body) = send(
         &app,
-        Request::get("/api/v1/silences")
-            .body(Body::empty())
-            .unwrap(),
+        as_user(
+            Request::get("/api/v1/silences")
+                .body(Body::empty())
+                .unwrap(),
+            "alice@example.com",
+        ),
     )
     .await;
     let silences: Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(silences.as_array().unwrap().len(), 1);
+    assert_eq!(silences.as_array().unwrap().len(), 2);
     assert_eq!(silences[0]["comment"], "image mirror down");
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_page_shows_alerts_and_its_forms_need_the_csrf_cookie() {
-    let (app, store) = app_with_an_open_alert().await;
+async fn without_authentication_nothing_is_written_and_no_form_is_shown() {
+    let (app, store) = app_with_an_open_alert(Site::default()).await;
+    let until = (Utc::now() + TimeDelta::days(3650)).to_rfc3339();
+    let mute = json!({"cluster": "prod-eu-1", "until": until, "comment": "ten years"});
+    let (status, headers, body) = send(
+        &app,
+        Request::post("/api/v1/silences")
+            .header(header::CONTENT_TYPE, "application/json")
+            .header("x-forwarded-user", "alice@example.com")
+            .body(Body::from(mute.to_string()))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(headers[header::CONTENT_TYPE], "application/json");
+    let error: Value = serde_json::from_str(&body).unwrap();
+    assert!(
+        error["error"].as_str().unwrap().contains("read-only"),
+        "{body}"
+    );
+    let (status, _, body) = send(
+        &app,
+        Request::post("/alerts/silences")
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from("csrf=x&cluster=prod-eu-1&duration=87600h"))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    let silences: i64 = sqlx::query_scalar("SELECT count(*) FROM silences")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(silences, 0);
+
     let (status, headers, page) =
         send(&app, Request::get("/alerts").body(Body::empty()).unwrap()).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(!page.contains("<form method=\"post\""), "{page}");
+    assert!(page.contains("read-only"), "{page}");
+    assert!(headers.get(header::SET_COOKIE).is_none());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_page_shows_alerts_and_its_forms_need_the_csrf_cookie() {
+    let (app, store) = app_with_an_open_alert(proxy_site()).await;
+    let alice = |request| as_user(request, "alice@example.com");
+    let (status, headers, page) = send(
+        &app,
+        alice(Request::get("/alerts").body(Body::empty()).unwrap()),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains("prod-eu-1/Deployment/flux-system/tofu-controller"));
     assert!(
@@ -134,24 +223,46 @@ async fn the_page_shows_alerts_and_its_forms_need_the_csrf_cookie() {
     let cookie = headers[header::SET_COOKIE].to_str().unwrap();
     assert!(cookie.contains("SameSite=Strict") && cookie.contains("HttpOnly"));
     let cookie = cookie.split(';').next().unwrap().to_string();
-    let token = cookie.split_once('=').unwrap().1.to_string();
-    assert!(page.contains(&format!("value=\"{token}\"")));
+    let session = cookie.split_once('=').unwrap().1.to_string();
+    let token = page
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_string();
+    assert_ne!(
+        token, session,
+        "the token is derived, not the cookie itself"
+    );
 
     let form = |csrf: &str| {
         format!(
             "csrf={csrf}&root_cause=prod-eu-1%2FDeployment%2Fflux-system%2Ftofu-controller&domain=&cluster=&duration=2h&comment=mirror"
         )
     };
-    // A cross-site form has no cookie (and cannot guess it).
-    let (status, _, _) = send(
-        &app,
-        Request::post("/alerts/silences")
-            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .body(Body::from(form(&token)))
-            .unwrap(),
-    )
-    .await;
+    let post = |uri: String, cookie: Option<&str>, body: String| {
+        let mut request =
+            Request::post(uri).header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+        if let Some(cookie) = cookie {
+            request = request.header(header::COOKIE, cookie);
+        }
+        request.body(Body::from(body)).unwrap()
+    };
+    // A cross-site form has no cookie (and cannot guess it); a planted cookie with its own
+    // token does not pass for another user; the right pair from another site is refused.
+    let silences = "/alerts/silences".to_string();
+    let (status, _, _) = send(&app, alice(post(silences.clone(), None, form(&token)))).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
+    let bob = as_user(
+        post(silences.clone(), Some(&cookie), form(&token)),
+        "bob@example.com",
+    );
+    assert_eq!(send(&app, bob).await.0, StatusCode::BAD_REQUEST);
+    let mut cross_site = alice(post(silences.clone(), Some(&cookie), form(&token)));
+    cross_site
+        .headers_mut()
+        .insert("sec-fetch-site", "same-site".parse().unwrap());
+    assert_eq!(send(&app, cross_site).await.0, StatusCode::FORBIDDEN);
     let count = || async {
         sqlx::query_scalar::<_, i64>("SELECT count(*) FROM silences")
             .fetch_one(store.pool())
@@ -160,29 +271,23 @@ async fn the_page_shows_alerts_and_its_forms_need_the_csrf_cookie() {
     };
     assert_eq!(count().await, 0);
 
-    let (status, headers, _) = send(
-        &app,
-        Request::post("/alerts/silences")
-            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .header(header::COOKIE, &cookie)
-            .body(Body::from(form(&token)))
-            .unwrap(),
-    )
-    .await;
+    let (status, headers, _) = send(&app, alice(post(silences, Some(&cookie), form(&token)))).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     assert_eq!(headers[header::LOCATION], "/alerts");
     let by: String = sqlx::query_scalar("SELECT created_by FROM silences")
         .fetch_one(store.pool())
         .await
         .unwrap();
-    assert_eq!(by, "anonymous");
+    assert_eq!(by, "alice@example.com");
 
     let (_, _, page) = send(
         &app,
-        Request::get("/alerts")
-            .header(header::COOKIE, &cookie)
-            .body(Body::empty())
-            .unwrap(),
+        alice(
+            Request::get("/alerts")
+                .header(header::COOKIE, &cookie)
+                .body(Body::empty())
+                .unwrap(),
+        ),
     )
     .await;
     assert!(
@@ -193,15 +298,12 @@ async fn the_page_shows_alerts_and_its_forms_need_the_csrf_cookie() {
         .fetch_one(store.pool())
         .await
         .unwrap();
-    let (status, _, _) = send(
-        &app,
-        Request::post(format!("/alerts/silences/{id}/expire"))
-            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .header(header::COOKIE, &cookie)
-            .body(Body::from(format!("csrf={token}")))
-            .unwrap(),
-    )
-    .await;
+    let expire = post(
+        format!("/alerts/silences/{id}/expire"),
+        Some(&cookie),
+        format!("csrf={token}"),
+    );
+    let (status, _, _) = send(&app, alice(expire)).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     let active: i64 = sqlx::query_scalar("SELECT count(*) FROM silences WHERE until > now()")
         .fetch_one(store.pool())

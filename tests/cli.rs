@@ -46,6 +46,27 @@ fn a_bad_config_names_the_file_and_the_key() {
 }
 
 #[test]
+fn contradictory_access_settings_refuse_to_start_naming_the_conflict() {
+    let tokens = temp_file("tokens", &format!("ci {}\n", "ab".repeat(32)));
+    let none = temp_file("none.yaml", "web:\n  auth:\n    mode: none\n");
+    let output = fleetglass(
+        &["serve", "--config", none.to_str().unwrap()],
+        &[("FLEETGLASS_API_TOKENS_FILE", tokens.to_str().unwrap())],
+    );
+    let error = one_line_error(&output);
+    assert!(
+        error.contains("web.auth.mode") && error.contains("FLEETGLASS_API_TOKENS_FILE"),
+        "{error}"
+    );
+    let proxy = temp_file("proxy.yaml", "web:\n  auth:\n    mode: proxy\n");
+    let error = one_line_error(&fleetglass(
+        &["serve", "--config", proxy.to_str().unwrap()],
+        &[],
+    ));
+    assert!(error.contains("web.auth.proxy.trusted_proxies"), "{error}");
+}
+
+#[test]
 fn a_missing_config_file_is_named() {
     let output = fleetglass(
         &["migrate", "--config", "/nonexistent/fleetglass.yaml"],

@@ -11,7 +11,6 @@ use fleetglass::sources::demo::{WorldDiff, apply_to_config};
 use fleetglass::web::{self, AppState, Site};
 use http_body_util::BodyExt;
 use serde_json::Value;
-use std::sync::Arc;
 use tower::ServiceExt;
 
 async fn get(app: &axum::Router, uri: &str) -> (StatusCode, String) {
@@ -38,10 +37,7 @@ async fn the_demo_fleet_reaches_the_api_with_its_incidents() {
     }
     runner.run_round(Utc::now()).await;
 
-    let app = web::router(AppState {
-        store,
-        site: Arc::new(Site::from_config(&config)),
-    });
+    let app = web::router(AppState::new(store, Site::from_config(&config)));
     let (status, body) = get(&app, "/api/v1/fleet").await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let fleet: Value = serde_json::from_str(&body).unwrap();
@@ -82,10 +78,7 @@ async fn the_demo_fleet_reaches_the_api_with_its_incidents() {
 #[tokio::test(flavor = "multi_thread")]
 async fn probes_and_assets_and_headers() {
     let store = common::fresh_store().await;
-    let app = web::router(AppState {
-        store,
-        site: Arc::new(Site::default()),
-    });
+    let app = web::router(AppState::new(store, Site::default()));
     assert_eq!(get(&app, "/healthz").await.0, StatusCode::OK);
     assert_eq!(
         get(&app, "/readyz").await,
@@ -111,10 +104,7 @@ async fn probes_and_assets_and_headers() {
 async fn readyz_fails_when_the_database_is_gone() {
     let store = common::fresh_store().await;
     store.pool().close().await;
-    let app = web::router(AppState {
-        store,
-        site: Arc::new(Site::default()),
-    });
+    let app = web::router(AppState::new(store, Site::default()));
     assert_eq!(
         get(&app, "/readyz").await.0,
         StatusCode::SERVICE_UNAVAILABLE

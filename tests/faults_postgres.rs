@@ -108,6 +108,7 @@ async fn a_postgres_restart_loses_no_transition_and_no_alert() {
         backoff: Duration::from_millis(100),
         max_backoff: Duration::from_secs(1),
         poll: Duration::from_millis(100),
+        claim: Duration::from_secs(1),
     };
     tokio::spawn(Worker::new(store.clone(), sinks, settings).run());
 

@@ -1,7 +1,9 @@
 //! Access control, walked over every route the router declares (`API_PATHS`, `PAGE_PATHS`):
 //! with tokens configured nothing but the probes, metrics and static assets answers an
 //! anonymous or wrongly-authenticated request; the proxy header counts only from the proxy;
-//! silence forms need the CSRF cookie and field; every response carries the security headers.
+//! without authentication every write is refused; silence forms need the CSRF cookie and field
+//! and writes must come from this site; a loopback instance answers only to its own names;
+//! every response carries the security headers.
 
 #[path = "web_support/mod.rs"]
 mod web_support;
@@ -9,7 +11,7 @@ mod web_support;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Method, Request, StatusCode};
-use fleetglass::web::{API_PATHS, PAGE_PATHS};
+use fleetglass::web::{API_PATHS, AppState, PAGE_PATHS, Site};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -119,6 +121,17 @@ async fn the_right_token_opens_every_route() {
             "{method} {uri}: {status} {body}"
         );
         assert!(!status.is_server_error(), "{method} {uri}: {status} {body}");
+        // The scheme name is case-insensitive (RFC 9110 §11.1).
+        let mut lower = request(&method, &uri, None);
+        lower
+            .headers_mut()
+            .insert("authorization", format!("bearer {TOKEN}").parse().unwrap());
+        let (status, body) = send(&app, lower).await;
+        assert!(
+            status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN,
+            "{method} {uri}: {status} {body}"
+        );
+        assert!(!status.is_server_error(), "{method} {uri}: {status} {body}");
     }
 }
 
@@ -174,39 +187,60 @@ async fn the_proxy_header_counts_only_from_the_proxy_on_every_route() {
     }
 }
 
+/// Proxy mode with the proxy on loopback: requests as it forwards them for a user.
+async fn proxy_app() -> (axum::Router, fleetglass::store::Store) {
+    let store = fresh_store().await;
+    let mut config = demo_config();
+    config.web = serde_yaml::from_str(
+        "auth: {mode: proxy, proxy: {user_header: X-Forwarded-User, trusted_proxies: [127.0.0.0/8]}}",
+    )
+    .unwrap();
+    (app(store.clone(), &config), store)
+}
+
+fn from_proxy(mut request: Request<Body>, user: &str) -> Request<Body> {
+    request
+        .headers_mut()
+        .insert("x-forwarded-user", user.parse().unwrap());
+    request
+        .extensions_mut()
+        .insert(ConnectInfo("127.0.0.1:4000".parse::<SocketAddr>().unwrap()));
+    request
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn silence_forms_refuse_posts_without_the_csrf_pair() {
-    let (app, store) = demo_app().await;
+    let (app, store) = proxy_app().await;
     let form = "root_cause=prod-eu-1%2FDeployment%2Fflux-system%2Ftofu-controller&domain=&cluster=&duration=2h&comment=x";
-    let cookie = format!("fleetglass_csrf={}", "a1".repeat(16));
+    let cookie = format!("fleetglass_session={}", "a1".repeat(16));
     let attempts = [
         ("/alerts/silences", None, form.to_string()),
         (
             "/alerts/silences",
             None,
-            format!("csrf={}&{form}", "a1".repeat(16)),
+            format!("csrf={}&{form}", "a1".repeat(32)),
         ),
         ("/alerts/silences", Some(cookie.clone()), form.to_string()),
         (
             "/alerts/silences",
             Some(cookie.clone()),
-            format!("csrf={}&{form}", "b2".repeat(16)),
+            format!("csrf={}&{form}", "b2".repeat(32)),
         ),
         ("/alerts/silences/1/expire", None, String::new()),
         (
             "/alerts/silences/1/expire",
             Some(cookie.clone()),
-            format!("csrf={}", "b2".repeat(16)),
+            format!("csrf={}", "b2".repeat(32)),
         ),
     ];
     for (uri, cookie, body) in attempts {
-        let mut builder = Request::post(uri)
-            .header("content-type", "application/x-www-form-urlencoded")
-            .header("origin", "https://evil.example");
+        let mut builder =
+            Request::post(uri).header("content-type", "application/x-www-form-urlencoded");
         if let Some(cookie) = &cookie {
             builder = builder.header("cookie", cookie);
         }
-        let (status, text) = send(&app, builder.body(Body::from(body.clone())).unwrap()).await;
+        let request = builder.body(Body::from(body.clone())).unwrap();
+        let (status, text) = send(&app, from_proxy(request, "ana")).await;
         // A missing field is axum's form rejection (422); a present but unmatched one is ours (400).
         let expected = if body.contains("csrf=") {
             StatusCode::BAD_REQUEST
@@ -214,12 +248,94 @@ async fn silence_forms_refuse_posts_without_the_csrf_pair() {
             StatusCode::UNPROCESSABLE_ENTITY
         };
         assert_eq!(status, expected, "{uri} {cookie:?} {body}: {text}");
+        assert!(text.contains("<h1>"), "an HTML error page: {text}");
+        // The same post from another site is refused before its token is even looked at.
+        let mut cross = Request::post(uri)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("origin", "https://evil.example")
+            .body(Body::from(body))
+            .unwrap();
+        cross
+            .headers_mut()
+            .insert("host", "127.0.0.1:8080".parse().unwrap());
+        let (status, text) = send(&app, from_proxy(cross, "ana")).await;
+        assert_eq!(
+            status,
+            StatusCode::FORBIDDEN,
+            "{uri} from evil.example: {text}"
+        );
     }
     let silences: i64 = sqlx::query_scalar("SELECT count(*) FROM silences")
         .fetch_one(store.pool())
         .await
         .unwrap();
     assert_eq!(silences, 0, "no refused form created a silence");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_authentication_every_write_is_refused_with_a_reason() {
+    let (app, store) = demo_app().await;
+    let mut writes: Vec<(Method, String)> = every_request()
+        .into_iter()
+        .filter(|(method, _)| *method == Method::POST)
+        .collect();
+    for method in [Method::PUT, Method::PATCH, Method::DELETE] {
+        writes.push((method, "/api/v1/silences".to_string()));
+    }
+    assert!(writes.len() >= 5, "{writes:?}");
+    for (method, uri) in writes {
+        let mut request = request(&method, &uri, None);
+        // What a proxy in front of an unauthenticated instance might add: not believed.
+        request
+            .headers_mut()
+            .insert("x-forwarded-user", "admin".parse().unwrap());
+        let (status, body) = send(&app, request).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{method} {uri}: {body}");
+        let json: serde_json::Value = serde_json::from_str(&body)
+            .unwrap_or_else(|e| panic!("{method} {uri}: not JSON ({e}): {body}"));
+        let reason = json["error"].as_str().unwrap();
+        assert!(
+            reason.contains("read-only") && reason.contains("authentication"),
+            "{reason}"
+        );
+    }
+    let silences: i64 = sqlx::query_scalar("SELECT count(*) FROM silences")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(silences, 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_loopback_instance_answers_only_to_its_own_names() {
+    let store = fresh_store().await;
+    let site = Site::from_config(&demo_config()).listening_on("127.0.0.1:8080".parse().unwrap());
+    let app = fleetglass::web::router(AppState::new(store, site));
+    let with_host = |path: &str, host: &str| {
+        Request::get(path)
+            .header("host", host)
+            .body(Body::empty())
+            .unwrap()
+    };
+    // DNS rebinding: evil.example resolves to 127.0.0.1, and the browser says so in Host.
+    for host in ["evil.example:8080", "127.0.0.1.nip.io:8080"] {
+        let (status, body) = send(&app, with_host("/api/v1/fleet", host)).await;
+        assert_eq!(status, StatusCode::MISDIRECTED_REQUEST, "{host}: {body}");
+        assert!(body.contains("\"error\""), "{body}");
+        assert_eq!(
+            send(&app, with_host("/", host)).await.0,
+            StatusCode::MISDIRECTED_REQUEST
+        );
+        assert_eq!(
+            send(&app, with_host("/healthz", host)).await.0,
+            StatusCode::OK,
+            "probes answer any name"
+        );
+    }
+    for host in ["127.0.0.1:8080", "localhost:8080", "[::1]:8080"] {
+        let (status, body) = send(&app, with_host("/api/v1/fleet", host)).await;
+        assert_eq!(status, StatusCode::OK, "{host}: {body}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,6 +1,8 @@
 //! Bad input through the in-process router: arbitrary query parameters on the objects list,
 //! the wait gate and the owner lookup never produce a 5xx, and every 4xx is JSON
-//! `{"error": …}`. (Config and evaluate input: tests/fuzz_inputs.rs.)
+//! `{"error": …}`; NUL and other control characters in paths, queries and bodies are a 400
+//! that says so, never "the database is not answering". (Config and evaluate input:
+//! tests/fuzz_inputs.rs.)
 
 #[path = "web_support/mod.rs"]
 mod web_support;
@@ -9,6 +11,7 @@ use axum::http::StatusCode;
 use chrono::TimeDelta;
 use fleetglass::model::parse_go_duration;
 use proptest::prelude::*;
+use sha2::Digest;
 use std::sync::OnceLock;
 use web_support::{demo_app, get};
 
@@ -97,6 +100,83 @@ fn check(uri: &str) -> Result<(), TestCaseError> {
         prop_assert!(json["error"].is_string(), "{uri}: {body}");
     }
     Ok(())
+}
+
+#[test]
+fn control_characters_in_paths_and_queries_are_400s_saying_so() {
+    let (runtime, app) = runtime_and_app();
+    for uri in [
+        "/api/v1/objects/prod-eu-1/Kustomization/flux-system/a%00b",
+        "/api/v1/objects/prod-eu-1/Kustomization/%00/x",
+        "/api/v1/domains/gate%00way",
+        "/api/v1/domains/gateway/wait?version=1%00&timeout=1s",
+        "/api/v1/clusters/prod%01eu",
+        "/api/v1/objects?q=%1b%5b2J",
+        "/api/v1/owner?cluster=prod-eu-1&kind=Deployment&namespace=a%7f&name=b",
+        "/api/v1/no%00such",
+    ] {
+        let (status, body) = runtime.block_on(get(app, uri));
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{uri}: {body}");
+        let json: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert!(
+            json["error"]
+                .as_str()
+                .unwrap()
+                .contains("control character"),
+            "{uri}: {body}"
+        );
+    }
+    for uri in ["/clusters/prod%00eu", "/objects?q=%00"] {
+        let (status, body) = runtime.block_on(get(app, uri));
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{uri}: {body}");
+        assert!(body.contains("<h1>400</h1>"), "a page for people: {body}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn control_characters_and_broken_json_in_bodies_are_400s() {
+    let store = web_support::fresh_store().await;
+    let mut config = web_support::demo_config();
+    let hash: String = sha2::Sha256::digest(b"fg-inputs-token")
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    config.web =
+        serde_yaml::from_str(&format!("auth: {{tokens: [{{name: ci, sha256: {hash}}}]}}")).unwrap();
+    let app = web_support::app(store.clone(), &config);
+    let until = (chrono::Utc::now() + TimeDelta::hours(1)).to_rfc3339();
+    let bodies = [
+        format!(r#"{{"domain": "gate\u0000way", "until": "{until}"}}"#),
+        format!(r#"{{"cluster": "prod-eu-1", "until": "{until}", "comment": "\u001b[2J"}}"#),
+        // A raw NUL inside a JSON string is not JSON at all.
+        format!("{{\"domain\": \"a{}b\", \"until\": \"{until}\"}}", '\0'),
+        r#"{"domain": "gateway", "until": "#.to_string(),
+        r#"{"domain": 7, "until": "soon"}"#.to_string(),
+    ];
+    for body in bodies {
+        let request = axum::http::Request::post("/api/v1/silences")
+            .header("content-type", "application/json")
+            .header("authorization", "Bearer fg-inputs-token")
+            .body(axum::body::Body::from(body.clone()))
+            .unwrap();
+        let (status, answer) = web_support::send(&app, request).await;
+        assert!(status.is_client_error(), "{body}: {status} {answer}");
+        let json: serde_json::Value = serde_json::from_str(&answer)
+            .unwrap_or_else(|e| panic!("{body}: not JSON ({e}): {answer}"));
+        assert!(json["error"].is_string(), "{answer}");
+    }
+    let form = axum::http::Request::post("/alerts/silences")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("authorization", "Bearer fg-inputs-token")
+        .body(axum::body::Body::from("csrf=x&domain=%00&duration=1h"))
+        .unwrap();
+    let (status, _) = web_support::send(&app, form).await;
+    assert!(status.is_client_error(), "{status}");
+    let silences: i64 = sqlx::query_scalar("SELECT count(*) FROM silences")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(silences, 0);
 }
 
 #[test]

@@ -126,7 +126,8 @@ async fn no_secret_reaches_logs_pages_api_metrics_or_errors() {
     let tokens = dir.join("tokens");
     std::fs::write(&tokens, format!("ci {}\n", sha256_hex(API_TOKEN))).unwrap();
     let config = dir.join("config.yaml");
-    std::fs::write(&config, "web:\n  auth:\n    mode: tokens\n").unwrap();
+    // No mode: the tokens file alone must mean tokens mode.
+    std::fs::write(&config, "web:\n  auth: {}\n").unwrap();
     let log_path = dir.join("stderr.log");
     let port = common::free_port();
     let mut child = Command::new(env!("CARGO_BIN_EXE_fleetglass"))
@@ -194,6 +195,13 @@ async fn no_secret_reaches_logs_pages_api_metrics_or_errors() {
             let body = response.text().await.unwrap();
             if bearer == Some(API_TOKEN) && !uri.contains("nope") && !uri.contains("no/such") {
                 assert_ne!(status, 401, "{uri}: the token file's token is accepted");
+            }
+            let open = ["/metrics", "/healthz", "/readyz"].contains(&uri.as_str());
+            if bearer.is_none() && !open {
+                assert_eq!(
+                    status, 401,
+                    "{uri}: anonymous, with a tokens file and no mode"
+                );
             }
             seen.push((
                 format!("{uri} ({status}, token {bearer:?})"),

@@ -52,8 +52,10 @@ pub fn render_slack(notice: &Notice) -> Value {
     }
     blocks.push(json!({"type": "context", "elements": [{"type": "mrkdwn",
         "text": format!("{} · rule {} · alert #{}", notice.severity, escape(&notice.rule), notice.alert_id)}]}));
+    // Phones show `text`, which Slack reads as mrkdwn: escaped like the blocks, or a
+    // workload-controlled reason could say `<!channel>` or `<https://evil|sign in>`.
     json!({
-        "text": format!("{title} — {} ({})", notice.object(), affects(notice)),
+        "text": escape(&format!("{title} — {} ({})", notice.object(), affects(notice))),
         "blocks": blocks,
     })
 }
@@ -84,7 +86,8 @@ fn affects(notice: &Notice) -> String {
     }
 }
 
-/// Slack's mrkdwn needs only these three escaped.
+/// Slack's mrkdwn needs only these three escaped (Slack's "Formatting text for app
+/// surfaces": `&`, `<` and `>` are control characters there).
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -98,4 +101,63 @@ fn truncate(text: &str, max: usize) -> String {
     let mut cut: String = text.chars().take(max - 1).collect();
     cut.push('…');
     cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alerts::AlertStatus;
+    use crate::config::Severity;
+
+    fn notice(reason: &str, message: &str) -> Notice {
+        let at = "2026-11-30T10:00:00Z".parse().unwrap();
+        Notice {
+            alert_id: 7,
+            event: Event::Firing,
+            status: AlertStatus::Firing,
+            root_cause: "prod-1/HelmRelease/apps/<!here>".into(),
+            cluster: "prod-1".into(),
+            kind: "HelmRelease".into(),
+            namespace: "apps".into(),
+            name: "<!here>".into(),
+            rule: "root-cause".into(),
+            severity: Severity::Critical,
+            state: State::Failed,
+            reason: reason.into(),
+            message: message.into(),
+            since: Some(at),
+            fired_at: Some(at),
+            resolved_at: None,
+            affected_count: 2,
+            affected_sample: vec!["prod-1/Deployment/apps/a&b".into()],
+            domains: Vec::new(),
+            link: None,
+            at,
+        }
+    }
+
+    #[test]
+    fn the_text_phones_show_is_escaped_like_the_blocks() {
+        let message = render_slack(&notice(
+            "<!channel> <https://evil.example|sign in> & more",
+            "<@U123> x > y",
+        ));
+        let text = message["text"].as_str().unwrap();
+        for raw in ["<!channel>", "<https://evil", "<!here>", " & "] {
+            assert!(!text.contains(raw), "{raw} left in {text}");
+        }
+        assert!(
+            text.contains("&lt;!channel&gt;") && text.contains("&amp; more"),
+            "{text}"
+        );
+        assert!(
+            text.contains("&lt;https://evil.example|sign in&gt;"),
+            "{text}"
+        );
+        let blocks = message["blocks"].to_string();
+        assert!(
+            !blocks.contains("<@U123>") && !blocks.contains("<!here>"),
+            "{blocks}"
+        );
+    }
 }

@@ -1,15 +1,20 @@
-//! The delivery worker: claims one due notification at a time (`FOR UPDATE SKIP LOCKED`, so
-//! with several replicas exactly one sends each), sends it, and in the same transaction marks it
-//! delivered or schedules the retry — exponential backoff with jitter, capped, and never sooner
-//! than a 429's Retry-After. Everything it knows is in the table, so a restart loses nothing.
+//! The delivery workers: one per sink, so a sink that hangs or throttles delays only its own
+//! notifications. Each claims its sink's next due notification (`FOR UPDATE SKIP LOCKED`, a
+//! lease committed at once, so with several replicas one sends each), sends it with no
+//! transaction open, then records the outcome: delivered, or a retry after exponential backoff
+//! with jitter, capped at `max_backoff` — a 429's Retry-After is honoured up to that cap too.
+//!
+//! Delivery is at least once: a process that stops between sending and recording leaves the
+//! claim to expire, and the notification is sent again. Where the sink can tell (Slack with a
+//! bot token), the worker looks for the earlier message before posting again; generic webhooks
+//! get the notification's id to drop duplicates by.
 
 use super::Notice;
 use super::outbox::{self, Claimed};
-use super::sinks::{SendError, Sent, Sinks};
+use super::sinks::{Attempt, SendError, Sent, Sinks};
 use crate::config::DeliveryConfig;
 use crate::store::Store;
 use chrono::TimeDelta;
-use rand::Rng;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,6 +24,9 @@ pub struct DeliverySettings {
     pub max_backoff: Duration,
     /// How often to look for work when the outbox is empty.
     pub poll: Duration,
+    /// How long a claim lasts: longer than any send (every HTTP call of one send has the
+    /// configured timeout), so only a worker that died loses it.
+    pub claim: Duration,
 }
 
 impl DeliverySettings {
@@ -28,19 +36,37 @@ impl DeliverySettings {
             backoff: std(config.backoff),
             max_backoff: std(config.max_backoff),
             poll: Duration::from_secs(1),
+            // A Slack bot send is at most three calls (look up, edit, post).
+            claim: std(config.timeout) * 4 + Duration::from_secs(10),
         }
     }
 
     /// Attempt `n` (1-based) failed: wait base·2ⁿ⁻¹, capped, then take a random 50–100 % of
-    /// it so that many failed notifications do not retry in lockstep.
-    fn delay(&self, attempts: u32) -> Duration {
+    /// it so that many failed notifications do not retry in lockstep. A receiver's own
+    /// Retry-After is waited out, up to the same cap.
+    fn delay(&self, attempts: u32, error: &SendError) -> Duration {
         let exponent = attempts.saturating_sub(1).min(20);
         let full = self
             .backoff
             .saturating_mul(1 << exponent)
             .min(self.max_backoff);
-        full.mul_f64(rand::rng().random_range(0.5..=1.0))
+        let jittered = full.mul_f64(rand::random_range(0.5..=1.0));
+        match error {
+            SendError::RetryAfter(asked) => jittered.max(*asked).min(self.max_backoff),
+            _ => jittered,
+        }
     }
+}
+
+/// What one turn of a sink's worker did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Nothing was due.
+    Idle,
+    /// A notification was sent, or its retry scheduled.
+    Handled,
+    /// The receiver rate-limited the sink: it rests this long (at most `max_backoff`).
+    Throttled(Duration),
 }
 
 pub struct Worker {
@@ -58,38 +84,59 @@ impl Worker {
         }
     }
 
-    /// Delivers until the task is dropped.
+    /// Delivers until the task is dropped: one loop per sink, side by side.
     pub async fn run(self) {
+        let sinks: Vec<String> = self.sinks.routes().into_iter().map(|r| r.sink).collect();
+        futures::future::join_all(sinks.iter().map(|sink| self.run_sink(sink))).await;
+    }
+
+    async fn run_sink(&self, sink: &str) {
         loop {
-            match self.deliver_one().await {
-                Ok(true) => continue,
-                Ok(false) => {}
-                Err(error) => tracing::warn!(%error, "alert delivery: database error"),
-            }
-            tokio::time::sleep(self.settings.poll).await;
+            let pause = match self.deliver_next(sink).await {
+                Ok(Outcome::Handled) => continue,
+                Ok(Outcome::Idle) => self.settings.poll,
+                // The receiver asked the whole sink to slow down, not just this message.
+                Ok(Outcome::Throttled(wait)) => wait,
+                Err(error) => {
+                    tracing::warn!(sink, %error, "alert delivery: database error");
+                    self.settings.poll
+                }
+            };
+            tokio::time::sleep(pause).await;
         }
     }
 
-    /// Sends the next due notification, if any; true when there was one.
-    #[tracing::instrument(skip_all)]
+    /// Sends the next due notification of every sink, one after the other; true when any
+    /// had one (tests drain the outbox with it).
     pub async fn deliver_one(&self) -> Result<bool, sqlx::Error> {
-        let mut tx = self.store.pool().begin().await?;
-        let Some(claimed) = outbox::claim(&mut tx).await? else {
-            return Ok(false);
+        let mut any = false;
+        for route in self.sinks.routes() {
+            any |= self.deliver_next(&route.sink).await? != Outcome::Idle;
+        }
+        Ok(any)
+    }
+
+    /// Sends the next due notification of `sink`, if any.
+    #[tracing::instrument(skip(self))]
+    pub async fn deliver_next(&self, sink: &str) -> Result<Outcome, sqlx::Error> {
+        let Some(claimed) = outbox::claim(self.store.pool(), sink, self.settings.claim).await?
+        else {
+            return Ok(Outcome::Idle);
         };
         match self.send(&claimed).await {
             Ok((alert_id, sent)) => {
-                outbox::mark_delivered(&mut tx, claimed.id).await?;
-                if let Sent::SlackMessage { channel, ts } = sent {
+                let mut tx = self.store.pool().begin().await?;
+                if outbox::mark_delivered(&mut tx, &claimed).await?
+                    && let Sent::SlackMessage { channel, ts } = sent
+                {
                     outbox::remember_slack_message(&mut tx, alert_id, &channel, &ts).await?;
                 }
+                tx.commit().await?;
+                Ok(Outcome::Handled)
             }
             Err(error) => {
                 let attempts = u32::try_from(claimed.attempts).unwrap_or(0) + 1;
-                let mut wait = self.settings.delay(attempts);
-                if let SendError::RetryAfter(asked) = &error {
-                    wait = wait.max(*asked);
-                }
+                let wait = self.settings.delay(attempts, &error);
                 tracing::warn!(
                     sink = %claimed.sink,
                     attempts,
@@ -97,21 +144,48 @@ impl Worker {
                     %error,
                     "alert delivery failed; will retry"
                 );
-                outbox::reschedule(&mut tx, claimed.id, wait, &error.to_string()).await?;
+                outbox::reschedule(self.store.pool(), &claimed, wait, &error.to_string()).await?;
+                Ok(match error {
+                    SendError::RetryAfter(_) => Outcome::Throttled(wait),
+                    _ => Outcome::Handled,
+                })
             }
         }
-        tx.commit().await?;
-        Ok(true)
     }
 
     async fn send(&self, claimed: &Claimed) -> Result<(i64, Sent), SendError> {
         let notice: Notice = serde_json::from_value(claimed.payload.clone())
             .map_err(|e| SendError::Failed(format!("unreadable notification: {e}")))?;
-        let thread = claimed
-            .slack_channel
-            .as_deref()
-            .zip(claimed.slack_ts.as_deref());
-        let sent = self.sinks.send(&claimed.sink, &notice, thread).await?;
+        let attempt = Attempt {
+            notification: claimed.id,
+            maybe_sent_before: claimed.maybe_sent_before(),
+            thread: claimed
+                .slack_channel
+                .as_deref()
+                .zip(claimed.slack_ts.as_deref()),
+        };
+        let sent = self.sinks.send(&claimed.sink, &notice, &attempt).await?;
         Ok((notice.alert_id, sent))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_is_capped_at_max_backoff_however_large() {
+        let settings = DeliverySettings {
+            backoff: Duration::from_secs(2),
+            max_backoff: Duration::from_secs(300),
+            poll: Duration::from_secs(1),
+            claim: Duration::from_secs(50),
+        };
+        let huge = SendError::RetryAfter(Duration::from_secs(100_000_000_000_000));
+        assert_eq!(settings.delay(1, &huge), Duration::from_secs(300));
+        let short = SendError::RetryAfter(Duration::from_secs(30));
+        assert!(settings.delay(1, &short) >= Duration::from_secs(30));
+        let plain = SendError::Failed("HTTP 500".into());
+        assert!(settings.delay(40, &plain) <= Duration::from_secs(300));
     }
 }

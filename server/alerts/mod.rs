@@ -22,7 +22,7 @@ mod slack;
 
 pub use blocks::render_slack;
 pub use candidates::candidates;
-pub use delivery::{DeliverySettings, Worker};
+pub use delivery::{DeliverySettings, Outcome, Worker};
 pub use dispatcher::Dispatcher;
 pub use notice::Notice;
 pub use records::{AlertView, Delivery, list_alerts};

@@ -1,10 +1,12 @@
 //! The outbox: every notification is a row, written in the same transaction as the alert
-//! change that caused it, and delivered by the worker from there. State lives in the table, so
-//! a restart loses nothing.
+//! change that caused it, and delivered by the workers from there: claimed (a lease, committed
+//! at once), sent, then recorded. State lives in the table, so a restart loses nothing; a
+//! crash between sending and recording sends again (at least once).
 
 use super::Notice;
 use serde_json::Value;
-use sqlx::PgConnection;
+use sqlx::{PgConnection, PgPool};
+use std::time::Duration;
 
 /// Queues a notification for a sink, due at once; `send: false` records it as silenced.
 /// Due times are on the database's clock, so replicas with skewed clocks agree.
@@ -31,47 +33,80 @@ pub async fn enqueue(
     Ok(())
 }
 
-/// A claimed notification, locked by the claiming transaction.
+/// A claimed notification: no other worker takes it until the claim expires.
 #[derive(Debug, sqlx::FromRow)]
 pub struct Claimed {
     pub id: i64,
     pub sink: String,
     pub payload: Value,
+    /// Outcomes recorded so far (deliveries and failures).
     pub attempts: i32,
+    /// Claims so far, this one included.
+    pub claims: i32,
     pub slack_channel: Option<String>,
     pub slack_ts: Option<String>,
 }
 
-/// The oldest due notification no other worker holds, and only if it is the first pending one
-/// of its alert and sink (so an edit never overtakes the message it edits).
+impl Claimed {
+    /// An earlier claim ended without recording its outcome (the process stopped mid-send), so
+    /// the notification may already have been sent.
+    pub fn maybe_sent_before(&self) -> bool {
+        self.claims > self.attempts + 1
+    }
+}
+
+/// Claims the oldest due notification of `sink` that no other worker holds, and only if it
+/// is the first pending one of its alert and sink (so an edit never overtakes the message it
+/// edits), for `lease`; commits at once, so no transaction stays open while it is sent.
 #[tracing::instrument(skip_all)]
-pub async fn claim(conn: &mut PgConnection) -> Result<Option<Claimed>, sqlx::Error> {
+pub async fn claim(
+    pool: &PgPool,
+    sink: &str,
+    lease: Duration,
+) -> Result<Option<Claimed>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT o.id, o.sink, o.payload, o.attempts, a.slack_channel, a.slack_ts
-         FROM alert_outbox o JOIN alerts a ON a.id = o.alert_id
-         WHERE o.status = 'pending' AND o.next_attempt_at <= now()
-           AND NOT EXISTS (SELECT 1 FROM alert_outbox e
-                           WHERE e.alert_id = o.alert_id AND e.sink = o.sink
-                             AND e.status = 'pending' AND e.id < o.id)
-         ORDER BY o.next_attempt_at, o.id
-         LIMIT 1
-         FOR UPDATE OF o SKIP LOCKED",
+        "WITH next AS (
+             SELECT o.id FROM alert_outbox o
+             WHERE o.sink = $1 AND o.status = 'pending' AND o.next_attempt_at <= now()
+               AND (o.claimed_until IS NULL OR o.claimed_until <= now())
+               AND NOT EXISTS (SELECT 1 FROM alert_outbox e
+                               WHERE e.alert_id = o.alert_id AND e.sink = o.sink
+                                 AND e.status = 'pending' AND e.id < o.id)
+             ORDER BY o.next_attempt_at, o.id
+             LIMIT 1
+             FOR UPDATE OF o SKIP LOCKED
+         ), claimed AS (
+             UPDATE alert_outbox o
+             SET claimed_until = clock_timestamp() + $2 * interval '1 millisecond', claims = o.claims + 1
+             FROM next WHERE o.id = next.id
+             RETURNING o.id, o.alert_id, o.sink, o.payload, o.attempts, o.claims
+         )
+         SELECT c.id, c.sink, c.payload, c.attempts, c.claims, a.slack_channel, a.slack_ts
+         FROM claimed c JOIN alerts a ON a.id = c.alert_id",
     )
-    .fetch_optional(conn)
+    .bind(sink)
+    .bind(millis(lease))
+    .fetch_optional(pool)
     .await
 }
 
+/// Records a delivery, unless the claim was lost meanwhile (it expired and another worker
+/// claimed the notification, which then records its own outcome); true when recorded.
 #[tracing::instrument(skip_all)]
-pub async fn mark_delivered(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error> {
-    sqlx::query(
+pub async fn mark_delivered(
+    conn: &mut PgConnection,
+    claimed: &Claimed,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
         "UPDATE alert_outbox SET status = 'delivered', attempts = attempts + 1,
-             delivered_at = clock_timestamp(), last_error = NULL
-         WHERE id = $1",
+             delivered_at = clock_timestamp(), last_error = NULL, claimed_until = NULL
+         WHERE id = $1 AND claims = $2 AND status = 'pending'",
     )
-    .bind(id)
+    .bind(claimed.id)
+    .bind(claimed.claims)
     .execute(conn)
     .await?;
-    Ok(())
+    Ok(done.rows_affected() == 1)
 }
 
 /// Remembers the Slack message a firing notification created, so later ones edit and thread.
@@ -91,24 +126,30 @@ pub async fn remember_slack_message(
     Ok(())
 }
 
+/// Tries again `wait` from now (the wall clock: the failed request took time, and a
+/// Retry-After counts from its answer) and releases the claim. `wait` is bounded by the
+/// caller (`max_backoff`), so the interval arithmetic cannot overflow.
 #[tracing::instrument(skip_all)]
-/// Tries again `wait` from now (the wall clock, not the transaction's start: the failed
-/// request took time, and a Retry-After counts from its answer).
 pub async fn reschedule(
-    conn: &mut PgConnection,
-    id: i64,
-    wait: std::time::Duration,
+    pool: &PgPool,
+    claimed: &Claimed,
+    wait: Duration,
     error: &str,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "UPDATE alert_outbox SET attempts = attempts + 1,
+        "UPDATE alert_outbox SET attempts = attempts + 1, claimed_until = NULL,
              next_attempt_at = clock_timestamp() + $2 * interval '1 millisecond', last_error = $3
-         WHERE id = $1",
+         WHERE id = $1 AND claims = $4 AND status = 'pending'",
     )
-    .bind(id)
-    .bind(i64::try_from(wait.as_millis()).unwrap_or(i64::MAX))
+    .bind(claimed.id)
+    .bind(millis(wait))
     .bind(error)
-    .execute(conn)
+    .bind(claimed.claims)
+    .execute(pool)
     .await?;
     Ok(())
+}
+
+fn millis(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
 }

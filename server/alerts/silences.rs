@@ -59,6 +59,8 @@ pub enum SilenceError {
     InThePast,
     #[error("{0} is too long (at most 1000 characters)")]
     TooLong(&'static str),
+    #[error("{0} contains a control character (NUL and the like are not text)")]
+    ControlCharacter(&'static str),
 }
 
 impl NewSilence {
@@ -84,6 +86,15 @@ impl NewSilence {
         ];
         if let Some((name, _)) = fields.iter().find(|(_, v)| v.chars().count() > 1000) {
             return Err(SilenceError::TooLong(name));
+        }
+        // Postgres refuses NUL in text; the rest would only garble pages and messages. A
+        // comment may span lines.
+        let allowed = |name: &str, c: char| name == "comment" && matches!(c, '\n' | '\r' | '\t');
+        if let Some((name, _)) = fields
+            .iter()
+            .find(|(name, v)| v.chars().any(|c| c.is_control() && !allowed(name, c)))
+        {
+            return Err(SilenceError::ControlCharacter(name));
         }
         Ok(self)
     }
@@ -157,6 +168,31 @@ mod tests {
             comment: String::new(),
         };
         assert_eq!(blank.validated(now).unwrap_err(), SilenceError::NoMatcher);
+    }
+
+    #[test]
+    fn control_characters_are_refused_but_a_comment_may_span_lines() {
+        let now: DateTime<Utc> = "2026-11-29T10:00:00Z".parse().unwrap();
+        let silence = |domain: &str, comment: &str| NewSilence {
+            root_cause: None,
+            domain: Some(domain.into()),
+            cluster: None,
+            until: now + chrono::TimeDelta::hours(1),
+            comment: comment.into(),
+        };
+        assert_eq!(
+            silence("gate\0way", "").validated(now).unwrap_err(),
+            SilenceError::ControlCharacter("domain")
+        );
+        assert_eq!(
+            silence("gateway", "x\u{1b}[2J").validated(now).unwrap_err(),
+            SilenceError::ControlCharacter("comment")
+        );
+        assert!(
+            silence("gateway", "line one\nline two")
+                .validated(now)
+                .is_ok()
+        );
     }
 
     #[test]

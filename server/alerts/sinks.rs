@@ -20,6 +20,17 @@ pub enum Sent {
     },
 }
 
+/// One try at sending a notification.
+#[derive(Debug, Clone, Copy)]
+pub struct Attempt<'a> {
+    /// The outbox row's id: the same on every retry, so receivers can drop duplicates.
+    pub notification: i64,
+    /// An earlier try may have gone out without its outcome being recorded.
+    pub maybe_sent_before: bool,
+    /// The (channel, ts) of the alert's first Slack message, once there is one.
+    pub thread: Option<(&'a str, &'a str)>,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SendError {
     /// The receiver asked us to wait (HTTP 429 with Retry-After).
@@ -85,21 +96,24 @@ impl Sinks {
         &self,
         sink: &str,
         notice: &Notice,
-        thread: Option<(&str, &str)>,
+        attempt: &Attempt<'_>,
     ) -> Result<Sent, SendError> {
         if sink == SLACK
             && let Some(slack) = &self.slack
         {
-            return slack.send(&self.client, notice, thread).await;
+            return slack.send(&self.client, notice, attempt).await;
         }
         let hook = sink
             .strip_prefix(WEBHOOK_PREFIX)
             .and_then(|name| self.webhooks.iter().find(|w| w.name == name))
             .ok_or_else(|| SendError::UnknownSink(sink.to_string()))?;
-        let body = json!({"event": notice.event, "alert": notice});
+        // `id` (and the Idempotency-Key header) stay the same when a notification is sent
+        // again after a crash: delivery is at least once.
+        let body = json!({"id": attempt.notification, "event": notice.event, "alert": notice});
         let response = self
             .client
             .post(hook.url.expose())
+            .header("idempotency-key", attempt.notification.to_string())
             .json(&body)
             .send()
             .await

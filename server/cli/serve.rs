@@ -5,12 +5,11 @@ use crate::config::{self, Config};
 use crate::ingest::{self, LeaseKeeper, Runner, RunnerSettings};
 use crate::sources::{self, kube::Collector};
 use crate::store::Store;
-use crate::web::{self, AppState, Site};
+use crate::web::{self, AppState, ConnectionLimits, CsrfKey, Site};
 use anyhow::{Context, anyhow};
 use clap::{Args, ValueEnum};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// How long shutdown waits for the collector leases to be released.
@@ -66,27 +65,33 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .or_else(|| config.listen.as_deref().and_then(|l| l.parse().ok()))
         .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080)));
 
-    let collector = match args.role {
-        Role::Web => None,
-        Role::All | Role::Collector => collect(&config, &store, args.demo)?,
+    let csrf_key = csrf_key(&config)?;
+    let (collector, latest) = match args.role {
+        Role::Web => (None, None),
+        Role::All | Role::Collector => {
+            let (collector, latest) = collect(&config, &store, args.demo)?;
+            (collector, Some(latest))
+        }
     };
 
-    let state = AppState {
-        store,
-        site: Arc::new(Site::from_config(&config)),
-    };
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("cannot listen on {listen}"))?;
     let address = listener.local_addr()?;
+    let site = Site::from_config(&config).listening_on(address);
+    warn_about_exposure(&site, address);
+    let mut state = AppState::new(store, site).with_csrf_key(csrf_key);
+    if let Some(latest) = latest {
+        state = state.with_evaluations(latest);
+    }
     tracing::info!(%address, "serving");
     println!("fleetglass is serving on http://{address}/");
-    // The peer address lets proxy authentication trust only the configured proxies.
-    let app = web::router(state).into_make_service_with_connect_info::<SocketAddr>();
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .context("web server failed");
+    let limits = &config.web.limits;
+    let limits = ConnectionLimits {
+        max_connections: limits.max_connections,
+        header_timeout: limits.header_timeout.to_std()?,
+    };
+    web::serve(listener, web::router(state), limits, shutdown_signal()).await;
     if let Some(collector) = collector
         && tokio::time::timeout(RELEASE_TIMEOUT, collector.stop())
             .await
@@ -94,13 +99,53 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     {
         tracing::warn!("collector leases not released in time; they expire on their own");
     }
-    served
+    Ok(())
+}
+
+/// Says at start what the configuration leaves open, so nobody learns it from an incident.
+fn warn_about_exposure(site: &Site, address: SocketAddr) {
+    if site.open_to_the_network() {
+        tracing::warn!(
+            %address,
+            "no authentication (web.auth) while listening on a non-loopback address: anyone who can reach it reads everything (writes are refused)"
+        );
+    }
+    if !site.hosts.checks_names() {
+        tracing::warn!(
+            "public_url is not set and the listener is not on loopback: Host names cannot be checked (DNS rebinding); set public_url"
+        );
+    }
+}
+
+/// The key that signs form tokens: `FLEETGLASS_WEB_SECRET`, else `web.secret_file`, else a
+/// fresh one (then forms from before a restart, or from another replica, are refused).
+fn csrf_key(config: &Config) -> anyhow::Result<CsrfKey> {
+    if let Ok(secret) = std::env::var("FLEETGLASS_WEB_SECRET")
+        && !secret.is_empty()
+    {
+        return Ok(CsrfKey::from_secret(secret.as_bytes()));
+    }
+    if let Some(path) = &config.web.secret_file {
+        let secret = std::fs::read(path)
+            .with_context(|| format!("web.secret_file: cannot read {}", path.display()))?;
+        return Ok(CsrfKey::from_secret(&secret));
+    }
+    if config.web.auth.identifies() {
+        tracing::info!(
+            "no FLEETGLASS_WEB_SECRET or web.secret_file: form tokens are signed with a key made at start (several web replicas must share one)"
+        );
+    }
+    Ok(CsrfKey::generate())
 }
 
 /// Starts the sources, the runner, retention and the alerts that follow the runner's
 /// evaluations. Real clusters are shared with other collectors through leases; returns the
-/// collector, which releases them when stopped.
-fn collect(config: &Config, store: &Store, demo: bool) -> anyhow::Result<Option<Collector>> {
+/// collector, which releases them when stopped, and the runner's evaluations.
+fn collect(
+    config: &Config,
+    store: &Store,
+    demo: bool,
+) -> anyhow::Result<(Option<Collector>, ingest::Latest)> {
     tokio::spawn(ingest::retention::run(
         store.clone(),
         config.retention.transitions,
@@ -110,12 +155,13 @@ fn collect(config: &Config, store: &Store, demo: bool) -> anyhow::Result<Option<
         let (runner, latest) = Runner::new(RunnerSettings::from_config(config), store.clone());
         tokio::spawn(sources::demo::run(sender));
         tokio::spawn(runner.run(receiver));
-        alerts::spawn(config, store.clone(), latest)?;
-        return Ok(None);
+        alerts::spawn(config, store.clone(), latest.clone())?;
+        return Ok((None, latest));
     }
     let collector = Collector::start(config, store.clone(), LeaseKeeper::holder_id());
-    alerts::spawn(config, store.clone(), collector.latest.clone())?;
-    Ok(Some(collector))
+    let latest = collector.latest.clone();
+    alerts::spawn(config, store.clone(), latest.clone())?;
+    Ok((Some(collector), latest))
 }
 
 pub async fn migrate(config_path: Option<&Path>) -> anyhow::Result<()> {

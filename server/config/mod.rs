@@ -5,6 +5,7 @@ mod alerts;
 mod collector;
 mod load;
 mod web;
+mod web_limits;
 
 pub use alerts::{
     AlertRule, AlertsConfig, CLUSTER_KIND, DeliveryConfig, Severity, SinkConfigError, SlackMode,
@@ -13,6 +14,7 @@ pub use alerts::{
 pub use collector::{CollectorSettings, Retention};
 pub use load::{ConfigError, from_file, from_yaml_str, load};
 pub use web::{AuthConfig, AuthMode, Cidr, ProxyConfig, TokenHash, WebConfig};
+pub use web_limits::WebLimits;
 
 use crate::health::{DomainSpec, Thresholds};
 use serde::Deserialize;

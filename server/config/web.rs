@@ -1,42 +1,85 @@
-//! Web access settings: who may read the dashboard and the API. Chosen explicitly; the
-//! default (`none`) is for local use and says so on every page. Tokens are configured as
-//! sha256 hashes only, so the config never holds a usable secret.
+//! Web access settings: who may read the dashboard and the API, and who may write. Without
+//! authentication (`none`, for local use) everything is read-only. Tokens are configured as
+//! sha256 hashes only, so the config never holds a usable secret; configured tokens without a
+//! mode mean `tokens`, and settings that contradict each other refuse to start.
 
+use super::web_limits::WebLimits;
 use serde::{Deserialize, Deserializer};
 use std::fmt;
 use std::net::IpAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WebConfig {
     #[serde(default)]
     pub auth: AuthConfig,
+    /// Host names this server answers to besides `public_url`'s, loopback names and IP
+    /// addresses (a request naming another host is refused: DNS rebinding).
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// A file holding the key that signs CSRF tokens; `FLEETGLASS_WEB_SECRET` overrides it.
+    /// Without either a key is generated at start, so web replicas must be given the same one.
+    #[serde(default)]
+    pub secret_file: Option<PathBuf>,
+    /// Connection and long-poll bounds.
+    #[serde(default)]
+    pub limits: WebLimits,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AuthConfig {
-    #[serde(default)]
-    pub mode: AuthMode,
+    /// As written; absent means `tokens` when tokens are configured, else `none`.
+    #[serde(default, rename = "mode")]
+    pub configured_mode: Option<AuthMode>,
     /// Bearer tokens for scripts, as hex sha256 hashes; valid in `tokens` and `proxy` modes.
     #[serde(default)]
     pub tokens: Vec<TokenHash>,
     #[serde(default)]
     pub proxy: ProxyConfig,
+    /// Some tokens came from `FLEETGLASS_API_TOKENS_FILE` (named in conflicts).
+    #[serde(skip)]
+    pub tokens_from_file: bool,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+impl AuthConfig {
+    /// The mode in force: as configured, else `tokens` when there are tokens (a tokens file
+    /// alone must never leave the service open), else `none`.
+    pub fn mode(&self) -> AuthMode {
+        match self.configured_mode {
+            Some(mode) => mode,
+            None if !self.tokens.is_empty() => AuthMode::Tokens,
+            None => AuthMode::None,
+        }
+    }
+
+    /// Whether anyone is asked who they are; without that nothing may be written.
+    pub fn identifies(&self) -> bool {
+        self.mode() != AuthMode::None
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AuthMode {
-    /// No authentication (local use).
-    #[default]
+    /// No authentication (local use): read-only.
     None,
     /// Every request needs `Authorization: Bearer <token>`.
     Tokens,
     /// People come through an authenticating proxy that sets a user header; scripts may
     /// still use bearer tokens.
     Proxy,
+}
+
+impl AuthMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuthMode::None => "none",
+            AuthMode::Tokens => "tokens",
+            AuthMode::Proxy => "proxy",
+        }
+    }
 }
 
 #[derive(Clone, Deserialize)]
@@ -161,18 +204,40 @@ impl WebConfig {
     /// A key and what is wrong with it, when the settings cannot work together.
     pub fn problem(&self) -> Option<(String, String)> {
         let auth = &self.auth;
-        match auth.mode {
+        let tokens_from = if auth.tokens_from_file {
+            "FLEETGLASS_API_TOKENS_FILE"
+        } else {
+            "web.auth.tokens"
+        };
+        let conflict = match auth.mode() {
+            AuthMode::None if !auth.tokens.is_empty() => Some((
+                "web.auth.mode",
+                format!(
+                    "mode is none (no authentication, read-only) but {tokens_from} supplies tokens: \
+                     set mode: tokens (or proxy), or remove the tokens"
+                ),
+            )),
             AuthMode::Tokens if auth.tokens.is_empty() => Some((
-                "web.auth.tokens".into(),
+                "web.auth.tokens",
                 "mode is tokens but no tokens are configured (here or in FLEETGLASS_API_TOKENS_FILE)"
                     .into(),
             )),
             AuthMode::Proxy if auth.proxy.trusted_proxies.is_empty() => Some((
-                "web.auth.proxy.trusted_proxies".into(),
+                "web.auth.proxy.trusted_proxies",
                 "mode is proxy: list the proxy's addresses, or anyone could claim a user".into(),
             )),
+            AuthMode::None | AuthMode::Tokens if !auth.proxy.trusted_proxies.is_empty() => Some((
+                "web.auth.proxy",
+                format!(
+                    "trusted proxies are listed but mode is {}: set mode: proxy, or remove them",
+                    auth.mode().as_str()
+                ),
+            )),
             _ => None,
-        }
+        };
+        conflict
+            .map(|(key, problem)| (key.to_string(), problem))
+            .or_else(|| self.limits.problem())
     }
 
     /// Adds tokens from a file of lines `NAME SHA256HEX` (blank lines and `#` comments skipped).
@@ -191,6 +256,7 @@ impl WebConfig {
                 name: name.to_string(),
                 sha256,
             });
+            self.auth.tokens_from_file = true;
         }
         Ok(())
     }
@@ -211,6 +277,63 @@ mod tests {
         assert!(!ten.contains("10.16.0.1".parse().unwrap()));
         assert!("10.0.0.0/33".parse::<Cidr>().is_err());
         assert!("localhost".parse::<Cidr>().is_err());
+    }
+
+    fn web(yaml: &str) -> WebConfig {
+        serde_yaml::from_str(yaml).unwrap()
+    }
+
+    #[test]
+    fn tokens_without_a_mode_mean_tokens_mode() {
+        let hash = "ab".repeat(32);
+        let tokens = web(&format!("auth: {{tokens: [{{name: ci, sha256: {hash}}}]}}"));
+        assert_eq!(tokens.auth.mode(), AuthMode::Tokens);
+        assert_eq!(tokens.problem(), None);
+        let mut from_file = WebConfig::default();
+        assert_eq!(from_file.auth.mode(), AuthMode::None);
+        let file = std::env::temp_dir().join(format!("fg-tokens-{}", std::process::id()));
+        std::fs::write(&file, format!("ci {hash}\n")).unwrap();
+        from_file.add_tokens_file(&file).unwrap();
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(from_file.auth.mode(), AuthMode::Tokens);
+        assert!(from_file.auth.identifies());
+    }
+
+    #[test]
+    fn contradictions_name_the_conflict() {
+        let hash = "ab".repeat(32);
+        let mut none_with_file = web("auth: {mode: none}");
+        none_with_file.auth.tokens_from_file = true;
+        none_with_file.auth.tokens.push(TokenHash {
+            name: "ci".into(),
+            sha256: [0; 32],
+        });
+        let (key, problem) = none_with_file.problem().unwrap();
+        assert_eq!(key, "web.auth.mode");
+        assert!(problem.contains("FLEETGLASS_API_TOKENS_FILE"), "{problem}");
+        let none_with_tokens = web(&format!(
+            "auth: {{mode: none, tokens: [{{name: ci, sha256: {hash}}}]}}"
+        ));
+        assert!(
+            none_with_tokens
+                .problem()
+                .unwrap()
+                .1
+                .contains("web.auth.tokens")
+        );
+        let proxy_alone = web("auth: {mode: proxy}");
+        assert_eq!(
+            proxy_alone.problem().unwrap().0,
+            "web.auth.proxy.trusted_proxies"
+        );
+        let proxies_without_proxy_mode = web(&format!(
+            "auth: {{tokens: [{{name: ci, sha256: {hash}}}], proxy: {{trusted_proxies: [10.0.0.0/8]}}}}"
+        ));
+        assert_eq!(
+            proxies_without_proxy_mode.problem().unwrap().0,
+            "web.auth.proxy"
+        );
+        assert_eq!(web("{}").problem(), None);
     }
 
     #[test]

@@ -14,13 +14,21 @@ pub use clusters::{ClusterRow, upsert_clusters};
 pub use crossstack::{DependencyRow, record_crd_providers, replace_dependencies};
 pub use objects::{ChangeSet, ObjectKey, ObjectRow, TransitionRow, write_changes};
 pub use reads::{ObjectFilter, ObjectPage, ObjectRecord, TransitionRecord, key_of_id};
-pub use rollups::{DomainRow, RootCauseRow, replace_rollups};
+pub use rollups::{DomainRow, ROLLUPS_CHANNEL, RootCauseRow, replace_rollups};
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 use thiserror::Error;
+use tokio::sync::Semaphore;
+
+/// Most connections the pool opens; `/readyz` never adds to them.
+const MAX_CONNECTIONS: u32 = 8;
+/// Longest any statement may run (set on every pooled connection): a runaway query ends with
+/// an error instead of holding a connection. Migrations lift it for their own connection.
+const STATEMENT_TIMEOUT: &str = "30s";
 
 #[derive(Debug, Error)]
 pub enum StoreError {
@@ -38,6 +46,8 @@ pub enum StoreError {
 #[derive(Clone, Debug)]
 pub struct Store {
     pool: PgPool,
+    /// One direct connection at a time may ask the server why the pool has none.
+    diagnosis: Arc<Semaphore>,
 }
 
 impl Store {
@@ -45,7 +55,8 @@ impl Store {
     pub async fn connect(url: &str) -> Result<Store, StoreError> {
         let options = PgConnectOptions::from_str(url)
             .map_err(|e| StoreError::BadUrl(redact_url_error(&e.to_string(), url)))?
-            .log_statements(tracing::log::LevelFilter::Trace);
+            .log_statements(tracing::log::LevelFilter::Trace)
+            .options([("statement_timeout", STATEMENT_TIMEOUT)]);
         let target = format!(
             "{}:{}/{}",
             options.get_host(),
@@ -53,7 +64,7 @@ impl Store {
             options.get_database().unwrap_or("postgres")
         );
         let pool = PgPoolOptions::new()
-            .max_connections(8)
+            .max_connections(MAX_CONNECTIONS)
             .acquire_timeout(Duration::from_secs(5))
             .connect_with(options)
             .await
@@ -61,27 +72,44 @@ impl Store {
                 target,
                 reason: short_reason(&e),
             })?;
-        Ok(Store { pool })
+        Ok(Store::from_pool(pool))
     }
 
     pub fn from_pool(pool: PgPool) -> Store {
-        Store { pool }
+        Store {
+            pool,
+            diagnosis: Arc::new(Semaphore::new(1)),
+        }
     }
 
     pub fn pool(&self) -> &PgPool {
         &self.pool
     }
 
+    /// Applies the migrations on one connection without the statement timeout (an index on
+    /// a big table may take longer).
     pub async fn migrate(&self) -> Result<(), StoreError> {
-        sqlx::migrate!("./migrations")
-            .run(&self.pool)
+        let failed = |e: sqlx::Error| StoreError::Migrate(e.to_string());
+        let mut conn = self.pool.acquire().await.map_err(failed)?;
+        sqlx::query("SET statement_timeout = 0")
+            .execute(&mut *conn)
             .await
-            .map_err(|e| StoreError::Migrate(e.to_string()))
+            .map_err(failed)?;
+        let migrated = sqlx::migrate!("./migrations")
+            .run(&mut *conn)
+            .await
+            .map_err(|e| StoreError::Migrate(e.to_string()));
+        let _ = sqlx::query("RESET statement_timeout")
+            .execute(&mut *conn)
+            .await;
+        migrated
     }
 
     /// Whether the database answers a trivial query within `within` (twice that at worst);
     /// when not, why in a few words. A pool timeout alone hides the reason ("remaining
-    /// connection slots are reserved…", "Connection refused"), so a direct connection asks.
+    /// connection slots are reserved…", "Connection refused"), so when the pool is below its
+    /// maximum, one direct connection at a time asks the server: the total never exceeds the
+    /// pool's maximum, however many probes arrive (it used to open one per probe).
     pub async fn check(&self, within: Duration) -> Result<(), String> {
         let query = sqlx::query("SELECT 1").execute(&self.pool);
         match tokio::time::timeout(within, query).await {
@@ -89,6 +117,12 @@ impl Store {
             Ok(Err(sqlx::Error::PoolTimedOut)) | Err(_) => {}
             Ok(Err(error)) => return Err(short_reason(&error)),
         }
+        if self.pool.size() >= self.pool.options().get_max_connections() {
+            return Err("no pooled connection free in time".to_string());
+        }
+        let Ok(_one_at_a_time) = self.diagnosis.try_acquire() else {
+            return Err("cannot connect (another probe is asking why)".to_string());
+        };
         let options = self.pool.connect_options();
         match tokio::time::timeout(within, PgConnection::connect_with(&options)).await {
             Ok(Ok(_)) => Err("no pooled connection free in time".to_string()),

@@ -27,7 +27,11 @@ pub struct DomainRow {
     pub blockers: Value,
 }
 
-/// Replaces the root causes and domain verdicts of `clusters` with the given rows.
+/// The notification channel told whenever roll-ups are replaced (long-poll waits listen).
+pub const ROLLUPS_CHANNEL: &str = "fleetglass_rollups";
+
+/// Replaces the root causes and domain verdicts of `clusters` with the given rows, and tells
+/// [`ROLLUPS_CHANNEL`] once the transaction commits.
 pub async fn replace_rollups(
     conn: &mut PgConnection,
     clusters: &[String],
@@ -78,5 +82,10 @@ pub async fn replace_rollups(
         .execute(&mut *conn)
         .await?;
     }
+    // Delivered when the transaction commits: waiting requests in other processes look again.
+    sqlx::query("SELECT pg_notify($1, '')")
+        .bind(ROLLUPS_CHANNEL)
+        .execute(&mut *conn)
+        .await?;
     Ok(())
 }

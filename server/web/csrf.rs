@@ -1,43 +1,145 @@
-//! CSRF protection for state-changing forms, by double submit: the page sets a random token in
-//! a `SameSite=Strict` cookie and the same token in a hidden field; a POST is accepted only when
-//! both are present and equal, which a cross-site form cannot arrange (it can neither read nor
-//! set the cookie).
+//! Cross-site request forgery, two ways. Every write must come from this site: a browser's
+//! `Sec-Fetch-Site` must say `same-origin` (or `none`, typed by the user) and its `Origin` must
+//! be this server. Forms also carry a token: HMAC(server key, session id, requester), the
+//! session id a random value in a `SameSite=Strict`, `HttpOnly` cookie. A token is good only
+//! with the cookie it was made for and for the user it was shown to, so a planted cookie (a
+//! sibling subdomain can set one) or a token copied from another session does not pass.
+//!
+//! Under https (`public_url` starts with `https://`) the cookie is `__Host-fleetglass_session`
+//! with `Secure`: browsers refuse a `__Host-` cookie set by any other host or without `Secure`,
+//! so nothing but this server can plant it. Over plain http a browser refuses `Secure`
+//! cookies (localhost aside in some browsers), so there the cookie is `fleetglass_session`
+//! without the prefix and the binding to session and user is what holds.
 
+use super::error::ApiError;
+use super::hosts::authority_of;
+use super::state::Site;
 use axum::http::HeaderMap;
-use axum::http::header::COOKIE;
-use rand::Rng;
+use axum::http::header::{COOKIE, HOST, ORIGIN};
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::{Digest, Sha256};
 
 pub const FIELD: &str = "csrf";
-const COOKIE_NAME: &str = "fleetglass_csrf";
-const TOKEN_BYTES: usize = 16;
+const SECURE_COOKIE: &str = "__Host-fleetglass_session";
+const PLAIN_COOKIE: &str = "fleetglass_session";
+const SESSION_BYTES: usize = 16;
 
-/// The token to put in the page, and the `Set-Cookie` value when the browser has none yet.
-pub fn token(headers: &HeaderMap) -> (String, Option<String>) {
-    if let Some(existing) = from_cookie(headers) {
-        return (existing, None);
+/// The server's key for form tokens. Web replicas behind one address must share it, or a form
+/// shown by one is refused by another.
+#[derive(Clone)]
+pub struct CsrfKey([u8; 32]);
+
+impl CsrfKey {
+    /// A fresh random key: forms shown before a restart are refused after it.
+    pub fn generate() -> CsrfKey {
+        CsrfKey(rand::random())
     }
-    let bytes: [u8; TOKEN_BYTES] = rand::rng().random();
-    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    let cookie = format!("{COOKIE_NAME}={token}; Path=/; HttpOnly; SameSite=Strict");
-    (token, Some(cookie))
+
+    /// A key derived from a configured secret (any length; hashed to 32 bytes).
+    pub fn from_secret(secret: &[u8]) -> CsrfKey {
+        CsrfKey(Sha256::digest(secret).into())
+    }
+
+    fn token(&self, session: &str, requester: &str) -> String {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC takes any key length");
+        for part in ["fleetglass csrf v1", session, requester] {
+            mac.update(part.as_bytes());
+            mac.update(&[0]);
+        }
+        hex(&mac.finalize().into_bytes())
+    }
 }
 
-/// Whether a submitted form's token matches the browser's cookie.
-pub fn verify(headers: &HeaderMap, submitted: &str) -> bool {
-    from_cookie(headers)
-        .is_some_and(|cookie| constant_time_eq(cookie.as_bytes(), submitted.as_bytes()))
+impl std::fmt::Debug for CsrfKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CsrfKey(<redacted>)")
+    }
 }
 
-fn from_cookie(headers: &HeaderMap) -> Option<String> {
+fn cookie_name(site: &Site) -> &'static str {
+    if site.hosts.https() {
+        SECURE_COOKIE
+    } else {
+        PLAIN_COOKIE
+    }
+}
+
+/// The token to put in a page shown to `requester`, and the `Set-Cookie` value when the
+/// browser has no session yet.
+pub fn token(
+    headers: &HeaderMap,
+    site: &Site,
+    key: &CsrfKey,
+    requester: &str,
+) -> (String, Option<String>) {
+    let name = cookie_name(site);
+    if let Some(session) = session(headers, name) {
+        return (key.token(&session, requester), None);
+    }
+    let session = hex(&rand::random::<[u8; SESSION_BYTES]>());
+    let secure = if site.hosts.https() { "; Secure" } else { "" };
+    let cookie = format!("{name}={session}; Path=/; HttpOnly; SameSite=Strict{secure}");
+    (key.token(&session, requester), Some(cookie))
+}
+
+/// Whether a submitted form's token was made for this browser's session and this requester.
+pub fn verify(
+    headers: &HeaderMap,
+    site: &Site,
+    key: &CsrfKey,
+    requester: &str,
+    submitted: &str,
+) -> bool {
+    session(headers, cookie_name(site)).is_some_and(|session| {
+        constant_time_eq(
+            key.token(&session, requester).as_bytes(),
+            submitted.as_bytes(),
+        )
+    })
+}
+
+fn session(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE_NAME)
+        .find(|(cookie, _)| *cookie == name)
         .map(|(_, value)| value.to_string())
-        .filter(|v| v.len() == TOKEN_BYTES * 2 && v.bytes().all(|b| b.is_ascii_hexdigit()))
+        .filter(|v| v.len() == SESSION_BYTES * 2 && v.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Refuses a write a browser says came from another site. Clients that send neither header
+/// (scripts) pass; they authenticate with a token no other site can make a browser send.
+pub fn same_origin(headers: &HeaderMap, site: &Site) -> Result<(), ApiError> {
+    let header = |name| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(fetch_site) = header("sec-fetch-site")
+        && !matches!(fetch_site, "same-origin" | "none")
+    {
+        return Err(ApiError::Forbidden(format!(
+            "a {fetch_site} request cannot change anything here (Sec-Fetch-Site)"
+        )));
+    }
+    let Some(origin) = header(ORIGIN.as_str()) else {
+        return Ok(());
+    };
+    let from = authority_of(origin);
+    let host = header(HOST.as_str());
+    let ours = from.is_some_and(|from| {
+        host.is_some_and(|h| h.eq_ignore_ascii_case(from)) || site.hosts.is_public(from)
+    });
+    if ours {
+        Ok(())
+    } else {
+        Err(ApiError::Forbidden(format!(
+            "a request from {origin} cannot change anything here (Origin is not this site)"
+        )))
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Equal bytes, compared without an early exit so timing does not reveal a common prefix.
@@ -48,20 +150,100 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::web::hosts::HostPolicy;
+
+    fn site(public_url: Option<&str>) -> Site {
+        Site {
+            hosts: HostPolicy::new(public_url, &[], None),
+            ..Site::default()
+        }
+    }
+
+    fn with_cookie(set_cookie: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        let pair = set_cookie.split(';').next().unwrap();
+        headers.insert(COOKIE, pair.parse().unwrap());
+        headers
+    }
 
     #[test]
-    fn only_the_matching_cookie_passes() {
-        let (token, cookie) = token(&HeaderMap::new());
+    fn a_token_is_bound_to_its_session_and_its_user() {
+        let (site, key) = (site(None), CsrfKey::generate());
+        let (token, cookie) = token(&HeaderMap::new(), &site, &key, "ana");
         let cookie = cookie.unwrap();
-        let mut headers = HeaderMap::new();
-        headers.insert(COOKIE, cookie.split(';').next().unwrap().parse().unwrap());
-        assert!(verify(&headers, &token));
-        assert!(!verify(&headers, "0".repeat(32).as_str()));
-        assert!(!verify(&HeaderMap::new(), &token));
-        assert_eq!(super::token(&headers), (token, None));
-        assert_ne!(
-            super::token(&HeaderMap::new()).0,
-            super::token(&HeaderMap::new()).0
+        assert!(cookie.starts_with("fleetglass_session=") && !cookie.contains("Secure"));
+        let headers = with_cookie(&cookie);
+        assert!(verify(&headers, &site, &key, "ana", &token));
+        assert!(
+            !verify(&headers, &site, &key, "bob", &token),
+            "another user"
         );
+        assert!(
+            !verify(&headers, &site, &CsrfKey::generate(), "ana", &token),
+            "another key"
+        );
+        let (_, other) = super::token(&HeaderMap::new(), &site, &key, "ana");
+        assert!(
+            !verify(&with_cookie(&other.unwrap()), &site, &key, "ana", &token),
+            "another session"
+        );
+        assert!(
+            !verify(&HeaderMap::new(), &site, &key, "ana", &token),
+            "no cookie"
+        );
+        assert_eq!(super::token(&headers, &site, &key, "ana"), (token, None));
+    }
+
+    #[test]
+    fn under_https_the_cookie_is_host_prefixed_and_secure() {
+        let (site, key) = (site(Some("https://fleet.example.com")), CsrfKey::generate());
+        let (token, cookie) = token(&HeaderMap::new(), &site, &key, "ana");
+        let cookie = cookie.unwrap();
+        assert!(cookie.starts_with("__Host-fleetglass_session=") && cookie.contains("; Secure"));
+        assert!(cookie.contains("Path=/") && !cookie.contains("Domain"));
+        assert!(verify(&with_cookie(&cookie), &site, &key, "ana", &token));
+        let plain = with_cookie(&cookie.replacen("__Host-", "", 1));
+        assert!(
+            !verify(&plain, &site, &key, "ana", &token),
+            "an unprefixed cookie does not count"
+        );
+    }
+
+    #[test]
+    fn writes_from_other_sites_are_refused() {
+        let site = site(Some("https://fleet.example.com"));
+        let headers = |pairs: &[(&'static str, &'static str)]| {
+            let mut headers = HeaderMap::new();
+            for (name, value) in pairs {
+                headers.insert(*name, value.parse().unwrap());
+            }
+            headers
+        };
+        let ok = [
+            headers(&[]),
+            headers(&[
+                ("sec-fetch-site", "same-origin"),
+                ("origin", "https://fleet.example.com"),
+            ]),
+            headers(&[
+                ("origin", "http://127.0.0.1:8080"),
+                ("host", "127.0.0.1:8080"),
+            ]),
+        ];
+        for h in ok {
+            assert!(same_origin(&h, &site).is_ok(), "{h:?}");
+        }
+        let refused = [
+            headers(&[("sec-fetch-site", "cross-site")]),
+            headers(&[("sec-fetch-site", "same-site")]),
+            headers(&[
+                ("origin", "https://evil.example"),
+                ("host", "fleet.example.com"),
+            ]),
+            headers(&[("origin", "null")]),
+        ];
+        for h in refused {
+            assert!(same_origin(&h, &site).is_err(), "{h:?}");
+        }
     }
 }

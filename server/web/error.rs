@@ -1,8 +1,12 @@
 //! One error type per surface: pages answer with a plain HTML message, the API with JSON.
-//! Internal detail is logged, never shown.
+//! Internal detail is logged, never shown. Errors raised outside our handlers (axum's
+//! extractor rejections, 405) are given the same shape by [`uniform`].
 
 use axum::Json;
-use axum::http::StatusCode;
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Response};
 use serde_json::json;
 
@@ -15,6 +19,13 @@ pub enum ApiError {
     /// A credential from somewhere it may not come from.
     Forbidden(String),
     TooLong(String),
+    /// The Host header names a site this server is not (DNS rebinding, a wrong proxy).
+    Misdirected(String),
+    /// Too much of something is in flight; try again after `retry_after` seconds.
+    Busy {
+        message: String,
+        retry_after: u32,
+    },
     Internal(String),
 }
 
@@ -32,6 +43,8 @@ impl ApiError {
             ApiError::Unauthorized(m) => (StatusCode::UNAUTHORIZED, m.clone()),
             ApiError::Forbidden(m) => (StatusCode::FORBIDDEN, m.clone()),
             ApiError::TooLong(m) => (StatusCode::URI_TOO_LONG, m.clone()),
+            ApiError::Misdirected(m) => (StatusCode::MISDIRECTED_REQUEST, m.clone()),
+            ApiError::Busy { message, .. } => (StatusCode::SERVICE_UNAVAILABLE, message.clone()),
             ApiError::Internal(detail) => {
                 tracing::error!(%detail, "request failed");
                 (
@@ -47,13 +60,23 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, message) = self.status_and_message();
         let mut response = (status, Json(json!({"error": message}))).into_response();
-        if status == StatusCode::UNAUTHORIZED {
-            response.headers_mut().insert(
-                axum::http::header::WWW_AUTHENTICATE,
-                axum::http::HeaderValue::from_static("Bearer"),
-            );
-        }
+        self.add_headers(&mut response);
         response
+    }
+}
+
+impl ApiError {
+    fn add_headers(&self, response: &mut Response) {
+        let headers = response.headers_mut();
+        match self {
+            ApiError::Unauthorized(_) => {
+                headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            ApiError::Busy { retry_after, .. } => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after));
+            }
+            _ => {}
+        }
     }
 }
 
@@ -81,15 +104,65 @@ impl<E: Into<ApiError>> From<E> for PageError {
 impl IntoResponse for PageError {
     fn into_response(self) -> Response {
         let (status, message) = self.0.status_and_message();
-        let body = format!(
-            "<!doctype html><meta charset=utf-8><title>fleetglass: {code}</title>\
-             <link rel=stylesheet href=/static/style.css><main class=error><h1>{code}</h1><p>{text}</p>\
-             <p><a href=/>back to the fleet</a></p></main>",
-            code = status.as_u16(),
-            text = escape(&message)
-        );
-        (status, Html(body)).into_response()
+        let mut response = (status, Html(error_page(status, &message))).into_response();
+        self.0.add_headers(&mut response);
+        response
     }
+}
+
+fn error_page(status: StatusCode, message: &str) -> String {
+    format!(
+        "<!doctype html><meta charset=utf-8><title>fleetglass: {code}</title>\
+         <link rel=stylesheet href=/static/style.css><main class=error><h1>{code}</h1><p>{text}</p>\
+         <p><a href=/>back to the fleet</a></p></main>",
+        code = status.as_u16(),
+        text = escape(message)
+    )
+}
+
+/// Longest error body rewritten; rejections are a line of text.
+const REWRITE_LIMIT: usize = 16 * 1024;
+
+/// Gives every error the surface's shape: a rejection from an extractor (bad JSON, a bad path
+/// segment, a missing form field) or a 405 arrives as plain text or nothing; under `/api/` it
+/// becomes `{"error": …}`, elsewhere the HTML error page (probes aside). Headers (Allow,
+/// Retry-After) stay.
+pub async fn uniform(request: Request, next: Next) -> Response {
+    let path = request.uri().path();
+    let api = path.starts_with("/api/");
+    // Probes answer in plain text for whatever probes them.
+    let probe = super::probes::is_probe(path);
+    let response = next.run(request).await;
+    let status = response.status();
+    // Our own errors are JSON or HTML already (a refused write is JSON on every path).
+    let shaped = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/json") || t.starts_with("text/html"));
+    if !(status.is_client_error() || status.is_server_error()) || shaped || probe {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let text = match axum::body::to_bytes(body, REWRITE_LIMIT).await {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).trim().to_string(),
+        Err(_) => String::new(),
+    };
+    let message = if text.is_empty() {
+        status.canonical_reason().unwrap_or("error").to_lowercase()
+    } else {
+        text
+    };
+    let (content_type, body) = if api {
+        ("application/json", json!({"error": message}).to_string())
+    } else {
+        ("text/html; charset=utf-8", error_page(status, &message))
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts
+        .headers
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    Response::from_parts(parts, Body::from(body))
 }
 
 pub fn escape(text: &str) -> String {

@@ -6,13 +6,18 @@ mod auth;
 pub mod csrf;
 mod error;
 mod fleet_view;
+mod hosts;
 mod limits;
+mod listener;
 mod pages;
 mod probes;
 mod state;
 mod views;
+mod waits;
 
 pub use api::PATHS as API_PATHS;
+pub use csrf::CsrfKey;
+pub use listener::{ConnectionLimits, serve};
 pub use pages::PATHS as PAGE_PATHS;
 pub use state::{AppState, Site};
 pub use views::present::encode as encode_component;
@@ -47,8 +52,10 @@ pub fn router(state: AppState) -> Router {
         .route("/static/{*path}", get(assets::serve))
         .fallback(not_found)
         .layer(from_fn_with_state(state.clone(), auth::check))
-        .layer(from_fn(limits::query_length))
+        .layer(from_fn_with_state(state.clone(), hosts::check))
+        .layer(from_fn(limits::bounded_input))
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
+        .layer(from_fn(error::uniform))
         .layer(TraceLayer::new_for_http());
     for (name, value) in security_headers {
         router = router.layer(SetResponseHeaderLayer::overriding(

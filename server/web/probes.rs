@@ -9,6 +9,11 @@ use std::time::Duration;
 /// the pool would wait longer for a connection to a database that is gone.
 const DATABASE_ANSWER: Duration = Duration::from_millis(500);
 
+/// The probe and metrics paths: always open, answering any Host name, in plain text.
+pub fn is_probe(path: &str) -> bool {
+    matches!(path, "/healthz" | "/readyz" | "/metrics")
+}
+
 pub async fn healthz() -> &'static str {
     "ok"
 }

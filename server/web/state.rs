@@ -1,14 +1,53 @@
-//! What every handler can reach: the store and the parts of the configuration pages need.
+//! What every handler can reach: the store, the parts of the configuration pages need, the
+//! key that signs form tokens, and what long-poll waits share.
 
-use crate::config::{AuthConfig, AuthMode, Config};
+use super::csrf::CsrfKey;
+use super::hosts::HostPolicy;
+use super::waits::{Waits, WakeSource};
+use crate::config::{AuthConfig, AuthMode, Config, WebLimits};
 use crate::health::{DomainSpec, Thresholds};
+use crate::ingest::Latest;
 use crate::store::Store;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 #[derive(Clone)]
 pub struct AppState {
     pub store: Store,
     pub site: Arc<Site>,
+    pub csrf_key: Arc<CsrfKey>,
+    pub waits: Arc<Waits>,
+}
+
+impl AppState {
+    /// Waits are woken by Postgres notifications and form tokens signed with a fresh key;
+    /// [`AppState::with_evaluations`] and [`AppState::with_csrf_key`] change that.
+    pub fn new(store: Store, site: Site) -> AppState {
+        let waits = Waits::new(
+            site.limits.max_waits,
+            WakeSource::Notifications(store.clone()),
+        );
+        AppState {
+            store,
+            site: Arc::new(site),
+            csrf_key: Arc::new(CsrfKey::generate()),
+            waits: Arc::new(waits),
+        }
+    }
+
+    /// Wakes waits on every evaluation of the runner in this process instead.
+    pub fn with_evaluations(mut self, latest: Latest) -> AppState {
+        self.waits = Arc::new(Waits::new(
+            self.site.limits.max_waits,
+            WakeSource::Evaluations(latest),
+        ));
+        self
+    }
+
+    pub fn with_csrf_key(mut self, key: CsrfKey) -> AppState {
+        self.csrf_key = Arc::new(key);
+        self
+    }
 }
 
 /// Configuration the web reads (never secrets).
@@ -21,6 +60,9 @@ pub struct Site {
     pub group_by: String,
     /// Token hashes and proxy settings; the hashes are never shown.
     pub auth: AuthConfig,
+    /// Which Host names are this server, and whether it is reached over https.
+    pub hosts: HostPolicy,
+    pub limits: WebLimits,
 }
 
 impl Site {
@@ -31,15 +73,40 @@ impl Site {
             thresholds: config.thresholds.clone(),
             group_by: config.group_by.clone(),
             auth: config.web.auth.clone(),
+            hosts: HostPolicy::new(
+                config.public_url.as_deref(),
+                &config.web.allowed_hosts,
+                None,
+            ),
+            limits: config.web.limits.clone(),
         }
+    }
+
+    /// The address the server listens on (the footer and the Host check depend on it).
+    pub fn listening_on(mut self, address: SocketAddr) -> Site {
+        self.hosts.listening_on(address);
+        self
+    }
+
+    /// Whether anyone on the network can reach this server without signing in.
+    pub fn open_to_the_network(&self) -> bool {
+        !self.auth.identifies() && self.hosts.listen().is_some_and(|a| !a.ip().is_loopback())
+    }
+
+    /// Whether changes (silences) can be made here: only by someone identified.
+    pub fn can_write(&self) -> bool {
+        self.auth.identifies()
     }
 
     /// The footer line saying how access is controlled.
     pub fn access_note(&self) -> &'static str {
-        match self.auth.mode {
-            AuthMode::None => "no authentication configured (read-only, for local use)",
-            AuthMode::Tokens => "read-only · API tokens required",
-            AuthMode::Proxy => "read-only · signed in through the proxy",
+        match self.auth.mode() {
+            AuthMode::None if self.open_to_the_network() => {
+                "no authentication: read-only, and open to anyone who can reach it"
+            }
+            AuthMode::None => "no authentication configured: read-only, for local use",
+            AuthMode::Tokens => "API tokens required",
+            AuthMode::Proxy => "signed in through the proxy",
         }
     }
 }

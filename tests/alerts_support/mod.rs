@@ -25,6 +25,9 @@ pub enum Reply {
     Hang,
     /// 429 with `Retry-After: secs`.
     RetryAfter(u64),
+    /// Takes the message (it counts as delivered, and a Slack post is in the channel's
+    /// history) but never answers: the sender cannot know it went out.
+    AcceptThenHang,
 }
 
 #[derive(Debug, Clone)]
@@ -32,6 +35,7 @@ pub struct Request {
     pub path: String,
     pub body: Value,
     pub authorization: Option<String>,
+    pub idempotency_key: Option<String>,
     pub at: Instant,
     /// What the receiver answered.
     pub answered_ok: bool,
@@ -75,11 +79,39 @@ impl Receiver {
         self.inner.lock().unwrap().requests.clone()
     }
 
-    /// Requests that were answered with success.
+    /// Requests that were answered with success (or taken, for `AcceptThenHang`), Slack's
+    /// read methods aside.
     pub fn accepted(&self) -> Vec<Request> {
         self.requests()
             .into_iter()
-            .filter(|r| r.answered_ok)
+            .filter(|r| r.answered_ok && !r.path.contains("/conversations."))
+            .collect()
+    }
+
+    /// Gives a taken message its ts, as Slack does; a post's ts goes into its recorded body.
+    fn remember_post(&self, request: &mut Request) -> String {
+        let mut inner = self.inner.lock().unwrap();
+        inner.next_ts += 1;
+        let ts = format!("1700000000.{:06}", inner.next_ts);
+        if let Value::Object(body) = &mut request.body
+            && request.path.ends_with("/chat.postMessage")
+        {
+            body.insert("ts".into(), Value::String(ts.clone()));
+        }
+        ts
+    }
+
+    /// What `conversations.history` (or `.replies`, with `ts`) shows: the posts taken in the
+    /// channel (in that thread), with their metadata.
+    fn posted(&self, query: &Value) -> Vec<Value> {
+        let channel = query["channel"].as_str().unwrap_or_default();
+        let thread = query["ts"].as_str();
+        self.requests()
+            .iter()
+            .filter(|r| r.answered_ok && r.path.ends_with("/chat.postMessage"))
+            .filter(|r| r.body["channel"] == channel)
+            .filter(|r| thread.is_none_or(|ts| r.body["thread_ts"] == ts))
+            .map(|r| json!({"ts": r.body["ts"], "text": r.body["text"], "metadata": r.body["metadata"]}))
             .collect()
     }
 }
@@ -90,21 +122,59 @@ async fn record(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let reply = receiver.inner.lock().unwrap().script.pop_front();
-    let reply = reply.unwrap_or(Reply::Ok);
-    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let mut request = Request {
-        path: uri.path().to_string(),
-        body: body.clone(),
-        authorization: headers
-            .get("authorization")
+    let header = |name: &str| {
+        headers
+            .get(name)
             .and_then(|v| v.to_str().ok())
-            .map(str::to_string),
+            .map(str::to_string)
+    };
+    let path = uri.path().to_string();
+    let form =
+        header("content-type").is_some_and(|t| t.starts_with("application/x-www-form-urlencoded"));
+    let body: Value = if form {
+        // Slack's read methods take form fields.
+        let fields: Vec<(String, String)> = body
+            .split(|b| *b == b'&')
+            .filter_map(|pair| {
+                let pair = std::str::from_utf8(pair).ok()?;
+                let (k, v) = pair.split_once('=')?;
+                Some((k.to_string(), v.to_string()))
+            })
+            .collect();
+        Value::Object(
+            fields
+                .into_iter()
+                .map(|(k, v)| (k, Value::String(v)))
+                .collect(),
+        )
+    } else {
+        serde_json::from_slice(&body).unwrap_or(Value::Null)
+    };
+    let mut request = Request {
+        path: path.clone(),
+        body: body.clone(),
+        authorization: header("authorization"),
+        idempotency_key: header("idempotency-key"),
         at: Instant::now(),
         answered_ok: false,
     };
+    if path.ends_with("/conversations.history") || path.ends_with("/conversations.replies") {
+        request.answered_ok = true;
+        let messages = receiver.posted(&body);
+        receiver.inner.lock().unwrap().requests.push(request);
+        return axum::Json(json!({"ok": true, "messages": messages})).into_response();
+    }
+    let reply = receiver.inner.lock().unwrap().script.pop_front();
+    let reply = reply.unwrap_or(Reply::Ok);
     let response = match reply {
         Reply::Hang => {
+            receiver.inner.lock().unwrap().requests.push(request);
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            return StatusCode::OK.into_response();
+        }
+        Reply::AcceptThenHang => {
+            request.answered_ok = true;
+            receiver.remember_post(&mut request);
             receiver.inner.lock().unwrap().requests.push(request);
             tokio::time::sleep(Duration::from_secs(3600)).await;
             return StatusCode::OK.into_response();
@@ -117,11 +187,8 @@ async fn record(
             .into_response(),
         Reply::Ok => {
             request.answered_ok = true;
-            let mut inner = receiver.inner.lock().unwrap();
-            inner.next_ts += 1;
-            let ts = format!("1700000000.{:06}", inner.next_ts);
+            let ts = receiver.remember_post(&mut request);
             let channel = body["channel"].as_str().unwrap_or("C0").to_string();
-            drop(inner);
             axum::Json(json!({"ok": true, "channel": channel, "ts": ts})).into_response()
         }
     };

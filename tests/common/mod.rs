@@ -79,9 +79,15 @@ pub struct DemoServer {
 
 impl DemoServer {
     pub fn start(database_url: &str, log: &std::path::Path) -> DemoServer {
+        DemoServer::start_with(database_url, log, &[])
+    }
+
+    /// With more arguments for `serve` (`--config FILE`).
+    pub fn start_with(database_url: &str, log: &std::path::Path, args: &[&str]) -> DemoServer {
         let port = free_port();
         let child = std::process::Command::new(env!("CARGO_BIN_EXE_fleetglass"))
             .args(["serve", "--demo", "--listen", &format!("127.0.0.1:{port}")])
+            .args(args)
             .env("DATABASE_URL", database_url)
             .stdout(std::process::Stdio::null())
             .stderr(std::fs::File::create(log).expect("create the server log"))
@@ -92,6 +98,40 @@ impl DemoServer {
             base: format!("http://127.0.0.1:{port}"),
         }
     }
+}
+
+impl DemoServer {
+    /// `serve --demo` on a new database with `config` (YAML) as its config file, both it and
+    /// the log in a temporary folder named after `name`; the database URL with it.
+    pub async fn with_config(name: &str, config: &str) -> (DemoServer, String) {
+        let database = fresh_database_url().await;
+        let dir = std::env::temp_dir().join(format!("fg-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary folder");
+        let path = dir.join("config.yaml");
+        std::fs::write(&path, config).expect("write the config");
+        let server = DemoServer::start_with(
+            &database,
+            &dir.join("server.log"),
+            &["--config", path.to_str().expect("a UTF-8 path")],
+        );
+        (server, database)
+    }
+
+    /// `host:port`, for raw connections.
+    pub fn address(&self) -> String {
+        self.base.trim_start_matches("http://").to_string()
+    }
+}
+
+/// One `GET` on a fresh connection, `Connection: close`: the whole answer, head and body.
+pub async fn raw_get(address: &str, path: &str) -> std::io::Result<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address).await?;
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await?;
+    Ok(answer)
 }
 
 impl Drop for DemoServer {

@@ -15,7 +15,6 @@ use fleetglass::store::{
 use fleetglass::web::{self, AppState, Site};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
-use std::sync::Arc;
 use tower::ServiceExt;
 
 #[path = "../common/mod.rs"]
@@ -43,10 +42,7 @@ pub async fn demo_app() -> (axum::Router, Store) {
 }
 
 pub fn app(store: Store, config: &Config) -> axum::Router {
-    web::router(AppState {
-        store,
-        site: Arc::new(Site::from_config(config)),
-    })
+    web::router(AppState::new(store, Site::from_config(config)))
 }
 
 pub async fn send(app: &axum::Router, request: Request<Body>) -> (StatusCode, String) {

@@ -7,11 +7,12 @@
 use crate::alerts::silences::{self, NewSilence, Silence};
 use crate::alerts::{AlertView, list_alerts};
 use crate::web::AppState;
+use crate::web::auth::Identity;
 use crate::web::error::ApiError;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::routing::get;
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use chrono::Utc;
 use serde::Serialize;
 
@@ -61,36 +62,24 @@ pub async fn list_silences(State(state): State<AppState>) -> Result<Json<Vec<Sil
 
 pub async fn create_silence(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    Extension(identity): Extension<Identity>,
     Json(silence): Json<NewSilence>,
 ) -> Result<(StatusCode, Json<Silence>), ApiError> {
-    let created = add_silence(&state, silence, &headers).await?;
+    let created = add_silence(&state, silence, &identity).await?;
     Ok((StatusCode::CREATED, Json(created)))
 }
 
-/// Validates and stores a silence set by whoever the proxy says made the request.
+/// Validates and stores a silence, recording who set it as authentication established it (the
+/// token's name or the trusted proxy's user; never a header anyone could send).
 pub async fn add_silence(
     state: &AppState,
     silence: NewSilence,
-    headers: &HeaderMap,
+    identity: &Identity,
 ) -> Result<Silence, ApiError> {
     let now = Utc::now();
     let silence = silence
         .validated(now)
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let mut conn = state.store.pool().acquire().await?;
-    Ok(silences::create(&mut conn, &silence, &requester(headers), now).await?)
-}
-
-/// The user an authenticating proxy in front of fleetglass names, else "anonymous".
-pub fn requester(headers: &HeaderMap) -> String {
-    ["x-forwarded-user", "x-auth-request-user"]
-        .iter()
-        .filter_map(|name| headers.get(*name)?.to_str().ok())
-        .map(str::trim)
-        .find(|user| !user.is_empty())
-        .map_or_else(
-            || "anonymous".to_string(),
-            |user| user.chars().take(200).collect(),
-        )
+    Ok(silences::create(&mut conn, &silence, &identity.requester(), now).await?)
 }

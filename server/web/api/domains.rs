@@ -43,6 +43,14 @@ pub async fn wait(
         .ok_or_else(|| ApiError::BadRequest("version is required, e.g. ?version=v1.4.2".into()))?;
     let timeout = gate::timeout(params.get("timeout").map(String::as_str))?;
     Ok(Json(
-        gate::wait(&state.store, &state.site, &name, version, timeout).await?,
+        gate::wait(
+            &state.store,
+            &state.site,
+            &state.waits,
+            &name,
+            version,
+            timeout,
+        )
+        .await?,
     ))
 }

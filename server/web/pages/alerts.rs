@@ -7,6 +7,7 @@ use crate::alerts::{AlertView, Delivery};
 use crate::model::{human, parse_go_duration};
 use crate::web::AppState;
 use crate::web::api::alerts::{AlertsReply, add_silence};
+use crate::web::auth::Identity;
 use crate::web::csrf;
 use crate::web::error::{ApiError, PageError};
 use askama::Template;
@@ -14,7 +15,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
-use axum::{Form, Router};
+use axum::{Extension, Form, Router};
 use chrono::{DateTime, TimeDelta, Utc};
 use serde::Deserialize;
 
@@ -37,6 +38,8 @@ struct AlertsPage {
     silences: Vec<SilenceRow>,
     csrf: String,
     csrf_field: &'static str,
+    /// Without authentication the forms are not shown: nothing can be written.
+    can_write: bool,
     access: &'static str,
 }
 
@@ -77,13 +80,24 @@ struct SilenceRow {
 
 pub async fn page(
     State(state): State<AppState>,
+    Extension(identity): Extension<Identity>,
     headers: HeaderMap,
 ) -> Result<Response, PageError> {
     let now = Utc::now();
     let reply = AlertsReply::load(&state).await?;
     let mut conn = state.store.pool().acquire().await?;
     let active = silences::active(&mut conn, now).await?;
-    let (csrf, cookie) = csrf::token(&headers);
+    let can_write = state.site.can_write();
+    let (csrf, cookie) = if can_write {
+        csrf::token(
+            &headers,
+            &state.site,
+            &state.csrf_key,
+            &identity.requester(),
+        )
+    } else {
+        (String::new(), None)
+    };
     let rows = |alerts: Vec<AlertView>| alerts.into_iter().map(|a| row(a, now)).collect();
     let summary = format!(
         "{} open · {} silenced · {} recently resolved — one alert per root cause",
@@ -106,6 +120,7 @@ pub async fn page(
         silences: active.into_iter().map(|s| silence_row(s, now)).collect(),
         csrf,
         csrf_field: csrf::FIELD,
+        can_write,
         access: state.site.access_note(),
     };
     let mut response = render(&page)?;
@@ -134,10 +149,11 @@ pub struct SilenceForm {
 
 pub async fn add(
     State(state): State<AppState>,
+    Extension(identity): Extension<Identity>,
     headers: HeaderMap,
     Form(form): Form<SilenceForm>,
 ) -> Result<Response, PageError> {
-    check_csrf(&headers, &form.csrf)?;
+    check_csrf(&state, &identity, &headers, &form.csrf)?;
     let duration = parse_duration(&form.duration).ok_or_else(|| {
         ApiError::BadRequest(format!(
             "{:?} is not a duration like 2h, 30m or 1d",
@@ -151,7 +167,7 @@ pub async fn add(
         until: Utc::now() + duration,
         comment: form.comment,
     };
-    add_silence(&state, silence, &headers).await?;
+    add_silence(&state, silence, &identity).await?;
     Ok(Redirect::to("/alerts").into_response())
 }
 
@@ -162,11 +178,12 @@ pub struct CsrfOnly {
 
 pub async fn expire(
     State(state): State<AppState>,
+    Extension(identity): Extension<Identity>,
     Path(id): Path<i64>,
     headers: HeaderMap,
     Form(form): Form<CsrfOnly>,
 ) -> Result<Response, PageError> {
-    check_csrf(&headers, &form.csrf)?;
+    check_csrf(&state, &identity, &headers, &form.csrf)?;
     let mut conn = state.store.pool().acquire().await?;
     if !silences::expire(&mut conn, id, Utc::now()).await? {
         return Err(ApiError::NotFound(format!("no silence {id} in force")).into());
@@ -174,8 +191,14 @@ pub async fn expire(
     Ok(Redirect::to("/alerts").into_response())
 }
 
-fn check_csrf(headers: &HeaderMap, submitted: &str) -> Result<(), PageError> {
-    if csrf::verify(headers, submitted) {
+fn check_csrf(
+    state: &AppState,
+    identity: &Identity,
+    headers: &HeaderMap,
+    submitted: &str,
+) -> Result<(), PageError> {
+    let requester = identity.requester();
+    if csrf::verify(headers, &state.site, &state.csrf_key, &requester, submitted) {
         Ok(())
     } else {
         Err(ApiError::BadRequest(

@@ -1,5 +1,6 @@
-//! The CI gate: is version V of a domain fully healthy on every cluster in its scope? Polls
-//! the store until it is, or until the timeout passes, and answers with the blockers.
+//! The CI gate: is version V of a domain fully healthy on every cluster in its scope? Looks
+//! again whenever the roll-ups may have changed (woken through [`Waits`], never polling the
+//! database on its own) until it is, or until the timeout passes, and answers with the blockers.
 
 use super::domain::{Blocker, blockers, blockers_of};
 use super::present::parse_state;
@@ -8,15 +9,14 @@ use crate::model::parse_go_duration;
 use crate::store::Store;
 use crate::web::error::ApiError;
 use crate::web::state::Site;
+use crate::web::waits::Waits;
 use chrono::TimeDelta;
 use serde::Serialize;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Longest a request may wait; CI can call again.
 pub const MAX_WAIT: TimeDelta = TimeDelta::hours(1);
 pub const DEFAULT_WAIT: TimeDelta = TimeDelta::minutes(5);
-/// How often the store is read while waiting.
-const POLL: Duration = Duration::from_millis(500);
 
 #[derive(Debug, Serialize)]
 pub struct GateVerdict {
@@ -54,18 +54,23 @@ pub fn timeout(text: Option<&str>) -> Result<TimeDelta, ApiError> {
     Ok(delta)
 }
 
-/// Waits until the domain is healthy at `version` or `timeout` passes.
+/// Waits until the domain is healthy at `version` or `timeout` passes; refused (503) when
+/// `waits` has no room.
 pub async fn wait(
     store: &Store,
     site: &Site,
+    waits: &Waits,
     domain: &str,
     version: &str,
     timeout: TimeDelta,
 ) -> Result<GateVerdict, ApiError> {
+    let _place = waits.admit()?;
     let started = Instant::now();
-    let deadline = started + timeout.to_std().unwrap_or_default();
+    let deadline = tokio::time::Instant::from_std(started + timeout.to_std().unwrap_or_default());
+    let mut changes = waits.subscribe();
     loop {
-        let rows = store.domain_verdicts_of(domain).await?;
+        let generation = *changes.borrow_and_update();
+        let rows = waits.domain_rows(store, domain, generation).await?;
         if rows.is_empty() && !site.domains.iter().any(|d| d.name == domain) {
             return Err(ApiError::NotFound(format!("no domain named {domain:?}")));
         }
@@ -73,10 +78,11 @@ pub async fn wait(
             && rows
                 .iter()
                 .all(|r| r.fully_healthy && r.version.as_deref() == Some(version));
-        if healthy || Instant::now() >= deadline {
+        if healthy || tokio::time::Instant::now() >= deadline {
             let causes = blockers_of(store, &rows).await?;
             let clusters = rows
-                .into_iter()
+                .iter()
+                .cloned()
                 .map(|row| GateCluster {
                     at_version: row.fully_healthy && row.version.as_deref() == Some(version),
                     blockers: blockers(row.blockers, &causes),
@@ -94,6 +100,13 @@ pub async fn wait(
                 waited: format!("{:.1}s", started.elapsed().as_secs_f64()),
             });
         }
-        tokio::time::sleep(POLL.min(deadline.saturating_duration_since(Instant::now()))).await;
+        tokio::select! {
+            changed = changes.changed() => {
+                if changed.is_err() {
+                    tokio::time::sleep_until(deadline).await;
+                }
+            }
+            () = tokio::time::sleep_until(deadline) => {}
+        }
     }
 }

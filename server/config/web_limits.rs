@@ -1,0 +1,77 @@
+//! Bounds on what clients can make the web server hold: open connections, how long a request
+//! head may take to arrive (also how long an idle keep-alive connection stays), and how many
+//! long-poll waits run at once. Every field has a default.
+
+use crate::model::serde_go;
+use chrono::TimeDelta;
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WebLimits {
+    /// Connections held at once. At the cap a new connection pushes out the oldest one that
+    /// is not in the middle of a request (a slow-header flood is that), so probes still answer.
+    pub max_connections: usize,
+    /// Time allowed for a request's head to arrive; an idle keep-alive connection is closed
+    /// after the same time.
+    #[serde(with = "serde_go")]
+    pub header_timeout: TimeDelta,
+    /// `wait` requests in flight at once; beyond it they answer 503 with Retry-After.
+    pub max_waits: usize,
+}
+
+impl Default for WebLimits {
+    fn default() -> Self {
+        WebLimits {
+            max_connections: 10_000,
+            header_timeout: TimeDelta::seconds(10),
+            max_waits: 1_000,
+        }
+    }
+}
+
+impl WebLimits {
+    pub(super) fn problem(&self) -> Option<(String, String)> {
+        let key = |name: &str| format!("web.limits.{name}");
+        if !(TimeDelta::seconds(1)..=TimeDelta::seconds(10)).contains(&self.header_timeout) {
+            return Some((
+                key("header_timeout"),
+                "must be between 1s and 10s (a slow client must not hold a connection longer)"
+                    .into(),
+            ));
+        }
+        if self.max_connections < 16 {
+            return Some((key("max_connections"), "must be at least 16".into()));
+        }
+        if self.max_waits == 0 || self.max_waits >= self.max_connections {
+            return Some((
+                key("max_waits"),
+                format!(
+                    "must be between 1 and max_connections ({}) - 1, so waits cannot take every connection",
+                    self.max_connections
+                ),
+            ));
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_hold_and_out_of_range_values_name_their_key() {
+        assert_eq!(WebLimits::default().problem(), None);
+        let slow = WebLimits {
+            header_timeout: TimeDelta::seconds(30),
+            ..WebLimits::default()
+        };
+        assert_eq!(slow.problem().unwrap().0, "web.limits.header_timeout");
+        let greedy = WebLimits {
+            max_waits: 10_000,
+            ..WebLimits::default()
+        };
+        assert_eq!(greedy.problem().unwrap().0, "web.limits.max_waits");
+    }
+}

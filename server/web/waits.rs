@@ -1,0 +1,171 @@
+//! What long-poll waits share, so that thousands of them cost little: a cap on how many run at
+//! once (beyond it 503 with Retry-After), and one wake-up for all of them when roll-ups change,
+//! after which each waited-on domain is read once, not once per waiter.
+//!
+//! Wake-ups come from the runner's in-process evaluations when this process collects
+//! (`role=all`), else from one shared Postgres `LISTEN` connection (taken from the pool) on the
+//! channel the store notifies whenever it replaces roll-ups (`role=web`, and tests). A
+//! notification lost in a reconnect is made up for by a wake-up on every reconnect and by a
+//! re-read every [`RECHECK`], shared the same way.
+
+use crate::ingest::Latest;
+use crate::store::{DomainRow, ROLLUPS_CHANNEL, Store};
+use crate::web::error::ApiError;
+use sqlx::postgres::PgListener;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{OnceCell, OwnedSemaphorePermit, Semaphore, watch};
+
+/// Every wait re-reads at least this often, whatever the notifications say.
+const RECHECK: Duration = Duration::from_secs(30);
+/// What a refused wait is told to wait before trying again, in seconds.
+const RETRY_AFTER: u32 = 5;
+/// Longest pause between attempts to (re)open the LISTEN connection.
+const MAX_RECONNECT: Duration = Duration::from_secs(30);
+
+/// Where wake-ups come from.
+pub enum WakeSource {
+    /// The runner in this process: every evaluation it publishes (after its write committed).
+    Evaluations(Latest),
+    /// Postgres notifications on the roll-ups channel, through one pooled connection.
+    Notifications(Store),
+}
+
+type SharedRead = Arc<OnceCell<Arc<Vec<DomainRow>>>>;
+
+pub struct Waits {
+    max: usize,
+    permits: Arc<Semaphore>,
+    generation: Arc<watch::Sender<u64>>,
+    /// Taken and started by the first wait (a router built for a test may never see one).
+    source: Mutex<Option<WakeSource>>,
+    /// Per domain, the read for the newest generation: whoever asks first reads, the rest
+    /// share the answer.
+    reads: Mutex<HashMap<String, (u64, SharedRead)>>,
+}
+
+impl Waits {
+    pub fn new(max: usize, source: WakeSource) -> Waits {
+        Waits {
+            max,
+            permits: Arc::new(Semaphore::new(max)),
+            generation: Arc::new(watch::channel(0).0),
+            source: Mutex::new(Some(source)),
+            reads: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A place for one more wait, or 503 with Retry-After when all are taken.
+    pub fn admit(&self) -> Result<OwnedSemaphorePermit, ApiError> {
+        self.permits
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| ApiError::Busy {
+                message: format!(
+                    "{} waits are already in progress (web.limits.max_waits); try again shortly",
+                    self.max
+                ),
+                retry_after: RETRY_AFTER,
+            })
+    }
+
+    /// Changes whenever what waits read may have changed.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        if let Some(source) = self.source.lock().expect("not poisoned").take() {
+            self.start(source);
+        }
+        self.generation.subscribe()
+    }
+
+    /// The domain's verdict rows as of `generation`, read once however many ask.
+    pub async fn domain_rows(
+        &self,
+        store: &Store,
+        domain: &str,
+        generation: u64,
+    ) -> Result<Arc<Vec<DomainRow>>, sqlx::Error> {
+        let read = {
+            let mut reads = self.reads.lock().expect("not poisoned");
+            reads.retain(|_, (seen, _)| *seen >= generation);
+            let entry = reads
+                .entry(domain.to_string())
+                .or_insert_with(|| (generation, SharedRead::default()));
+            if entry.0 < generation {
+                *entry = (generation, SharedRead::default());
+            }
+            entry.1.clone()
+        };
+        read.get_or_try_init(|| async { store.domain_verdicts_of(domain).await.map(Arc::new) })
+            .await
+            .cloned()
+    }
+
+    fn start(&self, source: WakeSource) {
+        let generation = self.generation.clone();
+        match source {
+            WakeSource::Evaluations(latest) => {
+                tokio::spawn(follow_evaluations(latest, generation.clone()))
+            }
+            WakeSource::Notifications(store) => {
+                tokio::spawn(follow_notifications(store, generation.clone()))
+            }
+        };
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(RECHECK);
+            every.tick().await;
+            loop {
+                every.tick().await;
+                bump(&generation);
+            }
+        });
+    }
+}
+
+fn bump(generation: &watch::Sender<u64>) {
+    generation.send_modify(|g| *g += 1);
+}
+
+async fn follow_evaluations(mut latest: Latest, generation: Arc<watch::Sender<u64>>) {
+    while latest.changed().await.is_ok() {
+        bump(&generation);
+    }
+}
+
+async fn follow_notifications(store: Store, generation: Arc<watch::Sender<u64>>) {
+    let mut pause = Duration::from_millis(100);
+    loop {
+        match listen(&store).await {
+            Ok(mut listener) => {
+                pause = Duration::from_millis(100);
+                // Whatever happened while no one listened.
+                bump(&generation);
+                loop {
+                    match listener.try_recv().await {
+                        Ok(Some(_)) => {
+                            while listener.next_buffered().is_some() {}
+                            bump(&generation);
+                        }
+                        // The connection dropped; the listener reconnects on the next call.
+                        Ok(None) => bump(&generation),
+                        Err(error) => {
+                            tracing::warn!(%error, "wait notifications: listening failed; reconnecting");
+                            break;
+                        }
+                    }
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "wait notifications: cannot listen; retrying");
+            }
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(MAX_RECONNECT);
+    }
+}
+
+async fn listen(store: &Store) -> Result<PgListener, sqlx::Error> {
+    let mut listener = PgListener::connect_with(store.pool()).await?;
+    listener.listen(ROLLUPS_CHANNEL).await?;
+    Ok(listener)
+}
