@@ -7,14 +7,14 @@ use std::fmt;
 use std::net::IpAddr;
 use std::path::Path;
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebConfig {
     #[serde(default)]
     pub auth: AuthConfig,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AuthConfig {
     #[serde(default)]
@@ -26,7 +26,7 @@ pub struct AuthConfig {
     pub proxy: ProxyConfig,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AuthMode {
     /// No authentication (local use).
@@ -39,11 +39,12 @@ pub enum AuthMode {
     Proxy,
 }
 
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TokenHash {
     pub name: String,
     #[serde(deserialize_with = "sha256_hex")]
+    #[schemars(with = "super::schema::Sha256Hex")]
     pub sha256: [u8; 32],
 }
 
@@ -55,7 +56,7 @@ impl fmt::Debug for TokenHash {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProxyConfig {
     #[serde(default = "default_user_header")]
