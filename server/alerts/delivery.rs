@@ -63,7 +63,10 @@ impl Worker {
         loop {
             match self.deliver_one().await {
                 Ok(true) => continue,
-                Ok(false) => {}
+                Ok(false) => match outbox::pending(self.store.pool()).await {
+                    Ok(pending) => crate::metrics::set_outbox_pending(pending),
+                    Err(error) => tracing::warn!(%error, "alert outbox: cannot count pending"),
+                },
                 Err(error) => tracing::warn!(%error, "alert delivery: database error"),
             }
             tokio::time::sleep(self.settings.poll).await;
@@ -79,12 +82,14 @@ impl Worker {
         };
         match self.send(&claimed).await {
             Ok((alert_id, sent)) => {
+                crate::metrics::alert_delivery(&claimed.sink, true);
                 outbox::mark_delivered(&mut tx, claimed.id).await?;
                 if let Sent::SlackMessage { channel, ts } = sent {
                     outbox::remember_slack_message(&mut tx, alert_id, &channel, &ts).await?;
                 }
             }
             Err(error) => {
+                crate::metrics::alert_delivery(&claimed.sink, false);
                 let attempts = u32::try_from(claimed.attempts).unwrap_or(0) + 1;
                 let mut wait = self.settings.delay(attempts);
                 if let SendError::RetryAfter(asked) = &error {

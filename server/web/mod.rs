@@ -49,7 +49,8 @@ pub fn router(state: AppState) -> Router {
         .layer(from_fn_with_state(state.clone(), auth::check))
         .layer(from_fn(limits::query_length))
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
-        .layer(TraceLayer::new_for_http());
+        .layer(TraceLayer::new_for_http())
+        .layer(from_fn(crate::metrics::track_http));
     for (name, value) in security_headers {
         router = router.layer(SetResponseHeaderLayer::overriding(
             name,
