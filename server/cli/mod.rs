@@ -2,6 +2,7 @@
 //! code; nothing here panics on bad input.
 
 mod api_client;
+mod cluster_add;
 mod evaluate;
 mod impact;
 mod serve;
@@ -56,6 +57,17 @@ pub enum Command {
     ///
     /// Exit 0 when nothing depends on it, 1 when something does (listed), 2 on error.
     Impact(impact::ImpactArgs),
+    /// Hub and spoke: give fleetglass read-only access to another cluster.
+    #[command(subcommand)]
+    Cluster(ClusterCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ClusterCommand {
+    /// Create the read-only ServiceAccount and RBAC of the fleetglass-reader chart on the
+    /// context's cluster and a token for it (TokenRequest, --token-ttl), then write the hub's
+    /// kubeconfig Secret manifest and print the config entry for it.
+    Add(cluster_add::AddArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -66,6 +78,7 @@ pub fn main() -> ExitCode {
         Command::Wait(args) => wait::run(args),
         Command::Impact(args) => impact::run(args),
         Command::Serve(args) => block_on(serve::run(args)),
+        Command::Cluster(ClusterCommand::Add(args)) => block_on(cluster_add::run(args)),
         Command::Migrate { config } => {
             block_on(async move { serve::migrate(config.as_deref()).await })
         }
