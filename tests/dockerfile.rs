@@ -22,8 +22,10 @@ struct Scratch {
 }
 
 impl Scratch {
-    fn new() -> Scratch {
-        let root = repo().join(format!("target/dockerfile-replay-{}", std::process::id()));
+    /// A fixed place per use: the replayed crate's path is part of cargo's fingerprint, so a
+    /// new path each run would leave a new copy of its artifacts in target/ each time.
+    fn new(name: &str) -> Scratch {
+        let root = repo().join(format!("target/dockerfile-{name}"));
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(&root).unwrap();
         Scratch {
@@ -170,7 +172,7 @@ fn the_build_stage_replays_and_yields_the_binary_the_runtime_stage_copies() {
     let [build, runtime] = dockerfile.stages.as_slice() else {
         panic!("one build stage and one runtime stage");
     };
-    let mut scratch = Scratch::new();
+    let mut scratch = Scratch::new("replay");
     for instruction in &build.instructions {
         match instruction.keyword.as_str() {
             "WORKDIR" => scratch.workdir = instruction.args.clone(),
@@ -232,7 +234,7 @@ fn the_build_stage_replays_and_yields_the_binary_the_runtime_stage_copies() {
 fn a_cache_mounted_target_is_not_in_the_image() {
     // The Dockerfile must copy the binary out of target/ inside the RUN that builds it; a
     // replayed stage that leaves it only in the cache mount has no binary for the runtime stage.
-    let mut scratch = Scratch::new();
+    let mut scratch = Scratch::new("cache-mount");
     scratch.workdir = "/src".into();
     std::fs::create_dir_all(scratch.path("target/release")).unwrap();
     std::fs::write(scratch.path("target/release/x"), "x").unwrap();

@@ -55,6 +55,17 @@ fn charts_lint_clean() {
     build_dependencies();
     ok(helm(&["lint", "--strict", "fleetglass"]));
     ok(helm(&["lint", "--strict", "fleetglass-reader"]));
+    // The config's schema applies to lint as to install.
+    let misspelled = helm(&[
+        "lint",
+        "--strict",
+        "fleetglass",
+        "--set",
+        "config.group_bye=ring",
+    ]);
+    assert!(!misspelled.status.success());
+    let said = [&misspelled.stdout[..], &misspelled.stderr[..]].concat();
+    assert!(String::from_utf8_lossy(&said).contains("group_bye"));
 }
 
 #[test]
