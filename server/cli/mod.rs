@@ -31,9 +31,10 @@ pub struct Cli {
 pub enum Command {
     /// Run the collector and the web server in one process.
     ///
-    /// Watches the configured clusters (or the demo fleet with --demo), keeps state and history
-    /// in Postgres (DATABASE_URL or database_url in the config) and serves the dashboard, the
-    /// JSON API and /healthz, /readyz.
+    /// Watches the configured clusters (none configured: the kubeconfig's current context, or
+    /// in a pod the cluster it runs in; the demo fleet with --demo), keeps state and history in
+    /// Postgres (DATABASE_URL or database_url in the config) and serves the dashboard, the JSON
+    /// API, /metrics and /healthz, /readyz.
     Serve(serve::ServeArgs),
     /// Evaluate Kubernetes objects from files (or - for stdin) and print the verdicts as JSON.
     ///
