@@ -23,7 +23,9 @@ impl DomainHint {
         for s in &suggestions {
             yaml.push_str(&format!(
                 "  - name: {}\n    select: {{root: {}/{}}}\n",
-                s.name, s.namespace, s.name
+                domain_name(s, &suggestions),
+                s.namespace,
+                s.name
             ));
             match source_of(s) {
                 Some((kind, namespace, name)) => yaml.push_str(&format!(
@@ -35,6 +37,16 @@ impl DomainHint {
             }
         }
         DomainHint { suggestions, yaml }
+    }
+}
+
+/// The Kustomization's name, or namespace-name when another suggestion has the same name (domain
+/// names must be unique).
+fn domain_name(s: &SuggestedDomain, all: &[SuggestedDomain]) -> String {
+    if all.iter().filter(|o| o.name == s.name).count() > 1 {
+        format!("{}-{}", s.namespace, s.name)
+    } else {
+        s.name.clone()
     }
 }
 
@@ -76,6 +88,17 @@ mod tests {
             config.domains[0].select.root.as_deref(),
             Some("flux-system/apps")
         );
+    }
+
+    #[test]
+    fn kustomizations_of_one_name_in_several_namespaces_get_distinct_domains() {
+        let mut other = suggestion("apps", Some("GitRepository"));
+        other.namespace = "team-b".into();
+        let hint =
+            DomainHint::from_suggestions(vec![suggestion("apps", Some("GitRepository")), other]);
+        let config = crate::config::from_yaml_str(&hint.yaml).unwrap();
+        let names: Vec<&str> = config.domains.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["flux-system-apps", "team-b-apps"]);
     }
 
     #[test]
