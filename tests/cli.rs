@@ -105,7 +105,43 @@ fn help_explains_each_command() {
     }
     let serve = fleetglass(&["serve", "--help"], &[]);
     let serve_help = String::from_utf8_lossy(&serve.stdout);
-    for flag in ["--config", "--demo", "--listen"] {
+    for flag in [
+        "--config",
+        "--demo",
+        "--listen",
+        "--context",
+        "--all-contexts",
+        "current context",
+    ] {
         assert!(serve_help.contains(flag), "{serve_help}");
     }
+    let add = fleetglass(&["cluster", "add", "--help"], &[]);
+    let add_help = String::from_utf8_lossy(&add.stdout);
+    for flag in ["CONTEXT", "--token-ttl", "--server", "--out"] {
+        assert!(add_help.contains(flag), "{add_help}");
+    }
+}
+
+#[test]
+fn with_nothing_to_watch_serve_says_what_it_looked_for() {
+    let home = std::env::temp_dir().join(format!("fleetglass-cli-home-{}", std::process::id()));
+    std::fs::create_dir_all(&home).unwrap();
+    let serve = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_fleetglass"))
+            .arg("serve")
+            .args(args)
+            .env_remove("KUBECONFIG")
+            .env_remove("KUBERNETES_SERVICE_HOST")
+            .env("HOME", &home)
+            .env("RUST_LOG", "error")
+            .output()
+            .unwrap()
+    };
+    let error = one_line_error(&serve(&[]));
+    assert!(
+        error.contains("kubeconfig") && error.contains("service account token"),
+        "{error}"
+    );
+    let error = one_line_error(&serve(&["--all-contexts"]));
+    assert!(error.contains("need a kubeconfig"), "{error}");
 }

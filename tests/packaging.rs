@@ -3,6 +3,8 @@
 
 mod common;
 
+use common::collector::{apply, flux_pair, unique_namespace};
+use common::pod::{PodRun, documents, find};
 use common::testbed::Testbed;
 use serde::Deserialize;
 use std::path::PathBuf;
@@ -53,6 +55,17 @@ fn charts_lint_clean() {
     build_dependencies();
     ok(helm(&["lint", "--strict", "fleetglass"]));
     ok(helm(&["lint", "--strict", "fleetglass-reader"]));
+    // The config's schema applies to lint as to install.
+    let misspelled = helm(&[
+        "lint",
+        "--strict",
+        "fleetglass",
+        "--set",
+        "config.group_bye=ring",
+    ]);
+    assert!(!misspelled.status.success());
+    let said = [&misspelled.stdout[..], &misspelled.stderr[..]].concat();
+    assert!(String::from_utf8_lossy(&said).contains("group_bye"));
 }
 
 #[test]
@@ -67,6 +80,15 @@ fn misspelled_or_floating_values_are_rejected() {
             "fleetglass-reader.serviceAcount.create=false",
             "serviceAcount",
         ),
+        // fleetglass's own config, checked by the schema generated from its types.
+        ("config.group_bye=ring", "group_bye"),
+        ("config.thresholds.stuck_afer=5m", "stuck_afer"),
+        ("config.thresholds.stuck_after=20 minutes", "stuck_after"),
+        (
+            "config.clusters[0].name=a,config.clusters[0].kubconfig=/x",
+            "kubconfig",
+        ),
+        ("config.web.auth.mode=everyone", "mode"),
     ] {
         let output = render(&[set]);
         let stderr = String::from_utf8_lossy(&output.stderr);
@@ -79,6 +101,12 @@ fn misspelled_or_floating_values_are_rejected() {
         "resources.limits.cpu=2",
         "nodeSelector.zone=a",
     ]));
+    // What the server accepts, the schema accepts.
+    ok(render(&[
+        "config.thresholds.stuck_after=1h30m",
+        "config.retention.transitions=30d",
+        "config.clusters[0].name=mgmt,config.clusters[0].in_cluster=true",
+    ]));
 }
 
 #[test]
@@ -90,7 +118,9 @@ fn rendered_manifests_are_hardened() {
         "readOnlyRootFilesystem: true",
         "allowPrivilegeEscalation: false",
         "runAsNonRoot: true",
-        "drop: [\"ALL\"]",
+        "- ALL",
+        "terminationMessagePolicy: FallbackToLogsOnError",
+        "startupProbe:",
         "path: /healthz",
         "path: /readyz",
         "kind: PodDisruptionBudget",
@@ -126,6 +156,9 @@ fn the_api_server_accepts_the_rendered_manifests() {
         vec![
             "topology=split",
             "ingress.enabled=true",
+            "ingress.tls[0].secretName=tls",
+            "ingress.tls[0].hosts[0]=fleetglass.example.com",
+            "networkPolicy.enabled=true",
             "slack.existingSecret=slack",
             "apiTokens.existingSecret=tokens",
             "kubeconfigs.existingSecret=kc",
@@ -198,7 +231,28 @@ fn docker_compose_is_valid_and_pinned() {
         fleetglass["depends_on"]["postgres"]["condition"].as_str(),
         Some("service_healthy")
     );
-    assert_eq!(services.len(), 2);
+    // The demo by default; watching your own clusters only under a profile.
+    let profiled: Vec<&str> = services
+        .iter()
+        .filter(|(_, service)| !service["profiles"].is_null())
+        .map(|(name, _)| name.as_str().unwrap())
+        .collect();
+    assert_eq!(profiled, ["fleetglass-clusters"]);
+    assert_eq!(services.len(), 3);
+    let clusters = &compose["services"]["fleetglass-clusters"];
+    let kube_mount = clusters["volumes"][0].as_str().unwrap();
+    assert!(
+        kube_mount.ends_with(":ro") && kube_mount.contains(".kube:"),
+        "{kube_mount}"
+    );
+    let mounted_at = kube_mount.split(':').nth(1).unwrap();
+    assert!(
+        clusters["environment"]["KUBECONFIG"]
+            .as_str()
+            .unwrap()
+            .starts_with(mounted_at)
+    );
+    assert!(!format!("{:?}", clusters["command"]).contains("--demo"));
     for (name, _) in compose["volumes"].as_mapping().unwrap() {
         assert!(
             text.contains(&format!("{}:/", name.as_str().unwrap())),
@@ -231,4 +285,348 @@ fn the_reader_manifest_and_the_chart_grant_the_same_rules() {
         assert!(text.contains(needed), "{needed}");
     }
     assert!(!text.contains("secrets") && !text.contains("create") && !text.contains("patch"));
+}
+
+/// The chart's default install, run as its pod would run: the ServiceAccount and RBAC it
+/// renders applied to a real API server, a TokenRequest token for that account, the CA and
+/// namespace where a kubelet mounts them, the ConfigMap where the pod mounts it, the args and
+/// env as rendered, as the pod's user. It must find the cluster it runs in on its own and show
+/// that cluster's Kustomizations through its API.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_default_install_watches_the_cluster_it_runs_in() {
+    let bed = Testbed::up("shared", 3);
+    let cluster = bed.clusters[0].as_str();
+    let namespace = "fleetglass";
+    apply(
+        &bed,
+        cluster,
+        &format!("apiVersion: v1\nkind: Namespace\nmetadata: {{name: {namespace}}}\n"),
+    );
+    let database = common::fresh_database_url().await;
+    let secret = bed.kubectl_output(
+        cluster,
+        &[
+            "-n",
+            namespace,
+            "create",
+            "secret",
+            "generic",
+            "fleetglass-database",
+            "--from-literal",
+            &format!("url={database}"),
+            "--dry-run=client",
+            "-o",
+            "yaml",
+        ],
+        None,
+    );
+    apply(&bed, cluster, &String::from_utf8_lossy(&secret.stdout));
+    let flux = unique_namespace("chart-pod");
+    apply(&bed, cluster, &flux_pair(&flux));
+
+    build_dependencies();
+    let rendered = documents(&ok(helm(&[
+        "template",
+        "fleetglass",
+        "fleetglass",
+        "--namespace",
+        namespace,
+    ])));
+    let identity: Vec<&serde_json::Value> = rendered
+        .iter()
+        .filter(|d| {
+            ["ServiceAccount", "ClusterRole", "ClusterRoleBinding"]
+                .contains(&d["kind"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        identity.len(),
+        3,
+        "the default install brings its own read-only identity"
+    );
+    let manifests: Vec<String> = identity
+        .iter()
+        .map(|d| serde_json::to_string(d).unwrap())
+        .collect();
+    apply(&bed, cluster, &manifests.join("\n---\n"));
+    let config_maps: Vec<serde_json::Value> = rendered
+        .iter()
+        .filter(|d| d["kind"] == "ConfigMap")
+        .cloned()
+        .collect();
+    let template = &find(&rendered, "Deployment")["spec"]["template"];
+    let run = PodRun {
+        bed: &bed,
+        cluster,
+        namespace,
+        config_maps: &config_maps,
+        dir: bed.state.join(format!("chart-pod-{}", std::process::id())),
+    };
+    let mut pod = run.start(template, common::free_port());
+    let client = reqwest::Client::new();
+    let url = format!(
+        "{}/api/v1/objects?kind=Kustomization&namespace={flux}",
+        pod.base
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    let found = loop {
+        pod.assert_running();
+        let page: Option<serde_json::Value> = match client.get(&url).send().await {
+            Ok(response) => response.json().await.ok(),
+            Err(_) => None,
+        };
+        if let Some(items) = page
+            .as_ref()
+            .and_then(|p| p["items"].as_array())
+            .filter(|i| !i.is_empty())
+        {
+            break items.clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the pod's API never listed the cluster's Kustomization:\n{}",
+            pod.log()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    };
+    assert_eq!(found.len(), 1, "{}", pod.log());
+    assert_eq!(found[0]["name"], "app");
+    assert_eq!(
+        found[0]["cluster"],
+        fleetglass::sources::kube::IN_CLUSTER_NAME
+    );
+    let ready = client
+        .get(format!("{}/readyz", pod.base))
+        .send()
+        .await
+        .unwrap();
+    assert!(ready.status().is_success());
+    assert_eq!(
+        Some(pod.uid()),
+        template["spec"]["securityContext"]["runAsUser"].as_u64()
+    );
+}
+
+fn rendered(sets: &[&str]) -> Vec<serde_json::Value> {
+    documents(&ok(render(sets)))
+}
+
+fn named<'a>(docs: &'a [serde_json::Value], kind: &str, name: &str) -> &'a serde_json::Value {
+    docs.iter()
+        .find(|d| d["kind"] == kind && d["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("no {kind} {name}"))
+}
+
+fn pod_spec(docs: &[serde_json::Value]) -> &serde_json::Value {
+    &find(docs, "Deployment")["spec"]["template"]["spec"]
+}
+
+#[test]
+fn the_pods_identity_is_right_with_and_without_the_reader_subchart() {
+    let docs = rendered(&[]);
+    assert_eq!(pod_spec(&docs)["serviceAccountName"], "fg");
+    assert_eq!(pod_spec(&docs)["automountServiceAccountToken"], true);
+    named(&docs, "ServiceAccount", "fg");
+    let binding = named(
+        &docs,
+        "ClusterRoleBinding",
+        "fleetglass-reader:fleetglass:fg",
+    );
+    assert_eq!(binding["subjects"][0]["name"], "fg");
+    // ClusterRoles are cluster-wide: a second release of the same name elsewhere must not collide.
+    let other = documents(&ok(helm(&[
+        "template",
+        "fg",
+        "fleetglass",
+        "--namespace",
+        "staging",
+    ])));
+    named(&other, "ClusterRole", "fleetglass-reader:staging:fg");
+
+    let without = rendered(&["fleetglass-reader.enabled=false"]);
+    assert_eq!(pod_spec(&without)["serviceAccountName"], "default");
+    assert!(
+        !without
+            .iter()
+            .any(|d| d["kind"] == "ServiceAccount" || d["kind"] == "ClusterRole")
+    );
+    let own = rendered(&[
+        "fleetglass-reader.enabled=false",
+        "serviceAccount.create=true",
+    ]);
+    assert_eq!(pod_spec(&own)["serviceAccountName"], "fg-fleetglass");
+    named(&own, "ServiceAccount", "fg-fleetglass");
+    let existing = rendered(&[
+        "fleetglass-reader.enabled=false",
+        "serviceAccount.name=platform-reader",
+    ]);
+    assert_eq!(pod_spec(&existing)["serviceAccountName"], "platform-reader");
+    // With the subchart, a different name would leave the pods without its RBAC.
+    let output = render(&["serviceAccount.name=other"]);
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("fleetglass-reader.serviceAccount.name")
+    );
+    let annotated = rendered(&[
+        "fleetglass-reader.serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn=arn:aws:iam::1:role/r",
+    ]);
+    assert_eq!(
+        named(&annotated, "ServiceAccount", "fg")["metadata"]["annotations"]["eks.amazonaws.com/role-arn"],
+        "arn:aws:iam::1:role/r"
+    );
+}
+
+#[test]
+fn an_api_tokens_secret_puts_the_server_in_token_mode() {
+    let docs = rendered(&["apiTokens.existingSecret=tokens"]);
+    let config = find(&docs, "ConfigMap")["data"]["config.yaml"]
+        .as_str()
+        .unwrap();
+    let config: serde_json::Value = serde_yaml::from_str(config).unwrap();
+    assert_eq!(config["web"]["auth"]["mode"], "tokens");
+    let env = &pod_spec(&docs)["containers"][0]["env"];
+    assert!(
+        env.as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["name"] == "FLEETGLASS_API_TOKENS_FILE")
+    );
+    // Proxy mode keeps tokens for scripts; "none" beside a tokens file is a contradiction.
+    let proxy = rendered(&[
+        "apiTokens.existingSecret=tokens",
+        "config.web.auth.mode=proxy",
+    ]);
+    assert!(
+        find(&proxy, "ConfigMap")["data"]["config.yaml"]
+            .as_str()
+            .unwrap()
+            .contains("mode: proxy")
+    );
+    let output = render(&[
+        "apiTokens.existingSecret=tokens",
+        "config.web.auth.mode=none",
+    ]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("config.web.auth.mode"));
+}
+
+#[test]
+fn the_chart_offers_the_extension_points_chart_users_expect() {
+    let docs = rendered(&[
+        "extraEnv[0].name=SLACK_CHANNEL,extraEnv[0].value=C42",
+        "extraEnvFrom[0].secretRef.name=more",
+        "extraVolumes[0].name=slack,extraVolumes[0].secret.secretName=slack-bot",
+        "extraVolumeMounts[0].name=slack,extraVolumeMounts[0].mountPath=/var/run/secrets/slack",
+        "priorityClassName=critical",
+        "topologySpreadConstraints[0].maxSkew=1,topologySpreadConstraints[0].topologyKey=zone,topologySpreadConstraints[0].whenUnsatisfiable=DoNotSchedule",
+        "podSecurityContext.runAsUser=null,podSecurityContext.runAsGroup=null,podSecurityContext.fsGroup=null",
+        "commonLabels.team=platform",
+        "fullnameOverride=glass",
+        "networkPolicy.enabled=true",
+        "httpRoute.enabled=true,httpRoute.parentRefs[0].name=public",
+        "ingress.enabled=true,ingress.hosts[0].host=a.example.com,ingress.hosts[0].paths[0].path=/,ingress.hosts[0].paths[0].pathType=Prefix,ingress.hosts[1].host=b.example.com,ingress.hosts[1].paths[0].path=/fleet,ingress.hosts[1].paths[0].pathType=Prefix",
+        "prometheusRule.enabled=true",
+    ]);
+    let spec = pod_spec(&docs);
+    let container = &spec["containers"][0];
+    assert!(
+        container["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["name"] == "SLACK_CHANNEL" && e["value"] == "C42")
+    );
+    assert_eq!(container["envFrom"][0]["secretRef"]["name"], "more");
+    assert!(
+        container["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["mountPath"] == "/var/run/secrets/slack")
+    );
+    assert!(
+        spec["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v["secret"]["secretName"] == "slack-bot")
+    );
+    assert_eq!(spec["priorityClassName"], "critical");
+    let spread = &spec["topologySpreadConstraints"][0];
+    assert_eq!(
+        spread["labelSelector"]["matchLabels"]["app.kubernetes.io/component"],
+        "all"
+    );
+    assert_eq!(
+        spread["labelSelector"]["matchLabels"]["app.kubernetes.io/instance"],
+        "fg"
+    );
+    // OpenShift's restricted profile assigns the uid.
+    assert!(spec["securityContext"]["runAsUser"].is_null());
+    assert_eq!(spec["securityContext"]["runAsNonRoot"], true);
+    assert_eq!(
+        container["terminationMessagePolicy"],
+        "FallbackToLogsOnError"
+    );
+    assert_eq!(container["startupProbe"]["httpGet"]["path"], "/healthz");
+    for kind in [
+        "Deployment",
+        "Service",
+        "ConfigMap",
+        "NetworkPolicy",
+        "HTTPRoute",
+        "Ingress",
+        "PrometheusRule",
+    ] {
+        let doc = named(&docs, kind, "glass");
+        assert_eq!(doc["metadata"]["labels"]["team"], "platform", "{kind}");
+    }
+    let ingress = named(&docs, "Ingress", "glass");
+    assert_eq!(
+        ingress["spec"]["rules"][1]["http"]["paths"][0]["path"],
+        "/fleet"
+    );
+    let route = named(&docs, "HTTPRoute", "glass");
+    assert_eq!(route["spec"]["parentRefs"][0]["name"], "public");
+    assert_eq!(route["spec"]["rules"][0]["backendRefs"][0]["name"], "glass");
+    let rules = named(&docs, "PrometheusRule", "glass")["spec"]["groups"][0]["rules"].to_string();
+    for alert in [
+        "FleetglassDown",
+        "FleetglassClusterDataStale",
+        "FleetglassAlertDeliveryFailing",
+        "FleetglassAlertOutboxBacklog",
+    ] {
+        assert!(rules.contains(alert), "{alert}");
+    }
+    assert!(
+        rules.contains("> 600"),
+        "staleAfter 10m in seconds: {rules}"
+    );
+}
+
+#[test]
+fn in_split_topology_the_collectors_metrics_are_scraped() {
+    let docs = rendered(&["topology=split", "serviceMonitor.enabled=true"]);
+    let service = named(&docs, "Service", "fg-fleetglass-collector-metrics");
+    assert_eq!(
+        service["spec"]["selector"]["app.kubernetes.io/component"],
+        "collector"
+    );
+    let web = named(&docs, "ServiceMonitor", "fg-fleetglass-web");
+    let collector = named(&docs, "ServiceMonitor", "fg-fleetglass-collector");
+    for (monitor, component) in [(web, "web"), (collector, "collector")] {
+        assert_eq!(
+            monitor["spec"]["selector"]["matchLabels"]["app.kubernetes.io/component"],
+            component
+        );
+        let selected = docs.iter().filter(|d| {
+            d["kind"] == "Service"
+                && d["metadata"]["labels"]["app.kubernetes.io/component"] == component
+        });
+        assert_eq!(
+            selected.count(),
+            1,
+            "{component}: one Service for its ServiceMonitor"
+        );
+    }
 }

@@ -94,7 +94,10 @@ impl Worker {
         loop {
             let pause = match self.deliver_next(sink).await {
                 Ok(Outcome::Handled) => continue,
-                Ok(Outcome::Idle) => self.settings.poll,
+                Ok(Outcome::Idle) => {
+                    self.report_outbox_depth().await;
+                    self.settings.poll
+                }
                 // The receiver asked the whole sink to slow down, not just this message.
                 Ok(Outcome::Throttled(wait)) => wait,
                 Err(error) => {
@@ -103,6 +106,14 @@ impl Worker {
                 }
             };
             tokio::time::sleep(pause).await;
+        }
+    }
+
+    /// Publishes how many notifications wait (due now or retrying later).
+    async fn report_outbox_depth(&self) {
+        match outbox::pending(self.store.pool()).await {
+            Ok(pending) => crate::metrics::set_outbox_pending(pending),
+            Err(error) => tracing::warn!(%error, "alert outbox: cannot count pending"),
         }
     }
 
@@ -125,6 +136,7 @@ impl Worker {
         };
         match self.send(&claimed).await {
             Ok((alert_id, sent)) => {
+                crate::metrics::alert_delivery(&claimed.sink, true);
                 let mut tx = self.store.pool().begin().await?;
                 if outbox::mark_delivered(&mut tx, &claimed).await?
                     && let Sent::SlackMessage { channel, ts } = sent
@@ -135,6 +147,7 @@ impl Worker {
                 Ok(Outcome::Handled)
             }
             Err(error) => {
+                crate::metrics::alert_delivery(&claimed.sink, false);
                 let attempts = u32::try_from(claimed.attempts).unwrap_or(0) + 1;
                 let wait = self.settings.delay(attempts, &error);
                 tracing::warn!(

@@ -33,6 +33,14 @@ pub async fn enqueue(
     Ok(())
 }
 
+/// Notifications waiting to be delivered (due now or retrying later).
+#[tracing::instrument(skip_all)]
+pub async fn pending(pool: &sqlx::PgPool) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT count(*) FROM alert_outbox WHERE status = 'pending'")
+        .fetch_one(pool)
+        .await
+}
+
 /// A claimed notification: no other worker takes it until the claim expires.
 #[derive(Debug, sqlx::FromRow)]
 pub struct Claimed {

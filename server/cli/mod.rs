@@ -2,6 +2,7 @@
 //! code; nothing here panics on bad input.
 
 mod api_client;
+mod cluster_add;
 mod evaluate;
 mod impact;
 mod serve;
@@ -30,9 +31,10 @@ pub struct Cli {
 pub enum Command {
     /// Run the collector and the web server in one process.
     ///
-    /// Watches the configured clusters (or the demo fleet with --demo), keeps state and history
-    /// in Postgres (DATABASE_URL or database_url in the config) and serves the dashboard, the
-    /// JSON API and /healthz, /readyz.
+    /// Watches the configured clusters (none configured: the kubeconfig's current context, or
+    /// in a pod the cluster it runs in; the demo fleet with --demo), keeps state and history in
+    /// Postgres (DATABASE_URL or database_url in the config) and serves the dashboard, the JSON
+    /// API, /metrics and /healthz, /readyz.
     Serve(serve::ServeArgs),
     /// Evaluate Kubernetes objects from files (or - for stdin) and print the verdicts as JSON.
     ///
@@ -56,6 +58,17 @@ pub enum Command {
     ///
     /// Exit 0 when nothing depends on it, 1 when something does (listed), 2 on error.
     Impact(impact::ImpactArgs),
+    /// Hub and spoke: give fleetglass read-only access to another cluster.
+    #[command(subcommand)]
+    Cluster(ClusterCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ClusterCommand {
+    /// Create the read-only ServiceAccount and RBAC of the fleetglass-reader chart on the
+    /// context's cluster and a token for it (TokenRequest, --token-ttl), then write the hub's
+    /// kubeconfig Secret manifest and print the config entry for it.
+    Add(cluster_add::AddArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -66,6 +79,7 @@ pub fn main() -> ExitCode {
         Command::Wait(args) => wait::run(args),
         Command::Impact(args) => impact::run(args),
         Command::Serve(args) => block_on(serve::run(args)),
+        Command::Cluster(ClusterCommand::Add(args)) => block_on(cluster_add::run(args)),
         Command::Migrate { config } => {
             block_on(async move { serve::migrate(config.as_deref()).await })
         }

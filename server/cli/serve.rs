@@ -3,7 +3,7 @@
 use crate::alerts;
 use crate::config::{self, Config};
 use crate::ingest::{self, LeaseKeeper, Runner, RunnerSettings};
-use crate::sources::{self, kube::Collector};
+use crate::sources::{self, kube::Collector, kube::ContextChoice};
 use crate::store::Store;
 use crate::web::{self, AppState, ConnectionLimits, CsrfKey, Site};
 use anyhow::{Context, anyhow};
@@ -37,10 +37,15 @@ pub struct ServeArgs {
     /// Address to listen on [default: the config's listen, else 127.0.0.1:8080].
     #[arg(long)]
     pub listen: Option<SocketAddr>,
-    /// With no clusters in the config every $KUBECONFIG context is a cluster; this narrows
-    /// them to the named contexts (repeatable).
+    /// With no clusters in the config, fleetglass watches the kubeconfig's current context
+    /// ($KUBECONFIG or ~/.kube/config, as kubectl does); this watches the named contexts
+    /// instead (repeatable). Without a kubeconfig, in a pod, it watches the cluster it runs in
+    /// through its service account.
     #[arg(long = "context", value_name = "NAME")]
     pub contexts: Vec<String>,
+    /// With no clusters in the config, watch every context of the kubeconfig.
+    #[arg(long, conflicts_with = "contexts")]
+    pub all_contexts: bool,
     /// What this process does. Several collectors sharing one Postgres split the clusters
     /// between them with leases.
     #[arg(long, value_enum, default_value_t = Role::All)]
@@ -52,10 +57,15 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     if args.demo {
         sources::demo::apply_to_config(&mut config);
     } else if config.clusters.is_empty() {
-        config.clusters = sources::kube::clusters_from_kubeconfig(&args.contexts)?;
-    } else if !args.contexts.is_empty() {
+        config.clusters = sources::kube::default_clusters(&ContextChoice {
+            contexts: args.contexts.clone(),
+            all: args.all_contexts,
+        })?;
+        let names: Vec<&str> = config.clusters.iter().map(|c| c.name.as_str()).collect();
+        tracing::info!(clusters = ?names, "no clusters configured: watching these");
+    } else if !args.contexts.is_empty() || args.all_contexts {
         return Err(anyhow!(
-            "--context applies only when the config lists no clusters"
+            "--context and --all-contexts apply only when the config lists no clusters"
         ));
     }
     let store = connect(&config).await?;

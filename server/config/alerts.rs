@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AlertsConfig {
     /// Checked in order; the first rule whose scope matches a root cause decides. A root cause
@@ -20,10 +20,12 @@ pub struct AlertsConfig {
     pub rules: Vec<AlertRule>,
     /// How often a long-open alert is sent again.
     #[serde(default = "default_renotify", with = "serde_go")]
+    #[schemars(with = "super::schema::GoDuration")]
     pub renotify: TimeDelta,
     /// A root cause that clears and returns within this window stays one alert: the resolve is
     /// only sent once it has stayed clear this long.
     #[serde(default = "default_flap_window", with = "serde_go")]
+    #[schemars(with = "super::schema::GoDuration")]
     pub flap_window: TimeDelta,
     #[serde(default)]
     pub slack: Option<SlackConfig>,
@@ -79,7 +81,7 @@ pub fn default_rules() -> Vec<AlertRule> {
 /// The kind word a rule uses for a cluster that is itself the root cause (stale data).
 pub const CLUSTER_KIND: &str = "Cluster";
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AlertRule {
     pub name: String,
@@ -100,6 +102,7 @@ pub struct AlertRule {
     pub domains: Vec<String>,
     /// How long the root cause must have been a problem before it pages.
     #[serde(default, rename = "for", with = "serde_go")]
+    #[schemars(with = "super::schema::GoDuration")]
     pub for_: TimeDelta,
     #[serde(default)]
     pub severity: Severity,
@@ -145,7 +148,9 @@ fn rule_kinds<'de, D: Deserializer<'de>>(de: D) -> Result<Vec<String>, D::Error>
         .collect()
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Critical,
@@ -181,7 +186,7 @@ impl fmt::Display for Severity {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SlackMode {
     /// Incoming webhook: posts only (cannot edit or thread).
@@ -190,7 +195,7 @@ pub enum SlackMode {
     Bot,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SlackConfig {
     /// Inferred when absent: `bot` when a token is given, else `webhook`.
@@ -215,7 +220,7 @@ fn default_slack_api() -> String {
 }
 
 /// A generic JSON webhook: every alert event is POSTed to it.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebhookConfig {
     pub name: String,
@@ -223,16 +228,19 @@ pub struct WebhookConfig {
 }
 
 /// How hard the delivery worker tries.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct DeliveryConfig {
     /// One HTTP request may take this long.
     #[serde(with = "serde_go")]
+    #[schemars(with = "super::schema::GoDuration")]
     pub timeout: TimeDelta,
     /// First retry delay; doubled per attempt, with jitter.
     #[serde(with = "serde_go")]
+    #[schemars(with = "super::schema::GoDuration")]
     pub backoff: TimeDelta,
     #[serde(with = "serde_go")]
+    #[schemars(with = "super::schema::GoDuration")]
     pub max_backoff: TimeDelta,
 }
 

@@ -5,18 +5,21 @@ use crate::model::serde_go;
 use chrono::TimeDelta;
 use serde::Deserialize;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CollectorSettings {
     /// How long a collector's claim on a cluster lasts without renewal; renewed every third of
     /// it. A replica that dies loses its clusters to another within this period.
     #[serde(with = "serde_go")]
+    #[schemars(with = "super::schema::GoDuration")]
     pub lease: TimeDelta,
     /// How often each cluster is asked for its version (a cheap liveness check).
     #[serde(with = "serde_go")]
+    #[schemars(with = "super::schema::GoDuration")]
     pub probe_interval: TimeDelta,
     /// How often each cluster's served Flux kinds and versions are discovered again.
     #[serde(with = "serde_go")]
+    #[schemars(with = "super::schema::GoDuration")]
     pub rediscover: TimeDelta,
 }
 
@@ -30,11 +33,12 @@ impl Default for CollectorSettings {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Retention {
     /// State transitions older than this are deleted (`30d`, `720h`).
     #[serde(deserialize_with = "days_or_go")]
+    #[schemars(with = "super::schema::DaysOrGoDuration")]
     pub transitions: TimeDelta,
 }
 

@@ -4,6 +4,7 @@
 mod alerts;
 mod collector;
 mod load;
+pub(crate) mod schema;
 mod web;
 mod web_limits;
 
@@ -13,6 +14,7 @@ pub use alerts::{
 };
 pub use collector::{CollectorSettings, Retention};
 pub use load::{ConfigError, from_file, from_yaml_str, load};
+pub use schema::json_schema;
 pub use web::{AuthConfig, AuthMode, Cidr, ProxyConfig, TokenHash, WebConfig};
 pub use web_limits::WebLimits;
 
@@ -22,7 +24,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Postgres URL; `DATABASE_URL` in the environment overrides it.
@@ -77,7 +79,7 @@ impl Default for Config {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClusterConfig {
     pub name: String,
@@ -96,7 +98,7 @@ pub struct ClusterConfig {
 }
 
 /// A string that never appears in logs or `Debug` output (database URLs carry passwords).
-#[derive(Clone, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct Secret(String);
 

@@ -9,7 +9,7 @@ use std::fmt;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebConfig {
     #[serde(default)]
@@ -27,7 +27,7 @@ pub struct WebConfig {
     pub limits: WebLimits,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AuthConfig {
     /// As written; absent means `tokens` when tokens are configured, else `none`.
@@ -60,7 +60,7 @@ impl AuthConfig {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AuthMode {
     /// No authentication (local use): read-only.
@@ -82,11 +82,12 @@ impl AuthMode {
     }
 }
 
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TokenHash {
     pub name: String,
     #[serde(deserialize_with = "sha256_hex")]
+    #[schemars(with = "super::schema::Sha256Hex")]
     pub sha256: [u8; 32],
 }
 
@@ -98,7 +99,7 @@ impl fmt::Debug for TokenHash {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProxyConfig {
     #[serde(default = "default_user_header")]

@@ -6,7 +6,7 @@ use crate::model::serde_go;
 use chrono::TimeDelta;
 use serde::Deserialize;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct WebLimits {
     /// Connections held at once. At the cap a new connection pushes out the oldest one that
@@ -15,6 +15,7 @@ pub struct WebLimits {
     /// Time allowed for a request's head to arrive; an idle keep-alive connection is closed
     /// after the same time.
     #[serde(with = "serde_go")]
+    #[schemars(with = "super::schema::GoDuration")]
     pub header_timeout: TimeDelta,
     /// `wait` requests in flight at once; beyond it they answer 503 with Retry-After.
     pub max_waits: usize,

@@ -33,18 +33,21 @@ pub struct FormerCrdProvider {
 }
 
 /// Time limits; every in-progress state becomes `stuck` (or `stale`) past its threshold.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Thresholds {
     /// Minimum time an object may be in progress before it is `stuck`; the effective
     /// threshold is the larger of this and twice the object's effective `spec.timeout`.
     #[serde(with = "serde_go")]
+    #[schemars(with = "crate::config::schema::GoDuration")]
     pub stuck_after: TimeDelta,
     /// Per-kind overrides of `stuck_after` (e.g. `HelmRelease: 30m`).
     #[serde(deserialize_with = "kind_durations")]
+    #[schemars(with = "BTreeMap<String, crate::config::schema::GoDuration>")]
     pub by_kind: BTreeMap<Kind, TimeDelta>,
     /// A cluster whose data is older than this is `unverifiable`.
     #[serde(with = "serde_go")]
+    #[schemars(with = "crate::config::schema::GoDuration")]
     pub freshness: TimeDelta,
 }
 
@@ -74,7 +77,7 @@ fn kind_durations<'de, D: serde::Deserializer<'de>>(
 
 /// A capability deployed across the fleet: which objects, on which clusters, and where its
 /// version is read from.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DomainSpec {
     pub name: String,
@@ -87,10 +90,11 @@ pub struct DomainSpec {
     pub version: VersionSource,
     /// Overrides the global thresholds for the domain's objects.
     #[serde(default, with = "serde_go::option")]
+    #[schemars(with = "Option<crate::config::schema::GoDuration>")]
     pub stuck_after: Option<TimeDelta>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Selection {
     /// Flux-object label selector (matchLabels semantics).
@@ -111,7 +115,7 @@ impl Selection {
 }
 
 /// Where a domain's version is read from, on each cluster.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "snake_case", tag = "from")]
 pub enum VersionSource {
     /// The revision of a source's artifact: `main@sha1:…` is shown as the short SHA,

@@ -232,6 +232,7 @@ impl Runner {
         }
         self.bound_pending();
         metrics::set_objects_tracked(self.snapshot.tracked());
+        metrics::evaluated(&evaluation, self.snapshot.clusters());
         let rows = self.pending.len() + clusters.len();
         let started = Instant::now();
         let written = self.write(&clusters, now).await;

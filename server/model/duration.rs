@@ -92,15 +92,36 @@ impl fmt::Display for DurationError {
 
 impl std::error::Error for DurationError {}
 
-/// Serde adapter so config files can say `stuck_after: 15m`.
+/// Writes a duration the way it is read back: `1h30m`, `90s` as `1m30s`, `250ms`, `0s`.
+pub fn format_go_duration(delta: TimeDelta) -> String {
+    let mut millis = delta.num_milliseconds().max(0);
+    if millis == 0 {
+        return "0s".to_string();
+    }
+    let mut text = String::new();
+    for (unit, size) in [("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1)] {
+        if millis >= size {
+            text.push_str(&format!("{}{unit}", millis / size));
+            millis %= size;
+        }
+    }
+    text
+}
+
+/// Serde adapter so config files can say `stuck_after: 15m` (and the config's JSON schema can
+/// show the defaults the same way).
 pub mod serde_go {
-    use super::parse_go_duration;
+    use super::{format_go_duration, parse_go_duration};
     use chrono::TimeDelta;
-    use serde::{Deserialize, Deserializer};
+    use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn deserialize<'de, D: Deserializer<'de>>(de: D) -> Result<TimeDelta, D::Error> {
         let text = String::deserialize(de)?;
         parse_go_duration(&text).map_err(serde::de::Error::custom)
+    }
+
+    pub fn serialize<S: Serializer>(delta: &TimeDelta, ser: S) -> Result<S::Ok, S::Error> {
+        ser.serialize_str(&format_go_duration(*delta))
     }
 
     pub mod option {
@@ -111,6 +132,16 @@ pub mod serde_go {
             let text = Option::<String>::deserialize(de)?;
             text.map(|t| parse_go_duration(&t).map_err(serde::de::Error::custom))
                 .transpose()
+        }
+
+        pub fn serialize<S: Serializer>(
+            delta: &Option<TimeDelta>,
+            ser: S,
+        ) -> Result<S::Ok, S::Error> {
+            match delta {
+                Some(delta) => super::serialize(delta, ser),
+                None => ser.serialize_none(),
+            }
         }
     }
 }
@@ -138,6 +169,20 @@ mod tests {
         for bad in ["", "15", "m", "5x", "-5m", "1h 30m"] {
             let err = parse_go_duration(bad).unwrap_err().to_string();
             assert!(err.contains("invalid duration"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn formatted_durations_parse_back() {
+        for (delta, text) in [
+            (TimeDelta::minutes(90), "1h30m"),
+            (TimeDelta::seconds(90), "1m30s"),
+            (TimeDelta::milliseconds(250), "250ms"),
+            (TimeDelta::zero(), "0s"),
+            (TimeDelta::days(30), "720h"),
+        ] {
+            assert_eq!(format_go_duration(delta), text);
+            assert_eq!(parse_go_duration(text).unwrap(), delta);
         }
     }
 

@@ -6,7 +6,7 @@ mod labels;
 mod object;
 mod parse;
 
-pub use duration::{DurationError, human, parse_go_duration, serde_go};
+pub use duration::{DurationError, format_go_duration, human, parse_go_duration, serde_go};
 pub use kind::{CONTROLLER_NAMES, Kind, UnknownKind, controller_of_deployment};
 pub use labels::Labels;
 pub use object::*;

@@ -9,12 +9,14 @@ mod objects;
 mod reads;
 pub mod retention;
 mod rollups;
+mod suggestions;
 
 pub use clusters::{ClusterRow, upsert_clusters};
 pub use crossstack::{DependencyRow, record_crd_providers, replace_dependencies};
 pub use objects::{ChangeSet, ObjectKey, ObjectRow, TransitionRow, write_changes};
 pub use reads::{ObjectFilter, ObjectPage, ObjectRecord, TransitionRecord, key_of_id};
 pub use rollups::{DomainRow, ROLLUPS_CHANNEL, RootCauseRow, replace_rollups};
+pub use suggestions::SuggestedDomain;
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};

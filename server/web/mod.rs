@@ -56,7 +56,8 @@ pub fn router(state: AppState) -> Router {
         .layer(from_fn(limits::bounded_input))
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
         .layer(from_fn(error::uniform))
-        .layer(TraceLayer::new_for_http());
+        .layer(TraceLayer::new_for_http())
+        .layer(from_fn(crate::metrics::track_http));
     for (name, value) in security_headers {
         router = router.layer(SetResponseHeaderLayer::overriding(
             name,

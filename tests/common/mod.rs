@@ -7,6 +7,7 @@ pub mod fault_proxy;
 pub mod kubeconfig;
 pub mod own_postgres;
 pub mod player;
+pub mod pod;
 pub mod testbed;
 
 use fleetglass::store::Store;

@@ -1,21 +1,32 @@
+{{- define "fleetglass.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
 {{- define "fleetglass.fullname" -}}
-{{- if contains .Chart.Name .Release.Name -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := include "fleetglass.name" . -}}
+{{- if contains $name .Release.Name -}}
 {{- .Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
 {{- define "fleetglass.labels" -}}
-app.kubernetes.io/name: fleetglass
-app.kubernetes.io/instance: {{ .Release.Name }}
+{{ include "fleetglass.selector" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
 {{- end -}}
 
 {{- define "fleetglass.selector" -}}
-app.kubernetes.io/name: fleetglass
+app.kubernetes.io/name: {{ include "fleetglass.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
@@ -30,39 +41,76 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 {{- end -}}
 
+{{/*
+The pods' ServiceAccount. With the fleetglass-reader subchart enabled its read-only RBAC binds
+the name it computes (fleetglass-reader.serviceAccount.name, default the release name), so
+that is the name; a different serviceAccount.name would leave the pods without the RBAC.
+Without the subchart: serviceAccount.name, or the fullname when this chart creates it, or the
+namespace's default.
+*/}}
 {{- define "fleetglass.serviceAccountName" -}}
 {{- $reader := index .Values "fleetglass-reader" -}}
-{{- default .Release.Name $reader.serviceAccount.name -}}
+{{- if $reader.enabled -}}
+{{- $bound := default .Release.Name $reader.serviceAccount.name | trunc 63 | trimSuffix "-" -}}
+{{- if and .Values.serviceAccount.name (ne .Values.serviceAccount.name $bound) -}}
+{{- fail (printf "serviceAccount.name %q differs from fleetglass-reader.serviceAccount.name (%q), which the read-only RBAC binds: set both" .Values.serviceAccount.name $bound) -}}
+{{- end -}}
+{{- $bound -}}
+{{- else if .Values.serviceAccount.name -}}
+{{- .Values.serviceAccount.name -}}
+{{- else if .Values.serviceAccount.create -}}
+{{- include "fleetglass.fullname" . -}}
+{{- else -}}
+default
+{{- end -}}
+{{- end -}}
+
+{{/* Authentication in the config: tokens mode when the chart mounts a tokens file. */}}
+{{- define "fleetglass.config" -}}
+{{- $config := deepCopy .Values.config -}}
+{{- if .Values.apiTokens.existingSecret -}}
+{{- $web := default dict $config.web -}}
+{{- $auth := default dict $web.auth -}}
+{{- if and $auth.mode (ne $auth.mode "tokens") (ne $auth.mode "proxy") -}}
+{{- fail (printf "apiTokens.existingSecret is set but config.web.auth.mode is %q: tokens need mode tokens (or proxy)" $auth.mode) -}}
+{{- end -}}
+{{- $_ := set $auth "mode" (default "tokens" $auth.mode) -}}
+{{- $_ := set $web "auth" $auth -}}
+{{- $_ := set $config "web" $web -}}
+{{- end -}}
+{{- toYaml $config -}}
 {{- end -}}
 
 {{/* The pod spec shared by every role; pass (dict "root" $ "role" "web|collector|all"). */}}
 {{- define "fleetglass.pod" -}}
 {{- $root := .root -}}
+{{- $role := .role -}}
+{{- $values := $root.Values -}}
 metadata:
   labels:
     {{- include "fleetglass.selector" $root | nindent 4 }}
     app.kubernetes.io/component: {{ .role }}
-    {{- with $root.Values.podLabels }}{{ toYaml . | nindent 4 }}{{ end }}
+    {{- with $values.commonLabels }}{{ toYaml . | nindent 4 }}{{ end }}
+    {{- with $values.podLabels }}{{ toYaml . | nindent 4 }}{{ end }}
   annotations:
     checksum/config: {{ include (print $root.Template.BasePath "/configmap.yaml") $root | sha256sum }}
-    {{- with $root.Values.podAnnotations }}{{ toYaml . | nindent 4 }}{{ end }}
+    {{- with $values.podAnnotations }}{{ toYaml . | nindent 4 }}{{ end }}
 spec:
   serviceAccountName: {{ include "fleetglass.serviceAccountName" $root }}
-  automountServiceAccountToken: {{ index $root.Values "fleetglass-reader" "enabled" }}
-  {{- with $root.Values.imagePullSecrets }}
+  automountServiceAccountToken: {{ $values.serviceAccount.automountToken }}
+  {{- with $values.imagePullSecrets }}
   imagePullSecrets: {{ toYaml . | nindent 4 }}
   {{- end }}
-  securityContext:
-    runAsNonRoot: true
-    runAsUser: 65532
-    runAsGroup: 65532
-    fsGroup: 65532
-    seccompProfile:
-      type: RuntimeDefault
+  {{- with $values.priorityClassName }}
+  priorityClassName: {{ . }}
+  {{- end }}
+  {{- with $values.podSecurityContext }}
+  securityContext: {{ toYaml . | nindent 4 }}
+  {{- end }}
   containers:
     - name: fleetglass
       image: {{ include "fleetglass.image" $root }}
-      imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+      imagePullPolicy: {{ $values.image.pullPolicy }}
       args:
         - serve
         - --config=/etc/fleetglass/config.yaml
@@ -70,30 +118,40 @@ spec:
         {{- if ne .role "all" }}
         - --role={{ .role }}
         {{- end }}
-        {{- if $root.Values.logJson }}
+        {{- if $values.logJson }}
         - --log-json
         {{- end }}
       env:
         - name: DATABASE_URL
           valueFrom:
             secretKeyRef:
-              name: {{ $root.Values.database.existingSecret }}
-              key: {{ $root.Values.database.key }}
-        {{- if $root.Values.slack.existingSecret }}
+              name: {{ $values.database.existingSecret }}
+              key: {{ $values.database.key }}
+        {{- if $values.slack.existingSecret }}
         - name: SLACK_WEBHOOK_URL
           valueFrom:
             secretKeyRef:
-              name: {{ $root.Values.slack.existingSecret }}
-              key: {{ $root.Values.slack.key }}
+              name: {{ $values.slack.existingSecret }}
+              key: {{ $values.slack.key }}
         {{- end }}
-        {{- if $root.Values.apiTokens.existingSecret }}
+        {{- if $values.apiTokens.existingSecret }}
         - name: FLEETGLASS_API_TOKENS_FILE
-          value: /etc/fleetglass/tokens/{{ $root.Values.apiTokens.key }}
+          value: /etc/fleetglass/tokens/{{ $values.apiTokens.key }}
         {{- end }}
+        {{- with $values.extraEnv }}{{ toYaml . | nindent 8 }}{{ end }}
+      {{- with $values.extraEnvFrom }}
+      envFrom: {{ toYaml . | nindent 8 }}
+      {{- end }}
       ports:
         - name: http
           containerPort: 8080
           protocol: TCP
+      # Migrations run before the server listens: the startup probe gives them time, and
+      # liveness only starts once it succeeded.
+      startupProbe:
+        httpGet: {path: /healthz, port: http}
+        periodSeconds: 5
+        failureThreshold: {{ $values.startupProbe.failureThreshold }}
       livenessProbe:
         httpGet: {path: /healthz, port: http}
         periodSeconds: 10
@@ -103,13 +161,12 @@ spec:
         periodSeconds: 5
         timeoutSeconds: 2
         failureThreshold: 3
-      resources: {{ toYaml $root.Values.resources | nindent 8 }}
-      securityContext:
-        allowPrivilegeEscalation: false
-        readOnlyRootFilesystem: true
-        privileged: false
-        capabilities:
-          drop: ["ALL"]
+      # A config error is the last line fleetglass prints: it becomes the crash message.
+      terminationMessagePolicy: FallbackToLogsOnError
+      resources: {{ toYaml $values.resources | nindent 8 }}
+      {{- with $values.securityContext }}
+      securityContext: {{ toYaml . | nindent 8 }}
+      {{- end }}
       volumeMounts:
         - name: config
           mountPath: /etc/fleetglass/config.yaml
@@ -117,39 +174,68 @@ spec:
           readOnly: true
         - name: tmp
           mountPath: /tmp
-        {{- if $root.Values.kubeconfigs.existingSecret }}
+        {{- if or $values.kubeconfigs.existingSecret $values.kubeconfigs.existingSecrets }}
         - name: kubeconfigs
-          mountPath: {{ $root.Values.kubeconfigs.mountPath }}
+          mountPath: {{ $values.kubeconfigs.mountPath }}
           readOnly: true
         {{- end }}
-        {{- if $root.Values.apiTokens.existingSecret }}
+        {{- if $values.apiTokens.existingSecret }}
         - name: tokens
           mountPath: /etc/fleetglass/tokens
           readOnly: true
         {{- end }}
+        {{- with $values.extraVolumeMounts }}{{ toYaml . | nindent 8 }}{{ end }}
   volumes:
     - name: config
       configMap:
         name: {{ include "fleetglass.fullname" $root }}
     - name: tmp
       emptyDir: {}
-    {{- if $root.Values.kubeconfigs.existingSecret }}
+    {{- if or $values.kubeconfigs.existingSecret $values.kubeconfigs.existingSecrets }}
     - name: kubeconfigs
-      secret:
-        secretName: {{ $root.Values.kubeconfigs.existingSecret }}
+      projected:
+        sources:
+          {{- with $values.kubeconfigs.existingSecret }}
+          - secret: {name: {{ . }}}
+          {{- end }}
+          {{- range $values.kubeconfigs.existingSecrets }}
+          - secret: {name: {{ . }}}
+          {{- end }}
     {{- end }}
-    {{- if $root.Values.apiTokens.existingSecret }}
+    {{- if $values.apiTokens.existingSecret }}
     - name: tokens
       secret:
-        secretName: {{ $root.Values.apiTokens.existingSecret }}
+        secretName: {{ $values.apiTokens.existingSecret }}
     {{- end }}
-  {{- with $root.Values.nodeSelector }}
+    {{- with $values.extraVolumes }}{{ toYaml . | nindent 4 }}{{ end }}
+  {{- with $values.nodeSelector }}
   nodeSelector: {{ toYaml . | nindent 4 }}
   {{- end }}
-  {{- with $root.Values.tolerations }}
+  {{- with $values.tolerations }}
   tolerations: {{ toYaml . | nindent 4 }}
   {{- end }}
-  {{- with $root.Values.affinity }}
+  {{- with $values.affinity }}
   affinity: {{ toYaml . | nindent 4 }}
   {{- end }}
+  {{- with $values.topologySpreadConstraints }}
+  topologySpreadConstraints:
+    {{- range . }}
+    {{- $constraint := deepCopy . }}
+    {{- if not $constraint.labelSelector }}
+    {{- $own := merge (fromYaml (include "fleetglass.selector" $root)) (dict "app.kubernetes.io/component" $role) }}
+    {{- $_ := set $constraint "labelSelector" (dict "matchLabels" $own) }}
+    {{- end }}
+    - {{ toYaml $constraint | nindent 6 | trim }}
+    {{- end }}
+  {{- end }}
+{{- end -}}
+
+{{/* A duration written 90s, 10m or 2h, in seconds (for PromQL comparisons). */}}
+{{- define "fleetglass.seconds" -}}
+{{- $text := toString . -}}
+{{- $number := regexFind "^[0-9]+" $text | int -}}
+{{- $unit := trimPrefix (toString $number) $text -}}
+{{- $factor := get (dict "s" 1 "m" 60 "h" 3600) $unit -}}
+{{- if not $factor -}}{{- fail (printf "%q: write a duration like 90s, 10m or 2h" $text) -}}{{- end -}}
+{{- mul $number $factor -}}
 {{- end -}}

@@ -16,6 +16,12 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 #[error("{0}")]
 pub struct ConnectError(String);
 
+impl ConnectError {
+    pub fn new(message: impl Into<String>) -> ConnectError {
+        ConnectError(message.into())
+    }
+}
+
 #[tracing::instrument(skip_all, fields(cluster = %target.name))]
 pub async fn client(target: &ClusterConfig) -> Result<Client, ConnectError> {
     let mut config = if target.in_cluster {
@@ -43,61 +49,5 @@ fn read_kubeconfig(path: Option<&Path>) -> Result<Kubeconfig, ConnectError> {
         Some(path) => Kubeconfig::read_from(path)
             .map_err(|e| ConnectError(format!("kubeconfig {}: {e}", path.display()))),
         None => Kubeconfig::read().map_err(|e| ConnectError(format!("kubeconfig: {e}"))),
-    }
-}
-
-/// Without configured clusters, every context of `$KUBECONFIG` (or ~/.kube/config) is a
-/// cluster named after its context, as kubectl users expect; `only` narrows the list.
-pub fn clusters_from_kubeconfig(only: &[String]) -> Result<Vec<ClusterConfig>, ConnectError> {
-    let kubeconfig = read_kubeconfig(None)?;
-    let contexts: Vec<String> = kubeconfig.contexts.iter().map(|c| c.name.clone()).collect();
-    if let Some(missing) = only.iter().find(|c| !contexts.contains(c)) {
-        return Err(ConnectError(format!(
-            "no context {missing:?} in the kubeconfig (it has: {})",
-            contexts.join(", ")
-        )));
-    }
-    let chosen: Vec<ClusterConfig> = contexts
-        .into_iter()
-        .filter(|c| only.is_empty() || only.contains(c))
-        .map(|context| ClusterConfig {
-            name: cluster_name(&context),
-            kubeconfig: None,
-            context: Some(context),
-            in_cluster: false,
-            labels: Default::default(),
-        })
-        .collect();
-    if chosen.is_empty() {
-        return Err(ConnectError(
-            "the kubeconfig has no contexts: configure clusters or set KUBECONFIG".into(),
-        ));
-    }
-    Ok(chosen)
-}
-
-/// Context names may hold characters ids cannot (EKS: `arn:aws:eks:…/name`); those become '-'.
-fn cluster_name(context: &str) -> String {
-    context
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn context_names_become_valid_cluster_names() {
-        assert_eq!(super::cluster_name("tb-1"), "tb-1");
-        assert_eq!(
-            super::cluster_name("arn:aws:eks:eu-west-1:1:cluster/prod"),
-            "arn-aws-eks-eu-west-1-1-cluster-prod"
-        );
     }
 }

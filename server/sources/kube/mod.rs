@@ -8,13 +8,16 @@ mod connect;
 mod context;
 mod discovery;
 mod errors;
+mod local;
 mod merge;
 mod pods;
 mod probe;
 mod watch;
 
 pub use collector::Collector;
-pub use connect::clusters_from_kubeconfig;
+pub use local::{
+    ContextChoice, IN_CLUSTER_NAME, SERVICE_ACCOUNT_TOKEN, cluster_name, default_clusters,
+};
 
 use crate::config::{ClusterConfig, CollectorSettings};
 use crate::ingest::ClusterSet;

@@ -4,6 +4,7 @@ use super::render;
 use crate::web::AppState;
 use crate::web::error::PageError;
 use crate::web::fleet_view::FleetView;
+use crate::web::views::domain_hint::DomainHint;
 use askama::Template;
 use axum::extract::State;
 use axum::response::Response;
@@ -14,6 +15,8 @@ use chrono::Utc;
 struct FleetPage {
     view: FleetView,
     access: &'static str,
+    /// Shown while the config has no domains.
+    hint: Option<DomainHint>,
 }
 
 #[derive(Template)]
@@ -24,9 +27,15 @@ struct FleetFragment {
 
 pub async fn page(State(state): State<AppState>) -> Result<Response, PageError> {
     let view = FleetView::load(&state.store, &state.site, Utc::now()).await?;
+    let hint = if state.site.domains.is_empty() {
+        Some(DomainHint::load(&state.store).await?)
+    } else {
+        None
+    };
     render(&FleetPage {
         view,
         access: state.site.access_note(),
+        hint,
     })
 }
 

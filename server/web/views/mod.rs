@@ -3,6 +3,7 @@
 
 pub mod cluster;
 pub mod domain;
+pub mod domain_hint;
 pub mod filters;
 pub mod gate;
 pub mod graph;

@@ -1,0 +1,109 @@
+//! The hint on `/` for someone who has not written a domain yet: what a domain is for, and a
+//! config block to start from, one domain per top-level Kustomization the clusters hold.
+
+use crate::model::Kind;
+use crate::store::{Store, SuggestedDomain};
+
+#[derive(Debug, Clone)]
+pub struct DomainHint {
+    pub suggestions: Vec<SuggestedDomain>,
+    /// A `domains:` block for the config file, ready to edit.
+    pub yaml: String,
+}
+
+impl DomainHint {
+    pub async fn load(store: &Store) -> Result<DomainHint, sqlx::Error> {
+        Ok(DomainHint::from_suggestions(
+            store.suggested_domains().await?,
+        ))
+    }
+
+    pub fn from_suggestions(suggestions: Vec<SuggestedDomain>) -> DomainHint {
+        let mut yaml = String::from("domains:\n");
+        for s in &suggestions {
+            yaml.push_str(&format!(
+                "  - name: {}\n    select: {{root: {}/{}}}\n",
+                domain_name(s, &suggestions),
+                s.namespace,
+                s.name
+            ));
+            match source_of(s) {
+                Some((kind, namespace, name)) => yaml.push_str(&format!(
+                    "    version: {{from: source_revision, kind: {kind}, namespace: {namespace}, name: {name}}}\n"
+                )),
+                None => yaml.push_str(
+                    "    # version: {from: chart_version, namespace: …, name: …} (where its version is read)\n",
+                ),
+            }
+        }
+        DomainHint { suggestions, yaml }
+    }
+}
+
+/// The Kustomization's name, or namespace-name when another suggestion has the same name (domain
+/// names must be unique).
+fn domain_name(s: &SuggestedDomain, all: &[SuggestedDomain]) -> String {
+    if all.iter().filter(|o| o.name == s.name).count() > 1 {
+        format!("{}-{}", s.namespace, s.name)
+    } else {
+        s.name.clone()
+    }
+}
+
+/// The Kustomization's source, when it is a kind a domain's version can be read from.
+fn source_of(s: &SuggestedDomain) -> Option<(Kind, &str, &str)> {
+    let kind = s.source_kind.as_deref()?.parse::<Kind>().ok()?;
+    Some((
+        kind,
+        s.source_namespace.as_deref()?,
+        s.source_name.as_deref()?,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn suggestion(name: &str, source: Option<&str>) -> SuggestedDomain {
+        SuggestedDomain {
+            namespace: "flux-system".into(),
+            name: name.into(),
+            clusters: 3,
+            source_kind: source.map(String::from),
+            source_namespace: source.map(|_| "flux-system".into()),
+            source_name: source.map(|_| "fleet".into()),
+        }
+    }
+
+    #[test]
+    fn the_suggested_block_is_a_config_fleetglass_accepts() {
+        let hint = DomainHint::from_suggestions(vec![
+            suggestion("apps", Some("GitRepository")),
+            suggestion("infrastructure", Some("OCIRepository")),
+        ]);
+        let config = crate::config::from_yaml_str(&hint.yaml).unwrap();
+        let names: Vec<&str> = config.domains.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["apps", "infrastructure"]);
+        assert_eq!(
+            config.domains[0].select.root.as_deref(),
+            Some("flux-system/apps")
+        );
+    }
+
+    #[test]
+    fn kustomizations_of_one_name_in_several_namespaces_get_distinct_domains() {
+        let mut other = suggestion("apps", Some("GitRepository"));
+        other.namespace = "team-b".into();
+        let hint =
+            DomainHint::from_suggestions(vec![suggestion("apps", Some("GitRepository")), other]);
+        let config = crate::config::from_yaml_str(&hint.yaml).unwrap();
+        let names: Vec<&str> = config.domains.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["flux-system-apps", "team-b-apps"]);
+    }
+
+    #[test]
+    fn a_source_no_version_can_come_from_is_left_to_the_user() {
+        let hint = DomainHint::from_suggestions(vec![suggestion("apps", Some("ExternalArtifact"))]);
+        assert!(hint.yaml.contains("# version:"), "{}", hint.yaml);
+    }
+}

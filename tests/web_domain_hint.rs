@@ -1,0 +1,80 @@
+//! The hint on `/` for a fleet with no domains configured: one suggested domain per top-level
+//! Kustomization the clusters hold, gone once a domain is written.
+
+mod web_support;
+
+use fleetglass::store::{ObjectFilter, ObjectRecord};
+use std::collections::BTreeSet;
+use web_support::{app, demo_app, demo_config, get};
+
+/// Who applied a stored Kustomization, from Flux's labels on it.
+fn applier(record: &ObjectRecord) -> Option<(String, String)> {
+    let labels = &record.body["labels"];
+    Some((
+        labels["kustomize.toolkit.fluxcd.io/namespace"]
+            .as_str()?
+            .to_string(),
+        labels["kustomize.toolkit.fluxcd.io/name"]
+            .as_str()?
+            .to_string(),
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_domains_the_fleet_page_suggests_one_per_top_level_kustomization() {
+    let (configured, store) = demo_app().await;
+    let (_, page) = get(&configured, "/").await;
+    assert!(
+        !page.contains("domain-hint"),
+        "domains are configured: no hint"
+    );
+
+    let mut config = demo_config();
+    config.domains.clear();
+    let (status, page) = get(&app(store.clone(), &config), "/").await;
+    assert!(status.is_success());
+    assert!(page.contains("No domains configured yet"), "{page}");
+
+    let kustomizations = store
+        .objects(&ObjectFilter {
+            kind: Some("Kustomization".into()),
+            limit: 10_000,
+            ..ObjectFilter::default()
+        })
+        .await
+        .unwrap()
+        .items;
+    let key = |r: &ObjectRecord| (r.cluster.clone(), r.namespace.clone(), r.name.clone());
+    let bootstrap: BTreeSet<_> = kustomizations
+        .iter()
+        .filter(|r| applier(r) == Some((r.namespace.clone(), r.name.clone())))
+        .map(key)
+        .collect();
+    let top_level: BTreeSet<(String, String)> = kustomizations
+        .iter()
+        .filter(|r| !bootstrap.contains(&key(r)))
+        .filter(|r| match applier(r) {
+            None => true,
+            Some((namespace, name)) => bootstrap.contains(&(r.cluster.clone(), namespace, name)),
+        })
+        .map(|r| (r.namespace.clone(), r.name.clone()))
+        .collect();
+    assert!(
+        !top_level.is_empty(),
+        "the demo fleet has top-level Kustomizations"
+    );
+    let suggested: BTreeSet<(String, String)> = page
+        .split("select: {root: ")
+        .skip(1)
+        .map(|rest| {
+            let root = &rest[..rest.find('}').unwrap()];
+            let (namespace, name) = root.split_once('/').unwrap();
+            (namespace.to_string(), name.to_string())
+        })
+        .collect();
+    assert_eq!(suggested.len(), top_level.len().min(12), "{page}");
+    assert!(
+        suggested.is_subset(&top_level),
+        "{suggested:?} vs {top_level:?}"
+    );
+}
