@@ -209,9 +209,11 @@ fn deployment(
     object.spec.images = vec![format!("ghcr.io/example/{name}:v1.0.0")];
     object.status.workload = Some(WorkloadStatus {
         desired: replicas,
+        total: replicas,
         ready: replicas,
         available: replicas,
-        updated: replicas,
+        updated: Some(replicas),
+        revision_pending: false,
     });
     object.status.conditions.push(condition(
         "Available",
@@ -243,7 +245,7 @@ fn pod(cluster: &str, namespace: &str, app: &str, replica: usize, crash: bool) -
     object.status.pod = Some(Box::new(PodStatus {
         phase: Some("Running".into()),
         containers: vec![container],
-        started: None,
+        ..PodStatus::default()
     }));
     object
 }
@@ -255,6 +257,7 @@ fn condition(type_: &str, status: ConditionStatus, reason: &str, now: DateTime<U
         reason: reason.into(),
         message: String::new(),
         last_transition: Some(now - TimeDelta::hours(3)),
+        last_update: None,
         observed_generation: Some(1),
     }
 }

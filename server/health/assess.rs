@@ -12,8 +12,9 @@ use super::flux::{self, FluxContext};
 use super::graph::Graph;
 use super::index::Index;
 use super::index::controller_of;
+use super::pods::assess_pod;
 use super::threshold::{Timing, threshold};
-use super::workloads::{assess_pod, assess_workload};
+use super::workloads::assess_workload;
 use crate::model::{Kind, Object, ObjectId};
 use chrono::{DateTime, TimeDelta, Utc};
 
@@ -102,7 +103,7 @@ impl Assessor<'_> {
                 ))
             }
             &Liveness::Down(controller) => {
-                let reason = down_reason(self.index, controller);
+                let reason = down_reason(self.index, controller, self.now);
                 let since = self.index.objects[controller]
                     .condition("Available")
                     .and_then(|c| c.last_transition);

@@ -219,31 +219,41 @@ fn a_first_rollout_without_failing_pods_is_in_progress_until_its_threshold() {
         (Progressing, "rolling out: 0/3 available, 3 updated")
     );
 
+    // No progress for 90 minutes (lastUpdateTime is when the controller last saw progress).
     let mut stale = rolling;
     stale[0]["lastTransitionTime"] = json!(ago(90));
+    stale[0]["lastUpdateTime"] = json!(ago(90));
+    stale[1]["lastTransitionTime"] = json!(ago(90));
     values.last_mut().unwrap()["status"]["conditions"] = stale;
     assert_eq!(
         run(&values).state("Deployment", "networking", "netop"),
         Stuck
     );
 
-    // a finished rollout that lost its replicas is not in progress: it fails as before
+    // a finished rollout that lost its replicas 90 minutes ago is not in progress: it fails
     let mut done = release_with_pods(vec![], 0);
     done.last_mut().unwrap()["status"]["conditions"] = json!([
-        {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable", "message": "", "lastTransitionTime": ago(90)}]);
+        {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable", "message": "", "lastTransitionTime": ago(900)},
+        {"type": "Available", "status": "False", "reason": "MinimumReplicasUnavailable", "message": "Deployment does not have minimum availability.", "lastTransitionTime": ago(90)}]);
     assert_eq!(
-        run(&done).state("Deployment", "networking", "netop"),
-        Failed
+        run(&done)
+            .verdict("Deployment", "networking", "netop")
+            .reason,
+        "unavailable for 1h 30m: 0/3 available, 3 updated"
     );
 }
 
 #[test]
 fn unavailable_and_deadline_exceeded_workloads_fail() {
-    let none_available = run(&release_with_pods(vec![], 0));
+    let mut values = release_with_pods(vec![], 0);
+    values.last_mut().unwrap()["status"]["conditions"] = json!([{"type": "Available", "status": "False",
+        "reason": "MinimumReplicasUnavailable", "message": "Deployment does not have minimum availability.",
+        "lastTransitionTime": ago(30)}]);
+    let none_available = run(&values);
     let verdict = none_available.verdict("Deployment", "networking", "netop");
     assert_eq!(
         (verdict.state, verdict.reason.as_str()),
-        (Failed, "no available replicas (0/3)")
+        (Failed, "unavailable for 30m: 0/3 available, 3 updated")
     );
     assert_eq!(
         none_available.state("HelmRelease", "networking", "netop"),

@@ -3,8 +3,9 @@
 //! (seed 000, incident 4: a tofu-controller in ImagePullBackOff behind days of stale status).
 
 use super::index::Index;
-use super::workloads::pod_failure;
+use super::pods::pod_failure;
 use crate::model::Object;
+use chrono::{DateTime, Utc};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Liveness {
@@ -48,12 +49,12 @@ fn available(deployment: &Object) -> bool {
 }
 
 /// Why a controller is down, read from its pods ("ImagePullBackOff: …").
-pub(super) fn down_reason(index: &Index, controller: usize) -> String {
+pub(super) fn down_reason(index: &Index, controller: usize, now: DateTime<Utc>) -> String {
     let deployment = &index.objects[controller];
     let pods = index.pods_of(controller);
     let from_pods = pods
         .iter()
-        .find_map(|&pod| pod_failure(&index.objects[pod]));
+        .find_map(|&pod| pod_failure(&index.objects[pod], now));
     let why = from_pods.unwrap_or_else(|| {
         let desired = deployment.status.workload.as_ref().map_or(0, |w| w.desired);
         format!("0/{desired} replicas available")

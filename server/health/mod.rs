@@ -34,6 +34,8 @@ mod graph;
 mod index;
 mod input;
 mod output;
+mod pods;
+mod rollout;
 mod roots;
 mod state;
 mod threshold;
@@ -55,6 +57,8 @@ mod property_tests;
 mod roots_tests;
 #[cfg(test)]
 mod testkit;
+#[cfg(test)]
+mod workload_tests;
 
 pub use crossstack::InventoryEntry;
 pub use input::{ClusterInfo, DomainSpec, FormerCrdProvider, Selection, Thresholds, VersionSource};

@@ -59,18 +59,23 @@ impl Timing {
         explained_by: EdgeSet,
     ) -> Finding {
         let cause = Cause::Explainable(explained_by);
-        let since = since.or(self.seen_since);
-        match since.map(|s| self.now - s) {
-            Some(age) if age > self.threshold => {
-                let reason = format!("stuck for {}: {reason}", human(age));
-                Finding::new(State::Stuck, reason, message)
-                    .since(since)
-                    .cause(cause)
-            }
-            _ => Finding::new(State::Progressing, reason, message)
-                .since(since)
-                .cause(cause),
+        if let Some((since, age)) = self.overdue(since) {
+            let reason = format!("stuck for {}: {reason}", human(age));
+            return Finding::new(State::Stuck, reason, message)
+                .since(Some(since))
+                .cause(cause);
         }
+        Finding::new(State::Progressing, reason, message)
+            .since(since.or(self.seen_since))
+            .cause(cause)
+    }
+
+    /// The start of work begun at `since` (else first seen in progress) and its age, when it
+    /// has been in progress for longer than the threshold.
+    pub fn overdue(&self, since: Option<DateTime<Utc>>) -> Option<(DateTime<Utc>, TimeDelta)> {
+        let since = since.or(self.seen_since)?;
+        let age = self.now - since;
+        (age > self.threshold).then_some((since, age))
     }
 }
 

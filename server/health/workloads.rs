@@ -1,113 +1,21 @@
-//! Workloads and Pods as evidence: what Flux's Ready cannot see (seed 000, incident 2: a
-//! HelmRelease stays Ready while its pods crash-loop). A workload's verdict names its failing
-//! pods and why; it is the root cause of the Flux object that deployed it.
+//! Deployments, StatefulSets and DaemonSets, judged on their status and their pods (the rules
+//! are listed with their sources in docs/WORKLOADS.md). One finding per workload: its pods are
+//! evidence named in its reason, and it is the root cause of the Flux object that applied it.
 
 use super::State;
-use super::classify::explain_message;
-use super::finding::{Cause, EdgeSet, Finding};
+use super::finding::{EdgeSet, Finding};
+use super::pods::{is_live, pod_failure, unready_since};
+use super::rollout::{Pending, pending};
 use super::threshold::Timing;
-use crate::model::{Object, WorkloadStatus};
+use crate::model::{Condition, ConditionStatus, Object, WorkloadStatus, human};
+use chrono::{DateTime, Utc};
 
-/// Container waiting reasons that mean the pod will not become ready by itself.
-const FAILING_WAITING_REASONS: [&str; 8] = [
-    "CrashLoopBackOff",
-    "ImagePullBackOff",
-    "ErrImagePull",
-    "ErrImageNeverPull",
-    "InvalidImageName",
-    "CreateContainerConfigError",
-    "CreateContainerError",
-    "RunContainerError",
-];
-
-/// Why a pod is failing, e.g. `ImagePullBackOff: Back-off pulling image "…"`.
-pub(super) fn pod_failure(pod: &Object) -> Option<String> {
-    let status = pod.status.pod.as_ref();
-    let containers = status.into_iter().flat_map(|s| &s.containers);
-    for container in containers {
-        let Some(waiting) = container.waiting_reason.as_deref() else {
-            continue;
-        };
-        if !FAILING_WAITING_REASONS.contains(&waiting) {
-            continue;
-        }
-        let last_words = container.last_terminated_message.as_deref();
-        let detail = last_words
-            .and_then(explain_message)
-            .or_else(|| {
-                last_words
-                    .and_then(|w| w.lines().next())
-                    .map(str::to_string)
-            })
-            .or_else(|| container.waiting_message.clone());
-        return Some(match detail {
-            Some(detail) if !detail.is_empty() => format!("{waiting}: {detail}"),
-            _ => waiting.to_string(),
-        });
-    }
-    if let Some(unschedulable) = pod
-        .condition("PodScheduled")
-        .filter(|c| !c.is_true() && c.reason == "Unschedulable")
-    {
-        return Some(format!("Unschedulable: {}", unschedulable.message));
-    }
-    (status.and_then(|s| s.phase.as_deref()) == Some("Failed")).then(|| "pod failed".to_string())
-}
-
-pub(super) fn assess_pod(pod: &Object, timing: Timing) -> Finding {
-    let finding = if let Some(failure) = pod_failure(pod) {
-        Finding::new(State::Failed, failure, containers_summary(pod))
-    } else {
-        let phase = pod.status.pod.as_ref().and_then(|s| s.phase.as_deref());
-        let started = pod
-            .status
-            .pod
-            .as_ref()
-            .and_then(|s| s.started)
-            .or(pod.created);
-        let unready = pod.condition("Ready").filter(|c| !c.is_true());
-        match (phase, unready) {
-            (Some("Succeeded"), _) => Finding::new(State::Healthy, "completed", ""),
-            (Some("Running"), None) => Finding::new(State::Healthy, "running", "").since(started),
-            (Some("Running"), Some(ready)) => {
-                let reason = format!("containers not ready ({})", ready.reason);
-                timing.in_progress(
-                    &reason,
-                    &ready.message,
-                    ready.last_transition,
-                    EdgeSet::NONE,
-                )
-            }
-            (phase, _) => timing.in_progress(
-                &format!("pod {}", phase.unwrap_or("pending")),
-                "",
-                started,
-                EdgeSet::NONE,
-            ),
-        }
-    };
-    // A pod's trouble is its workload's trouble: the workload is the root cause when it is a problem.
-    finding.cause(Cause::Symptom(EdgeSet::OWNER))
-}
-
-fn containers_summary(pod: &Object) -> String {
-    let containers = pod.status.pod.iter().flat_map(|s| &s.containers);
-    let lines: Vec<String> = containers
-        .map(|c| {
-            let state =
-                c.waiting_reason
-                    .as_deref()
-                    .unwrap_or(if c.ready { "ready" } else { "not ready" });
-            let last = c
-                .last_terminated_reason
-                .as_deref()
-                .map(|r| format!(", last exit {r}"))
-                .unwrap_or_default();
-            format!("{}: {state}, {} restarts{last}", c.name, c.restarts)
-        })
-        .collect();
-    lines.join("; ")
-}
+/// The reason the deployment controller writes on Progressing once a rollout has finished
+/// (pkg/controller/deployment/util/deployment_util.go, NewRSAvailableReason).
+const ROLLOUT_COMPLETE: &str = "NewReplicaSetAvailable";
+/// Progressing=False with this reason: the rollout made no progress for
+/// progressDeadlineSeconds (deployment_util.go, TimedOutReason).
+const DEADLINE_EXCEEDED: &str = "ProgressDeadlineExceeded";
 
 /// A Deployment, StatefulSet or DaemonSet with its pods. A controller Deployment is down as
 /// soon as it has no available replica, even when scaled to zero: nothing reconciles then.
@@ -120,83 +28,199 @@ pub(super) fn assess_workload(
     let Some(counts) = workload.status.workload.as_ref() else {
         return timing.in_progress("no status yet", "", workload.created, EdgeSet::NONE);
     };
-    let failing: Vec<(&str, String)> = pods
-        .iter()
-        .filter_map(|pod| Some((pod.name.as_str(), pod_failure(pod)?)))
-        .collect();
-    let pods_message = failing
-        .iter()
-        .map(|(name, failure)| format!("pod {name}: {failure}"))
-        .collect::<Vec<_>>()
-        .join("; ");
+    let pods = PodEvidence::gather(pods, timing.now);
+    if workload.spec.paused {
+        let message = join_nonempty(&available(counts), &pods.failures());
+        return Finding::new(State::Suspended, "rollout paused (spec.paused)", message);
+    }
+    if let Some(behind) = generation_behind(workload) {
+        // The counts describe the previous spec. No object says when the spec changed, so its
+        // age comes from when it was first seen in progress.
+        return timing.in_progress(&behind, &pods.failures(), None, EdgeSet::NONE);
+    }
     if let Some(deadline) = workload
         .condition("Progressing")
-        .filter(|c| !c.is_true() && c.reason == "ProgressDeadlineExceeded")
+        .filter(|c| c.reason == DEADLINE_EXCEEDED)
     {
-        let message = join_nonempty(&deadline.message, &pods_message);
+        let message = join_nonempty(&deadline.message, &pods.failures());
         // The pods say why the rollout stalled; the deadline alone does not.
-        let reason = match failing.first() {
+        let reason = match pods.failing.first() {
             Some((pod, failure)) => format!("rollout stalled: pod {pod}: {failure}"),
-            None => "rollout stalled (ProgressDeadlineExceeded)".to_string(),
+            None => format!("rollout stalled ({DEADLINE_EXCEEDED})"),
         };
         return Finding::new(State::Failed, reason, message).since(deadline.last_transition);
     }
-    // A Deployment still rolling out (Progressing=True, new ReplicaSet not yet available) with
-    // no failing pod is in progress, as Kubernetes itself says until its progress deadline:
-    // seen with real kube-controller-manager, every new Deployment starts at 0 available.
-    if counts.available == 0 && failing.is_empty() && !is_controller && rolling_out(workload) {
-        let since = workload
-            .condition("Progressing")
-            .and_then(|c| c.last_transition);
-        return timing.in_progress(&rollout(counts), "", since, EdgeSet::NONE);
-    }
-    if counts.available == 0 && (counts.desired > 0 || is_controller) {
-        let reason = match failing.first() {
-            Some((_, failure)) => failure.clone(),
-            None if counts.desired == 0 => "scaled to zero".to_string(),
-            None => format!("no available replicas (0/{})", counts.desired),
+    if let Some((pod, failure)) = pods.failing.first() {
+        let none_available = counts.available == 0 && counts.desired > 0;
+        let reason = if none_available {
+            failure.clone()
+        } else {
+            let failing = pods.failing.len();
+            format!("{failing}/{} pods failing: {pod}: {failure}", pods.live)
         };
-        let since = workload
-            .condition("Available")
-            .filter(|c| !c.is_true())
-            .and_then(|c| c.last_transition);
-        let message = join_nonempty(
-            &format!("0/{} replicas available", counts.desired),
-            &pods_message,
-        );
-        return Finding::new(State::Failed, reason, message).since(since);
+        let message = join_nonempty(&available(counts), &pods.failures());
+        return Finding::new(State::Failed, reason, message).since(unavailable_since(workload));
     }
-    if let Some((pod, failure)) = failing.first() {
-        let reason = format!(
-            "{}/{} pods failing: {pod}: {failure}",
-            failing.len(),
-            pods.len()
-        );
-        return Finding::new(State::Failed, reason, pods_message);
+    if is_controller && counts.available == 0 {
+        let reason = match counts.desired {
+            0 => "scaled to zero".to_string(),
+            desired => format!("no available replicas (0/{desired})"),
+        };
+        return Finding::new(State::Failed, reason, available(counts))
+            .since(unavailable_since(workload));
     }
-    if counts.available < counts.desired || counts.updated < counts.desired {
-        return timing.in_progress(&rollout(counts), "", None, EdgeSet::NONE);
+    match pending(workload, counts) {
+        None if counts.desired == 0 => Finding::new(State::Healthy, "scaled to zero", ""),
+        None => Finding::new(State::Healthy, available(counts), ""),
+        Some(pending) => incomplete(workload, counts, &pending, &pods, timing),
     }
-    Finding::new(
-        State::Healthy,
-        format!("{}/{} available", counts.available, counts.desired),
-        "",
-    )
 }
 
-/// Progressing=True for a rollout that has not finished (reason other than
-/// NewReplicaSetAvailable, which marks a completed one).
-fn rolling_out(workload: &Object) -> bool {
+/// A rollout not yet complete: in progress while it is making progress; past the threshold
+/// `stuck`, or `failed` when Kubernetes says the workload is unavailable.
+fn incomplete(
+    workload: &Object,
+    counts: &WorkloadStatus,
+    pending: &Pending,
+    pods: &PodEvidence,
+    timing: Timing,
+) -> Finding {
+    let replica_failure = workload.condition("ReplicaFailure").filter(|c| c.is_true());
+    let message = join_nonempty(
+        &replica_failure
+            .map(|c| format!("{}: {}", c.reason, c.message))
+            .unwrap_or_default(),
+        &pods.not_ready(),
+    );
+    if let Some(progressing) = active_rollout(workload) {
+        let since = last_progress(workload, progressing, pods);
+        let reason = format!("rolling out: {}", pending.counts);
+        return timing.in_progress(&reason, &message, since, EdgeSet::NONE);
+    }
+    // No rollout under way: a shortfall, dated by when the Deployment lost availability, else
+    // by its longest-unready pod or its failing ReplicaSet.
+    let unavailable = workload
+        .condition("Available")
+        .filter(|c| c.status == ConditionStatus::False);
+    let since = unavailable.and_then(|c| c.last_transition).or_else(|| {
+        let failure = replica_failure.and_then(|c| c.last_transition);
+        pods.unready_since.into_iter().chain(failure).min()
+    });
+    let reason = if pending.rollout {
+        format!("rolling out: {}", pending.counts)
+    } else {
+        pending.counts.clone()
+    };
+    let down = unavailable.is_some() || (counts.available == 0 && counts.desired > 0);
+    match timing.overdue(since) {
+        Some((since, age)) if down => Finding::new(
+            State::Failed,
+            format!("unavailable for {}: {}", human(age), pending.counts),
+            message,
+        )
+        .since(Some(since)),
+        _ => timing.in_progress(&reason, &message, since, EdgeSet::NONE),
+    }
+}
+
+/// The Deployment's Progressing condition while a rollout is under way (True, or Unknown
+/// after a resume, with any reason but the one marking a finished rollout).
+fn active_rollout(workload: &Object) -> Option<&Condition> {
     workload
         .condition("Progressing")
-        .is_some_and(|c| c.is_true() && c.reason != "NewReplicaSetAvailable")
+        .filter(|c| c.status != ConditionStatus::False && c.reason != ROLLOUT_COMPLETE)
 }
 
-fn rollout(counts: &WorkloadStatus) -> String {
-    format!(
-        "rolling out: {}/{} available, {} updated",
-        counts.available, counts.desired, counts.updated
-    )
+/// When the current rollout last made progress. The deployment controller bumps Progressing's
+/// lastUpdateTime at each step (new ReplicaSet, pods scaled or available: progress.go,
+/// util.DeploymentProgressing) and measures its own deadline from it (util.DeploymentTimedOut),
+/// while lastTransitionTime stays where Progressing first turned True, possibly months and
+/// many rollouts ago. Without lastUpdateTime, the newest evidence of this rollout.
+fn last_progress(
+    workload: &Object,
+    progressing: &Condition,
+    pods: &PodEvidence,
+) -> Option<DateTime<Utc>> {
+    progressing.last_update.or_else(|| {
+        [
+            progressing.last_transition,
+            unavailable_since(workload),
+            pods.newest,
+        ]
+        .into_iter()
+        .flatten()
+        .max()
+    })
+}
+
+fn unavailable_since(workload: &Object) -> Option<DateTime<Utc>> {
+    workload
+        .condition("Available")
+        .filter(|c| c.status == ConditionStatus::False)
+        .and_then(|c| c.last_transition)
+}
+
+/// `generation 3 not yet observed (observed 2)` while the controller has not seen the spec.
+fn generation_behind(workload: &Object) -> Option<String> {
+    let generation = workload.generation?;
+    let observed = workload.status.observed_generation;
+    (observed.is_none_or(|o| o < generation)).then(|| {
+        let observed = observed.map_or("none".to_string(), |o| o.to_string());
+        format!("generation {generation} not yet observed (observed {observed})")
+    })
+}
+
+/// What the workload's live pods say: which fail and why, and since when any is unready.
+struct PodEvidence<'a> {
+    failing: Vec<(&'a str, String)>,
+    unready: Vec<&'a str>,
+    live: usize,
+    /// The longest-unready live pod's start of unreadiness.
+    unready_since: Option<DateTime<Utc>>,
+    /// The newest live pod's creation.
+    newest: Option<DateTime<Utc>>,
+}
+
+impl<'a> PodEvidence<'a> {
+    fn gather(pods: &[&'a Object], now: DateTime<Utc>) -> Self {
+        let live: Vec<&'a Object> = pods.iter().copied().filter(|p| is_live(p)).collect();
+        let unready: Vec<(&'a Object, DateTime<Utc>)> = live
+            .iter()
+            .filter_map(|&pod| Some((pod, unready_since(pod)?)))
+            .collect();
+        PodEvidence {
+            failing: live
+                .iter()
+                .filter_map(|&pod| Some((pod.name.as_str(), pod_failure(pod, now)?)))
+                .collect(),
+            unready: unready.iter().map(|(pod, _)| pod.name.as_str()).collect(),
+            live: live.len(),
+            unready_since: unready.iter().map(|&(_, since)| since).min(),
+            newest: live.iter().filter_map(|pod| pod.created).max(),
+        }
+    }
+
+    /// `pod a: CrashLoopBackOff: …; pod b: …`
+    fn failures(&self) -> String {
+        let described: Vec<String> = self
+            .failing
+            .iter()
+            .map(|(name, failure)| format!("pod {name}: {failure}"))
+            .collect();
+        described.join("; ")
+    }
+
+    /// `not ready: pod a, pod b`
+    fn not_ready(&self) -> String {
+        if self.unready.is_empty() {
+            return String::new();
+        }
+        format!("not ready: pod {}", self.unready.join(", pod "))
+    }
+}
+
+fn available(counts: &WorkloadStatus) -> String {
+    format!("{}/{} available", counts.available, counts.desired)
 }
 
 fn join_nonempty(a: &str, b: &str) -> String {

@@ -155,6 +155,17 @@ pub struct Spec {
     /// CustomResourceDefinition: the group and kind it serves (`spec.group`, `spec.names.kind`).
     pub crd_group: Option<String>,
     pub crd_kind: Option<String>,
+    /// Deployments: `spec.paused` (a rollout the user stopped).
+    #[serde(default)]
+    pub paused: bool,
+    /// StatefulSets and DaemonSets: `spec.updateStrategy.type` is OnDelete, so pods are
+    /// updated only when someone deletes them and no rollout is ever pending.
+    #[serde(default)]
+    pub updates_on_delete: bool,
+    /// StatefulSets: `spec.updateStrategy.rollingUpdate.partition` (ordinals below it stay
+    /// on the old revision by design).
+    #[serde(default)]
+    pub partition: Option<i64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -190,6 +201,10 @@ pub struct Condition {
     pub reason: String,
     pub message: String,
     pub last_transition: Option<DateTime<Utc>>,
+    /// `lastUpdateTime` (Deployments): bumped whenever the controller reports progress, while
+    /// `lastTransitionTime` only moves when the status flips.
+    #[serde(default)]
+    pub last_update: Option<DateTime<Utc>>,
     pub observed_generation: Option<i64>,
 }
 
@@ -218,28 +233,74 @@ pub struct ReleaseSnapshot {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkloadStatus {
     pub desired: i64,
+    /// Pods the controller runs, old ones not yet terminated included (`status.replicas`;
+    /// DaemonSets: `currentNumberScheduled`).
+    #[serde(default)]
+    pub total: i64,
     pub ready: i64,
+    /// `readyReplicas` stands in when the cluster does not write it (StatefulSets before
+    /// Kubernetes 1.22), as kstatus does.
     pub available: i64,
-    pub updated: i64,
+    /// None when the cluster does not write it (older StatefulSets): the revisions decide.
+    pub updated: Option<i64>,
+    /// StatefulSets: `status.currentRevision` differs from `status.updateRevision`, so pods
+    /// of the old revision remain.
+    #[serde(default)]
+    pub revision_pending: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PodStatus {
     pub phase: Option<String>,
+    /// `status.reason` and `status.message` of a pod that ended, e.g. Evicted.
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub message: Option<String>,
+    /// Init containers first (marked `init`), then the app containers.
     pub containers: Vec<ContainerState>,
     pub started: Option<DateTime<Utc>>,
+    /// `spec.restartPolicy` (Always when unset): whether the kubelet restarts a container
+    /// that exits, kept with the status because only pods have it.
+    #[serde(default)]
+    pub restart_policy: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContainerState {
     pub name: String,
+    /// From `initContainerStatuses`.
+    #[serde(default)]
+    pub init: bool,
     pub ready: bool,
     pub restarts: i64,
     /// `state.waiting.reason`, e.g. CrashLoopBackOff, ImagePullBackOff, ErrImagePull.
     pub waiting_reason: Option<String>,
     pub waiting_message: Option<String>,
-    /// `lastState.terminated.reason` (why it last died), e.g. Error, OOMKilled.
-    pub last_terminated_reason: Option<String>,
-    /// `lastState.terminated.message` (e.g. the fatal error a crash-looping container logged).
-    pub last_terminated_message: Option<String>,
+    /// `state.terminated`: the container has exited and not been restarted yet.
+    #[serde(default)]
+    pub terminated: Option<Termination>,
+    /// `lastState.terminated`: why it last died (e.g. Error, OOMKilled) and its last words.
+    #[serde(default)]
+    pub last_terminated: Option<Termination>,
+}
+
+/// A container's exit as the kubelet records it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Termination {
+    pub reason: Option<String>,
+    pub exit_code: Option<i64>,
+    /// The termination message (e.g. the fatal error a crash-looping container logged).
+    pub message: Option<String>,
+    pub finished: Option<DateTime<Utc>>,
+}
+
+impl Termination {
+    /// Exited with an error (a non-zero code, or a reason other than Completed).
+    pub fn is_error(&self) -> bool {
+        match self.exit_code {
+            Some(code) => code != 0,
+            None => self.reason.as_deref() != Some("Completed"),
+        }
+    }
 }

@@ -86,6 +86,9 @@ pub fn parse_object(cluster: &str, value: &Value) -> Result<Object, Skip> {
     if let Some(status) = status_map {
         read_status(&mut reader, &mut object, status);
     }
+    if let (Some(spec), Some(pod)) = (spec_map, object.status.pod.as_mut()) {
+        pod.restart_policy = reader.str(spec, "spec", "restartPolicy");
+    }
     object.defects = reader.defects;
     Ok(object)
 }
@@ -154,6 +157,16 @@ fn read_spec(r: &mut Reader, object: &mut Object, spec: &Map<String, Value>) {
         if let Some(pod_spec) = pod_spec {
             s.images = images(pod_spec);
         }
+        s.paused = r.bool(spec, "spec", "paused").unwrap_or(false);
+        if let Some(strategy) = r.map(spec, "spec", "updateStrategy") {
+            s.updates_on_delete =
+                r.str(strategy, "spec.updateStrategy", "type").as_deref() == Some("OnDelete");
+            s.partition = r
+                .map(strategy, "spec.updateStrategy", "rollingUpdate")
+                .and_then(|rolling| {
+                    r.int(rolling, "spec.updateStrategy.rollingUpdate", "partition")
+                });
+        }
     }
     if object.kind == Kind::Pod {
         s.images = images(spec);
@@ -219,52 +232,103 @@ fn read_status(r: &mut Reader, object: &mut Object, status: &Map<String, Value>)
             .map(Box::new);
     }
     if kind.is_workload() {
-        let int = |r: &mut Reader, key| r.int(status, "status", key).unwrap_or(0);
-        st.workload = Some(if kind == Kind::DaemonSet {
-            WorkloadStatus {
-                desired: int(r, "desiredNumberScheduled"),
-                ready: int(r, "numberReady"),
-                available: int(r, "numberAvailable"),
-                updated: int(r, "updatedNumberScheduled"),
-            }
-        } else {
-            WorkloadStatus {
-                desired: object.spec.replicas.unwrap_or(1),
-                ready: int(r, "readyReplicas"),
-                available: int(r, "availableReplicas"),
-                updated: int(r, "updatedReplicas"),
-            }
-        });
+        st.workload = workload_status(r, kind, object.spec.replicas, status);
         if kind == Kind::DaemonSet {
             object.spec.replicas = st.workload.as_ref().map(|w| w.desired);
         }
     }
     if kind == Kind::Pod {
+        let init = r.array(status, "status", "initContainerStatuses");
+        let app = r.array(status, "status", "containerStatuses");
+        let containers = init
+            .iter()
+            .map(|c| (true, c))
+            .chain(app.iter().map(|c| (false, c)))
+            .filter_map(|(init, c)| Some(container_state(c.as_object()?, init)))
+            .collect();
         st.pod = Some(Box::new(PodStatus {
             phase: st.phase.clone(),
-            containers: r
-                .array(status, "status", "containerStatuses")
-                .iter()
-                .filter_map(Value::as_object)
-                .map(container_state)
-                .collect(),
+            reason: r.str(status, "status", "reason"),
+            message: r.str(status, "status", "message"),
+            containers,
             started: r.time(status, "status", "startTime"),
+            restart_policy: None,
         }));
     }
 }
 
-fn container_state(c: &Map<String, Value>) -> ContainerState {
+/// Counters the API server leaves out when zero (`omitempty`) are zero; the ones an older
+/// cluster does not write at all are unknown (kstatus, cli-utils pkg/kstatus/status/core.go,
+/// falls back to readyReplicas and the revisions for StatefulSets).
+fn workload_status(
+    r: &mut Reader,
+    kind: Kind,
+    spec_replicas: Option<i64>,
+    status: &Map<String, Value>,
+) -> Option<WorkloadStatus> {
+    let mut int = |key| r.int(status, "status", key);
+    Some(match kind {
+        // Without desiredNumberScheduled the DaemonSet controller has not counted nodes yet.
+        Kind::DaemonSet => WorkloadStatus {
+            desired: int("desiredNumberScheduled")?,
+            total: int("currentNumberScheduled").unwrap_or(0),
+            ready: int("numberReady").unwrap_or(0),
+            available: int("numberAvailable").unwrap_or(0),
+            updated: Some(int("updatedNumberScheduled").unwrap_or(0)),
+            revision_pending: false,
+        },
+        Kind::StatefulSet => {
+            let ready = int("readyReplicas").unwrap_or(0);
+            let available = int("availableReplicas").unwrap_or(ready);
+            let total = int("replicas").unwrap_or(0);
+            let updated = int("updatedReplicas");
+            let revision = |key| status.get(key).and_then(Value::as_str).unwrap_or("");
+            WorkloadStatus {
+                desired: spec_replicas.unwrap_or(1),
+                total,
+                ready,
+                available,
+                updated,
+                revision_pending: revision("currentRevision") != revision("updateRevision"),
+            }
+        }
+        _ => WorkloadStatus {
+            desired: spec_replicas.unwrap_or(1),
+            total: int("replicas").unwrap_or(0),
+            ready: int("readyReplicas").unwrap_or(0),
+            available: int("availableReplicas").unwrap_or(0),
+            updated: Some(int("updatedReplicas").unwrap_or(0)),
+            revision_pending: false,
+        },
+    })
+}
+
+fn container_state(c: &Map<String, Value>, init: bool) -> ContainerState {
     let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
     let waiting = c.get("state").and_then(|s| s.get("waiting"));
-    let terminated = c.get("lastState").and_then(|s| s.get("terminated"));
+    let termination = |t: &Value| Termination {
+        reason: text(t.get("reason")),
+        exit_code: t.get("exitCode").and_then(Value::as_i64),
+        message: text(t.get("message")),
+        finished: text(t.get("finishedAt"))
+            .and_then(|f| DateTime::parse_from_rfc3339(&f).ok())
+            .map(|f| f.with_timezone(&Utc)),
+    };
+    let terminated = |state: &str| {
+        c.get(state)
+            .and_then(|s| s.get("terminated"))
+            .filter(|t| t.is_object())
+            .map(termination)
+    };
     ContainerState {
         name: text(c.get("name")).unwrap_or_default(),
+        init,
         ready: c.get("ready").and_then(Value::as_bool).unwrap_or(false),
         restarts: c.get("restartCount").and_then(Value::as_i64).unwrap_or(0),
         waiting_reason: text(waiting.and_then(|w| w.get("reason"))),
         waiting_message: text(waiting.and_then(|w| w.get("message"))),
-        last_terminated_reason: text(terminated.and_then(|t| t.get("reason"))),
-        last_terminated_message: text(terminated.and_then(|t| t.get("message"))),
+        terminated: terminated("state"),
+        last_terminated: terminated("lastState"),
     }
 }
 
@@ -459,6 +523,7 @@ impl Reader {
                 reason: self.str(entry, &path, "reason").unwrap_or_default(),
                 message: self.str(entry, &path, "message").unwrap_or_default(),
                 last_transition: self.time(entry, &path, "lastTransitionTime"),
+                last_update: self.time(entry, &path, "lastUpdateTime"),
                 observed_generation: self.int(entry, &path, "observedGeneration"),
             });
         }

@@ -144,7 +144,7 @@ fn workloads_and_pods_are_normalised() {
         Some((Kind::HelmRelease, "networking", "netop"))
     );
     let w = object.status.workload.unwrap();
-    assert_eq!((w.desired, w.available, w.updated), (3, 2, 1));
+    assert_eq!((w.desired, w.available, w.updated), (3, 2, Some(1)));
     assert_eq!(object.spec.images, vec!["netop:2.14.0"]);
 
     let pod = json!({

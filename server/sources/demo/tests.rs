@@ -253,7 +253,7 @@ fn everything_outside_the_incidents_is_healthy_and_converged() {
             if !broken {
                 assert_eq!(
                     (w.available, w.updated),
-                    (w.desired, w.desired),
+                    (w.desired, Some(w.desired)),
                     "{}",
                     object.id()
                 );
@@ -370,7 +370,7 @@ fn standing_incidents_are_there_from_the_start_with_past_condition_times() {
         .workload
         .clone()
         .unwrap();
-    assert_eq!((w.desired, w.available, w.updated), (3, 2, 1));
+    assert_eq!((w.desired, w.available, w.updated), (3, 2, Some(1)));
     let crashing: Vec<&Object> = world
         .values()
         .filter(|o| o.cluster == "dev-1" && o.kind == Kind::Pod && o.name.starts_with("netop-"))
@@ -384,7 +384,13 @@ fn standing_incidents_are_there_from_the_start_with_past_condition_times() {
     assert_eq!(crashing.len(), 1);
     let container = &crashing[0].status.pod.as_ref().unwrap().containers[0];
     assert!(container.restarts > 100, "{}", container.restarts);
-    assert_eq!(container.last_terminated_reason.as_deref(), Some("Error"));
+    assert_eq!(
+        container
+            .last_terminated
+            .as_ref()
+            .and_then(|t| t.reason.as_deref()),
+        Some("Error")
+    );
     let raw = world_value("dev-1", &crashing[0].name);
     let message = raw["status"]["containerStatuses"][0]["lastState"]["terminated"]["message"]
         .as_str()
@@ -614,7 +620,7 @@ fn tenants_roll_out_ring_by_ring_and_back() {
         .workload
         .clone()
         .unwrap();
-    assert_eq!((api.desired, api.available, api.updated), (2, 2, 1));
+    assert_eq!((api.desired, api.available, api.updated), (2, 2, Some(1)));
     let source = get(&world, "staging-1/OCIRepository/tenants/tenants");
     assert!(
         source

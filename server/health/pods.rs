@@ -1,0 +1,272 @@
+//! Pods as evidence: what Flux's Ready cannot see (seed 000, incident 2: a HelmRelease stays
+//! Ready while its pods crash-loop). A pod's failure is named in its workload's reason; the
+//! workload, not each pod, is the root cause.
+
+use super::State;
+use super::classify::explain_message;
+use super::finding::{Cause, EdgeSet, Finding};
+use super::threshold::Timing;
+use crate::model::{ContainerState, Object, PodStatus, Termination};
+use chrono::{DateTime, TimeDelta, Utc};
+
+/// Waiting reasons the kubelet writes for a container that will not start by itself
+/// (kubernetes/kubernetes pkg/kubelet/images/types.go, pkg/kubelet/kuberuntime/kuberuntime_container.go,
+/// pkg/kubelet/container/sync_result.go). ContainerCreating and PodInitializing are normal waits.
+const FAILING_WAITING_REASONS: [&str; 12] = [
+    "CrashLoopBackOff",
+    "ImagePullBackOff",
+    "ErrImagePull",
+    "ErrImageNeverPull",
+    "InvalidImageName",
+    "ImageInspectError",
+    "RegistryUnavailable",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "RunContainerError",
+    "PreStartHookError",
+    "PostStartHookError",
+];
+
+/// How long after a crash a container is still in the same crash loop: the kubelet forgets a
+/// container's restart back-off once it has run for twice the maximum back-off
+/// (MaxContainerBackOff = 300s in pkg/kubelet; client-go util/flowcontrol/backoff.go hasExpired).
+pub(super) const CRASH_LOOP_WINDOW: TimeDelta = TimeDelta::minutes(10);
+
+/// Restarts that make a running container's crashes a loop rather than one incident.
+pub(super) const LOOP_RESTARTS: i64 = 2;
+
+/// kstatus gives a new pod this long to be scheduled before calling it unschedulable
+/// (kubernetes-sigs/cli-utils pkg/kstatus/status/core.go, ScheduleWindow): the scheduler, or
+/// a cluster autoscaler adding a node, needs a moment.
+pub(super) const SCHEDULE_WINDOW: TimeDelta = TimeDelta::seconds(15);
+
+/// Why a pod is failing, e.g. `ImagePullBackOff: Back-off pulling image "…"`. None for a pod
+/// that is fine, still starting, or left over after its controller replaced it.
+pub(super) fn pod_failure(pod: &Object, now: DateTime<Utc>) -> Option<String> {
+    let status = pod.status.pod.as_deref()?;
+    if is_terminal(status) {
+        return (status.phase.as_deref() == Some("Failed") && !is_replaced(pod))
+            .then(|| ended_reason(status, "pod failed"));
+    }
+    let restarts_on_error = status.restart_policy.as_deref() != Some("Never");
+    status
+        .containers
+        .iter()
+        .find_map(|c| container_failure(c, restarts_on_error, now))
+        .or_else(|| unschedulable(pod, now))
+}
+
+/// A pod that has ended (Evicted, Completed) and that its ReplicaSet, StatefulSet or DaemonSet
+/// replaces: history, not evidence about its workload.
+pub(super) fn is_leftover(pod: &Object) -> bool {
+    pod.status.pod.as_deref().is_some_and(is_terminal) && is_replaced(pod)
+}
+
+/// A pod that counts as evidence of its workload now: not ended, not being deleted (old pods
+/// of a rollout terminate with errors by design).
+pub(super) fn is_live(pod: &Object) -> bool {
+    !pod.deleting && !is_leftover(pod)
+}
+
+/// Since when a pod has not been ready (its Ready condition's transition, else its start),
+/// when it is not and the time is known.
+pub(super) fn unready_since(pod: &Object) -> Option<DateTime<Utc>> {
+    if is_ready(pod) {
+        return None;
+    }
+    let ready = pod.condition("Ready").and_then(|c| c.last_transition);
+    let started = pod.status.pod.as_ref().and_then(|s| s.started);
+    ready.or(started).or(pod.created)
+}
+
+pub(super) fn assess_pod(pod: &Object, timing: Timing) -> Finding {
+    // A pod's trouble is its workload's trouble: the workload is the root cause when it is a problem.
+    own_finding(pod, timing).cause(Cause::Symptom(EdgeSet::OWNER))
+}
+
+fn own_finding(pod: &Object, timing: Timing) -> Finding {
+    if let Some(failure) = pod_failure(pod, timing.now) {
+        return Finding::new(State::Failed, failure, containers_summary(pod));
+    }
+    let status = pod.status.pod.as_deref();
+    let phase = status.and_then(|s| s.phase.as_deref());
+    let started = status.and_then(|s| s.started).or(pod.created);
+    match (status, phase) {
+        (_, Some("Succeeded")) => Finding::new(State::Healthy, "completed", ""),
+        // Not a failure (pod_failure said so): its controller replaced it.
+        (Some(status), Some("Failed")) => Finding::new(
+            State::Healthy,
+            format!("{} (left over, replaced)", ended_reason(status, "failed")),
+            "",
+        ),
+        (_, Some("Running")) if is_ready(pod) => {
+            Finding::new(State::Healthy, "running", "").since(started)
+        }
+        (_, Some("Running")) => {
+            let ready = pod.condition("Ready");
+            let reason = match ready.map(|c| c.reason.as_str()) {
+                Some(why) if !why.is_empty() => format!("containers not ready ({why})"),
+                _ => "containers not ready".to_string(),
+            };
+            timing.in_progress(
+                &reason,
+                ready.map_or("", |c| c.message.as_str()),
+                ready.and_then(|c| c.last_transition).or(started),
+                EdgeSet::NONE,
+            )
+        }
+        (_, phase) => timing.in_progress(
+            &format!("pod {}", phase.unwrap_or("pending")),
+            "",
+            started,
+            EdgeSet::NONE,
+        ),
+    }
+}
+
+/// Ready as the kubelet reports it: the Ready condition, or every container ready when the
+/// condition is absent.
+fn is_ready(pod: &Object) -> bool {
+    if let Some(ready) = pod.condition("Ready") {
+        return ready.is_true();
+    }
+    let containers = pod.status.pod.iter().flat_map(|s| &s.containers);
+    let app: Vec<&ContainerState> = containers.filter(|c| !c.init).collect();
+    !app.is_empty() && app.iter().all(|c| c.ready)
+}
+
+fn is_terminal(status: &PodStatus) -> bool {
+    matches!(status.phase.as_deref(), Some("Succeeded" | "Failed"))
+}
+
+/// Owned by a controller that creates a new pod when this one ends.
+fn is_replaced(pod: &Object) -> bool {
+    pod.owners.iter().any(|owner| {
+        matches!(
+            owner.kind.as_str(),
+            "ReplicaSet" | "StatefulSet" | "DaemonSet"
+        )
+    })
+}
+
+/// `Evicted: The node was low on resource: memory.`, or `fallback` when the kubelet said nothing.
+fn ended_reason(status: &PodStatus, fallback: &str) -> String {
+    let reason = status.reason.as_deref().unwrap_or(fallback);
+    match status.message.as_deref() {
+        Some(message) if !message.is_empty() => format!("{reason}: {message}"),
+        _ => reason.to_string(),
+    }
+}
+
+/// A container that will not become ready by itself: a failing wait, an error exit it is
+/// about to be restarted from, or a run between crashes (rules 2, 3 and 8 of docs/WORKLOADS.md).
+fn container_failure(
+    container: &ContainerState,
+    restarts_on_error: bool,
+    now: DateTime<Utc>,
+) -> Option<String> {
+    let prefix = if container.init { "Init:" } else { "" };
+    if let Some(waiting) = container
+        .waiting_reason
+        .as_deref()
+        .filter(|reason| FAILING_WAITING_REASONS.contains(reason))
+    {
+        return Some(match waiting_detail(container) {
+            Some(detail) => format!("{prefix}{waiting}: {detail}"),
+            None => format!("{prefix}{waiting}"),
+        });
+    }
+    // Terminated with an error right now, between restarts: the kubelet shows it as Error or
+    // OOMKilled for the seconds before it backs off, and it is the same crash loop.
+    let exited = container
+        .terminated
+        .as_ref()
+        .filter(|t| restarts_on_error && t.is_error());
+    // Running again after crashes within the back-off window: crash-looping in the seconds
+    // it is up (and perhaps even Ready).
+    let between_crashes = || {
+        container.last_terminated.as_ref().filter(|t| {
+            container.restarts >= LOOP_RESTARTS
+                && t.is_error()
+                && t.finished.is_some_and(|at| now - at <= CRASH_LOOP_WINDOW)
+        })
+    };
+    let crash = exited.or_else(between_crashes)?;
+    Some(format!(
+        "{prefix}CrashLoopBackOff: {}, {} restarts",
+        exit_detail(crash),
+        container.restarts
+    ))
+}
+
+/// `OOMKilled (exit code 137)`, with the container's last words when it left some.
+fn exit_detail(exit: &Termination) -> String {
+    let reason = exit.reason.as_deref().unwrap_or("Error");
+    let code = exit
+        .exit_code
+        .map(|code| format!(" (exit code {code})"))
+        .unwrap_or_default();
+    match exit.message.as_deref().and_then(last_words) {
+        Some(words) => format!("{reason}{code}: {words}"),
+        None => format!("{reason}{code}"),
+    }
+}
+
+/// What explains a failing wait: the last exit when it says more than "Error" (OOMKilled),
+/// the last words, else the kubelet's own message.
+fn waiting_detail(container: &ContainerState) -> Option<String> {
+    let last = container.last_terminated.as_ref();
+    let notable = last
+        .and_then(|t| t.reason.as_deref())
+        .filter(|reason| *reason != "Error");
+    let words = last.and_then(|t| t.message.as_deref()).and_then(last_words);
+    match (notable, words) {
+        (Some(reason), Some(words)) => Some(format!("{reason}: {words}")),
+        (Some(reason), None) => Some(reason.to_string()),
+        (None, Some(words)) => Some(words),
+        (None, None) => container
+            .waiting_message
+            .clone()
+            .filter(|message| !message.is_empty()),
+    }
+}
+
+/// A termination message, explained when its shape is known, else its first line.
+fn last_words(message: &str) -> Option<String> {
+    explain_message(message)
+        .or_else(|| message.lines().next().map(str::to_string))
+        .filter(|words| !words.is_empty())
+}
+
+/// `Unschedulable: 0/3 nodes are available: …`, once the pod has had its scheduling window.
+fn unschedulable(pod: &Object, now: DateTime<Utc>) -> Option<String> {
+    let condition = pod
+        .condition("PodScheduled")
+        .filter(|c| !c.is_true() && c.reason == "Unschedulable")?;
+    let past_window = pod
+        .created
+        .is_none_or(|created| now - created > SCHEDULE_WINDOW);
+    past_window.then(|| format!("Unschedulable: {}", condition.message))
+}
+
+pub(super) fn containers_summary(pod: &Object) -> String {
+    let containers = pod.status.pod.iter().flat_map(|s| &s.containers);
+    let lines: Vec<String> = containers
+        .map(|c| {
+            let state = c
+                .waiting_reason
+                .as_deref()
+                .or(c.terminated.as_ref().and_then(|t| t.reason.as_deref()))
+                .unwrap_or(if c.ready { "ready" } else { "not ready" });
+            let last = c
+                .last_terminated
+                .as_ref()
+                .and_then(|t| t.reason.as_deref())
+                .map(|r| format!(", last exit {r}"))
+                .unwrap_or_default();
+            let init = if c.init { " (init)" } else { "" };
+            format!("{}{init}: {state}, {} restarts{last}", c.name, c.restarts)
+        })
+        .collect();
+    lines.join("; ")
+}
