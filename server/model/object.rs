@@ -155,6 +155,10 @@ pub struct Spec {
     /// CustomResourceDefinition: the group and kind it serves (`spec.group`, `spec.names.kind`).
     pub crd_group: Option<String>,
     pub crd_kind: Option<String>,
+    /// Sources: `spec.url`, and for Git and OCI repositories what `spec.ref` follows
+    /// (`branch main`); shown and linked on pages, not read by the engine.
+    pub url: Option<String>,
+    pub reference: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
