@@ -157,7 +157,7 @@ async fn the_dashboard_in_a_real_browser() {
         "networking",
         "observability",
         "tenants",
-        "✖ failed",
+        " failed",
         "no authentication configured",
     ] {
         assert!(fleet.contains(word), "the fleet page shows {word:?}");
@@ -287,6 +287,186 @@ async fn the_dashboard_in_a_real_browser() {
     })
     .await;
 
+    on_a_phone(&client, &base).await;
     client.close().await.unwrap();
     let _ = std::fs::remove_dir_all(profile);
+}
+
+/// `[scrollWidth, clientWidth]` of the page: wider content means sideways scrolling.
+async fn widths(client: &Client) -> (i64, i64) {
+    let value = client
+        .execute(
+            "const e = document.documentElement; return [e.scrollWidth, e.clientWidth];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    (value[0].as_i64().unwrap(), value[1].as_i64().unwrap())
+}
+
+/// Icons that are neither labelled nor followed by a word (none expected).
+const UNLABELLED_ICONS: &str =
+    "return Array.from(document.querySelectorAll('svg.icon')).filter(svg => {
+  if (svg.getAttribute('role') === 'img') return !svg.getAttribute('aria-label');
+  const next = svg.nextSibling;
+  return svg.getAttribute('aria-hidden') !== 'true' || !next || !next.textContent.trim();
+}).map(svg => svg.parentElement.outerHTML);";
+
+/// At 390 px (an iPhone's width) no page scrolls sideways, the 404 and the sign-in (401)
+/// pages included; every icon carries its state word or a label; a refresh keeps an open or
+/// closed <details>, the focused link and the scroll position.
+async fn on_a_phone(client: &Client, base: &str) {
+    client.set_window_size(390, 844).await.unwrap();
+    let signin = serve_tokens_mode().await;
+    let pages = [
+        format!("{base}/"),
+        format!("{base}/problems"),
+        format!("{base}/domains/gateway"),
+        format!("{base}/domains/gateway?label=ring%3Dprod"),
+        format!("{base}/clusters/prod-eu-1"),
+        format!("{base}/objects"),
+        format!("{base}/objects?state=not-healthy"),
+        format!("{base}/objects/prod-eu-1/Kustomization/flux-system/infra-network"),
+        format!("{base}/objects/prod-eu-1/Deployment/flux-system/tofu-controller"),
+        format!("{base}/owner/prod-eu-1/Kustomization/flux-system/infra-network"),
+        format!("{base}/impact/prod-eu-1/Kustomization/flux-system/infra-network"),
+        format!("{base}/alerts"),
+        format!("{base}/no/such/page"),
+        format!("{signin}/objects?state=failed"),
+    ];
+    for url in &pages {
+        client.goto(url).await.unwrap();
+        let (scroll, client_width) = widths(client).await;
+        assert!(
+            scroll <= client_width,
+            "{url} scrolls sideways at 390 px: {scroll} > {client_width}"
+        );
+        let unlabelled = client.execute(UNLABELLED_ICONS, vec![]).await.unwrap();
+        assert_eq!(
+            unlabelled,
+            serde_json::json!([]),
+            "{url}: icons without a word"
+        );
+        let nav = client
+            .find(Locator::Css("header.top nav a[href='/alerts']"))
+            .await;
+        assert!(nav.is_ok(), "{url} has the site's navigation");
+    }
+    client.goto(&pages[13]).await.unwrap();
+    assert!(
+        body_text(client).await.contains("Sign in"),
+        "a sign-in page, not a bare 401"
+    );
+
+    for (path, name) in [("/", "fleet-phone"), ("/problems", "problems-phone")] {
+        client.goto(&format!("{base}{path}")).await.unwrap();
+        screenshot(client, name).await;
+    }
+    client
+        .goto(&format!(
+            "{base}/objects/prod-eu-1/Kustomization/flux-system/infra-network"
+        ))
+        .await
+        .unwrap();
+    screenshot(client, "object-phone").await;
+
+    // Refresh in place keeps what the reader did.
+    client.goto(&format!("{base}/problems")).await.unwrap();
+    let prepared = client
+        .execute(
+            "const d = document.querySelector('#problems details[open]');
+             d.open = false;
+             const link = document.querySelectorAll('#problems article.problem a.root')[1];
+             link.focus();
+             window.scrollTo(0, 700);
+             return [window.scrollY, link.getAttribute('href'),
+                     document.querySelector('#problems [data-generated-at]').dataset.generatedAt];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let (scrolled, focused, before) = (
+        prepared[0].as_f64().unwrap(),
+        prepared[1].as_str().unwrap().to_string(),
+        prepared[2].clone(),
+    );
+    assert!(
+        scrolled > 300.0,
+        "the page is long enough to scroll: {scrolled}"
+    );
+    wait_until("a refresh of the problems", || async {
+        client
+            .execute(
+                "return document.querySelector('#problems [data-generated-at]').dataset.generatedAt;",
+                vec![],
+            )
+            .await
+            .unwrap()
+            != before
+    })
+    .await;
+    let after = client
+        .execute(
+            "const d = document.querySelectorAll('#problems details');
+             return [window.scrollY, document.activeElement.getAttribute('href'),
+                     Array.from(d).filter(x => x.dataset.key).length,
+                     document.querySelector('#problems details').open];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(after[0].as_f64().unwrap(), scrolled, "scroll position kept");
+    assert_eq!(after[1].as_str(), Some(focused.as_str()), "focus kept");
+    assert!(after[2].as_i64().unwrap() > 0);
+    assert_eq!(after[3], false, "the closed <details> stays closed");
+
+    // The same on a page that refreshes by hx-select (the domain page): an opened row stays.
+    client
+        .goto(&format!(
+            "{base}/objects/prod-eu-1/Kustomization/flux-system/infra-network"
+        ))
+        .await
+        .unwrap();
+    let before = client
+        .execute(
+            "window.scrollTo(0, 400); return [window.scrollY, document.querySelector('#live [data-generated-at]').dataset.generatedAt];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    wait_until("a refresh of the object page", || async {
+        client
+            .execute(
+                "return document.querySelector('#live [data-generated-at]').dataset.generatedAt;",
+                vec![],
+            )
+            .await
+            .unwrap()
+            != before[1]
+    })
+    .await;
+    let y = client
+        .execute("return window.scrollY;", vec![])
+        .await
+        .unwrap();
+    assert_eq!(
+        y.as_f64(),
+        before[0].as_f64(),
+        "scroll kept across an hx-select refresh"
+    );
+}
+
+/// An empty fleetglass in tokens mode, for its sign-in page.
+async fn serve_tokens_mode() -> String {
+    let store = fresh_store().await;
+    let mut config = demo_config();
+    config.web = serde_yaml::from_str(
+        "auth: {mode: tokens, tokens: [{name: ci, sha256: 5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8}]}",
+    )
+    .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let router = app(store, &config).into_make_service_with_connect_info::<SocketAddr>();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    format!("http://{address}")
 }

@@ -352,3 +352,79 @@ async fn long_query_strings_are_refused() {
     assert_eq!(status, StatusCode::URI_TOO_LONG);
     assert!(body.contains("at most 2048"), "{body}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn repeated_states_are_any_of_them_and_not_healthy_is_every_other_state() {
+    let (app, _store) = demo_app().await;
+    let count = |uri: &'static str| {
+        let app = app.clone();
+        async move {
+            let (status, body) = get_json(&app, uri).await;
+            assert_eq!(status, StatusCode::OK, "{uri}: {body}");
+            let states: Vec<String> = body["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o["state"].as_str().unwrap().to_string())
+                .collect();
+            (body["total"].as_i64().unwrap(), states)
+        }
+    };
+    let (failed, _) = count("/api/v1/objects?state=failed&limit=1000").await;
+    let (blocked, _) = count("/api/v1/objects?state=blocked&limit=1000").await;
+    let (either, states) = count("/api/v1/objects?state=failed&state=blocked&limit=1000").await;
+    assert!(failed > 0 && blocked > 0, "the demo has both");
+    assert_eq!(either, failed + blocked, "OR'd, not the last one only");
+    assert!(states.iter().all(|s| s == "failed" || s == "blocked"));
+
+    let (all, _) = count("/api/v1/objects?limit=1000").await;
+    let (healthy, _) = count("/api/v1/objects?state=healthy&limit=1000").await;
+    let (not_healthy, states) = count("/api/v1/objects?state=not-healthy&limit=1000").await;
+    assert_eq!(not_healthy, all - healthy);
+    assert!(!states.is_empty() && states.iter().all(|s| s != "healthy"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn refused_bodies_are_json_errors_too() {
+    use axum::body::Body;
+    use axum::http::Request;
+    use sha2::{Digest, Sha256};
+    let (_, store) = demo_app().await;
+    let mut config = web_support::demo_config();
+    let hash: String = Sha256::digest(b"api-errors-token")
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    config.web =
+        serde_yaml::from_str(&format!("auth: {{tokens: [{{name: ci, sha256: {hash}}}]}}")).unwrap();
+    let app = web_support::app(store, &config);
+    let post = |content_type: &str, body: &'static str| {
+        Request::post("/api/v1/silences")
+            .header("authorization", "Bearer api-errors-token")
+            .header("content-type", content_type)
+            .body(Body::from(body))
+            .unwrap()
+    };
+    for (request, expected) in [
+        (
+            post("text/plain", "silence it"),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ),
+        (
+            post("application/json", "{\"until\": \"soon\"}"),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            post("application/json", "{not json"),
+            StatusCode::BAD_REQUEST,
+        ),
+    ] {
+        let (status, body) = web_support::send(&app, request).await;
+        assert_eq!(status, expected, "{body}");
+        let json: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+        assert!(
+            json["error"].as_str().is_some_and(|e| !e.is_empty()),
+            "{body}"
+        );
+    }
+}

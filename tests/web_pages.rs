@@ -38,7 +38,12 @@ async fn every_page_renders_its_answer() {
         ),
         (
             "/problems",
-            vec!["root causes affecting", "✖ failed", "tofu-controller", "→"],
+            vec![
+                "root causes affecting",
+                "</svg> failed",
+                "tofu-controller",
+                "→",
+            ],
         ),
         ("/domains/gateway", vec!["fully healthy on", "prod-eu-1"]),
         (
@@ -56,7 +61,7 @@ async fn every_page_renders_its_answer() {
         ),
         (
             "/objects?state=failed",
-            vec!["match", "✖ failed", "selected"],
+            vec!["match", "</svg> failed", "selected"],
         ),
         (
             "/objects/prod-eu-1/Kustomization/flux-system/infra-network",
@@ -105,7 +110,8 @@ async fn bad_input_and_unknown_names_are_pages_too() {
     let (app, _store) = demo_app().await;
     let (status, html) = get(&app, "/objects?state=green").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert!(html.contains("unknown state &quot;green&quot;"), "{html}");
+    // askama escapes a quote as &#34;.
+    assert!(html.contains("unknown state &#34;green&#34;"), "{html}");
     for uri in [
         "/domains/nope",
         "/clusters/nope",
@@ -119,6 +125,151 @@ async fn bad_input_and_unknown_names_are_pages_too() {
             "{uri}: {html}"
         );
     }
+}
+
+/// Glyphs that need an emoji or symbol font; the pages draw their icons instead.
+const FONT_GLYPHS: [char; 10] = ['●', '◐', '⏳', '⚠', '✖', '⛓', '▼', '❚', '✓', '⌛'];
+
+/// Every state icon is an inline SVG: beside its state word (hidden from screen readers, the
+/// word says it) or on its own with the state word as its label.
+fn assert_icons_carry_their_word(uri: &str, html: &str) {
+    for glyph in FONT_GLYPHS {
+        assert!(!html.contains(glyph), "{uri} uses the glyph {glyph}");
+    }
+    let icons: Vec<&str> = html.split("<svg class=\"icon\"").skip(1).collect();
+    for icon in &icons {
+        let (tag, after) = icon.split_once("</svg>").expect("a closed svg");
+        if tag.contains("aria-hidden=\"true\"") {
+            let word = after.trim_start().split(['<', ' ']).next().unwrap_or("");
+            assert!(!word.is_empty(), "{uri}: an icon without its word: {tag}");
+        } else {
+            let label = tag
+                .split("aria-label=\"")
+                .nth(1)
+                .and_then(|l| l.split('"').next());
+            let states = fleetglass::health::State::BY_SEVERITY.map(|s| s.as_str());
+            assert!(
+                label.is_some_and(|l| states.contains(&l)) && tag.contains("role=\"img\""),
+                "{uri}: an icon alone must be labelled with its state: {tag}"
+            );
+        }
+    }
+}
+
+/// The pages that show live state refresh themselves in place and say when their data is from.
+const LIVE_PAGES: [&str; 7] = [
+    "/domains/gateway",
+    "/clusters/prod-eu-1",
+    "/objects/prod-eu-1/Kustomization/flux-system/infra-network",
+    "/objects?state=not-healthy",
+    "/owner/prod-eu-1/Kustomization/flux-system/infra-network",
+    "/alerts",
+    "/problems",
+];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn icons_are_drawn_and_labelled_and_live_pages_refresh_in_place() {
+    let (app, _store) = demo_app().await;
+    for uri in LIVE_PAGES.iter().chain(&[
+        "/",
+        "/impact/prod-eu-1/Kustomization/flux-system/infra-network",
+    ]) {
+        let (status, html) = get(&app, uri).await;
+        assert_eq!(status, StatusCode::OK, "{uri}");
+        assert_icons_carry_their_word(uri, &html);
+        // The demo's alerts are not evaluated here: /alerts has no state to show.
+        assert!(
+            *uri == "/alerts" || html.contains("<svg class=\"icon\""),
+            "{uri} shows state icons"
+        );
+    }
+    for uri in LIVE_PAGES {
+        let (_, html) = get(&app, uri).await;
+        assert!(
+            html.contains("hx-trigger=\"every 5s\"") && html.contains("as of"),
+            "{uri} refreshes itself and says as of when"
+        );
+    }
+    let (_, fleet) = get(&app, "/").await;
+    assert!(
+        fleet.contains("<small class=\"state healthy\">healthy</small>"),
+        "a healthy cell names its state too"
+    );
+    assert!(
+        fleet.contains("href=\"/alerts\""),
+        "/alerts is in the navigation"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn error_pages_have_the_sites_frame() {
+    let (app, _store) = demo_app().await;
+    let (status, html) = get(&app, "/no/such/page").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    for needle in [
+        "name=\"viewport\"",
+        "<nav>",
+        "href=\"/alerts\"",
+        "/static/style.css",
+    ] {
+        assert!(html.contains(needle), "404 page has {needle}: {html}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_object_page_links_revisions_to_commits_and_gives_the_flux_commands() {
+    let (app, _store) = demo_app().await;
+    let (_, html) = get(
+        &app,
+        "/objects/prod-eu-1/Kustomization/flux-system/infra-network",
+    )
+    .await;
+    assert!(
+        html.contains("flux reconcile kustomization infra-network -n flux-system --context prod-eu-1 --with-source"),
+        "{html}"
+    );
+    // The demo's networking stack comes from github.com/acme/networking-stack on main.
+    assert!(
+        html.contains("https://github.com/acme/networking-stack"),
+        "source URL"
+    );
+    assert!(html.contains("branch main"), "source branch");
+    let commit_link = html
+        .split("href=\"https://github.com/acme/networking-stack/commit/")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a revision links to its commit");
+    assert_eq!(commit_link.len(), 40, "a full sha: {commit_link}");
+    assert!(commit_link.bytes().all(|b| b.is_ascii_hexdigit()));
+    let (_, problems) = get(&app, "/problems").await;
+    assert!(
+        problems.contains("href=\"https://github.com/acme/gateway-stack/commit/"),
+        "a root cause's revisions link to their commits"
+    );
+    assert!(
+        html.contains("href=\"/owner/prod-eu-1/Kustomization/flux-system/infra-network\""),
+        "what reconciles this is a page"
+    );
+
+    let (status, owner) = get(
+        &app,
+        "/owner/prod-eu-1/Kustomization/flux-system/infra-network",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        owner.contains("What reconciles") && owner.contains("kustomize-controller"),
+        "{owner}"
+    );
+    let (_, deployment) = get(
+        &app,
+        "/objects/prod-eu-1/Deployment/flux-system/tofu-controller",
+    )
+    .await;
+    assert!(
+        deployment.contains("flux trace tofu-controller --kind Deployment --api-version apps/v1 -n flux-system --context prod-eu-1"),
+        "an applied object is traced: {deployment}"
+    );
 }
 
 fn sha256_hex(token: &str) -> String {
@@ -155,6 +306,21 @@ async fn tokens_mode_needs_a_valid_bearer_token() {
         StatusCode::UNAUTHORIZED,
         "pages too"
     );
+    // A person's browser gets the sign-in form in the site's frame, still as a 401.
+    let browser = Request::get("/objects?state=failed")
+        .header("accept", "text/html,application/xhtml+xml")
+        .body(Body::empty())
+        .unwrap();
+    let (status, html) = send(&app, browser).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    for needle in [
+        "name=\"viewport\"",
+        "<nav>",
+        "action=\"/sign-in\"",
+        "value=\"/objects?state=failed\"",
+    ] {
+        assert!(html.contains(needle), "401 page has {needle}: {html}");
+    }
     assert_eq!(
         get(&app, "/healthz").await.0,
         StatusCode::OK,

@@ -230,3 +230,156 @@ async fn the_wait_command_exits_0_1_or_2() {
         "{out}"
     );
 }
+
+/// A server behind a flaky ingress: the first requests are answered 503 (busy, Retry-After),
+/// 502 (an HTML error page) and 504, then the real gate answers. Records each request's
+/// `timeout`.
+async fn serve_flaky(store: Store) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use axum::extract::Request;
+    use axum::response::{IntoResponse, Response};
+    use std::sync::{Arc, Mutex};
+    let real = app(store, &config());
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = seen.clone();
+    let flaky = axum::Router::new().fallback(move |request: Request| {
+        let real = real.clone();
+        let log = log.clone();
+        async move {
+            let query = request.uri().query().unwrap_or_default().to_string();
+            let n = {
+                let mut log = log.lock().unwrap();
+                log.push(query);
+                log.len()
+            };
+            let answer: Response = match n {
+                1 => (
+                    axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                    [("retry-after", "0")],
+                    axum::Json(serde_json::json!({"error": "1000 waits are already in progress"})),
+                )
+                    .into_response(),
+                2 => (
+                    axum::http::StatusCode::BAD_GATEWAY,
+                    axum::response::Html("<html><body>502 Bad Gateway</body></html>"),
+                )
+                    .into_response(),
+                3 => axum::http::StatusCode::GATEWAY_TIMEOUT.into_response(),
+                _ => tower::ServiceExt::oneshot(real, request).await.unwrap(),
+            };
+            answer
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, flaky).await.unwrap() });
+    (format!("http://{address}"), seen)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_wait_command_rides_out_gateway_errors_in_short_server_waits() {
+    let store = fresh_store().await;
+    seed_rollout_in_progress(&store).await;
+    prod_becomes_healthy(&store).await;
+    let (url, seen) = serve_flaky(store).await;
+    let (code, out, err) = tokio::task::spawn_blocking(move || {
+        fleetglass_wait(&[
+            "--url",
+            &url,
+            "--domain",
+            "gateway",
+            "--version",
+            "1.5.0",
+            "--timeout",
+            "15m",
+        ])
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{out}{err}");
+    for status in ["503", "502", "504"] {
+        assert!(
+            out.contains(status) && out.contains("asking again"),
+            "{status}: {out}"
+        );
+    }
+    assert!(
+        out.contains("gateway 1.5.0 is fully healthy on every cluster"),
+        "{out}"
+    );
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 4, "three failures, then the answer: {seen:?}");
+    for query in &seen {
+        let seconds: u64 = query
+            .split('&')
+            .find_map(|p| p.strip_prefix("timeout="))
+            .and_then(|t| t.strip_suffix('s'))
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("a timeout in seconds: {query}"));
+        assert!(
+            seconds <= 30,
+            "each server wait is short, not the whole 15m: {query}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_wait_command_gates_one_ring_reports_progress_and_prints_json() {
+    let store = fresh_store().await;
+    seed_rollout_in_progress(&store).await;
+    let url = serve(store.clone()).await;
+    let run = |extra: &[&str]| {
+        let mut args: Vec<String> = ["--url", &url, "--domain", "gateway", "--timeout", "1s"]
+            .map(String::from)
+            .to_vec();
+        args.extend(extra.iter().map(|a| a.to_string()));
+        tokio::task::spawn_blocking(move || {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            fleetglass_wait(&args)
+        })
+    };
+
+    // dev is done, prod is not: the dev ring passes on its own.
+    let (code, out, err) = run(&["--version", "1.5.0", "--label", "ring=dev", "-o", "json"])
+        .await
+        .unwrap();
+    assert_eq!(code, 0, "{out}{err}");
+    let report: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(report["healthy"], true);
+    let clusters: Vec<&str> = report["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["cluster"].as_str().unwrap())
+        .collect();
+    assert_eq!(clusters, ["dev-1"], "only the ring asked for");
+    assert!(
+        err.contains("dev-1: healthy at 1.5.0"),
+        "progress goes to stderr with -o json: {err}"
+    );
+
+    let (code, out, _) = run(&["--version", "1.5.0", "-o", "json"]).await.unwrap();
+    assert_eq!(code, 1);
+    let report: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(report["healthy"], false);
+    assert_eq!(report["clusters"].as_array().unwrap().len(), 2);
+
+    // Progress in text: each cluster's state, and that nobody has the version yet.
+    let (code, out, _) = run(&["--version", "9.9.9"]).await.unwrap();
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("no cluster reports gateway 9.9.9 yet"),
+        "{out}"
+    );
+    assert!(
+        out.contains("prod-1: failed at 1.4.2") && out.contains("dev-1: healthy at 1.5.0"),
+        "{out}"
+    );
+
+    let (code, _, err) = run(&["--version", "1.5.0", "--label", "prod"])
+        .await
+        .unwrap();
+    assert_eq!(code, 2);
+    assert!(err.contains("key=value"), "{err}");
+}

@@ -1,6 +1,7 @@
 //! The HTTP side of the CI commands (`wait`, `impact`): one GET against fleetglass's JSON API,
 //! with a bearer token when given, returning the JSON body or a one-line error.
 
+use reqwest::StatusCode;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -13,33 +14,70 @@ pub struct ApiCall<'a> {
     pub timeout: Duration,
 }
 
+/// Why a call gave no answer, and whether asking again may help.
+#[derive(Debug)]
+pub struct CallError {
+    pub message: String,
+    /// A passing fault: a gateway or proxy (502, 504), a busy server (503), or no connection.
+    pub transient: bool,
+    /// What a 503 said to wait (`Retry-After`, seconds).
+    pub retry_after: Option<Duration>,
+}
+
 impl ApiCall<'_> {
     /// The JSON body of a 2xx answer; otherwise a one-line error (the server's own message
     /// for a 4xx/5xx, the cause without the URL for a transport failure).
     pub async fn get(self) -> Result<Value, String> {
+        self.send().await.map_err(|e| e.message)
+    }
+
+    /// Like [`ApiCall::get`], saying which failures are worth another try.
+    pub async fn send(self) -> Result<Value, CallError> {
         let url = format!("{}{}", self.base_url.trim_end_matches('/'), self.path);
+        let fatal = |message: String| CallError {
+            message,
+            transient: false,
+            retry_after: None,
+        };
         let client = reqwest::Client::builder()
             .timeout(self.timeout)
             .build()
-            .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+            .map_err(|e| fatal(format!("cannot build an HTTP client: {e}")))?;
         let mut request = client.get(&url).query(&self.query);
         if let Some(token) = self.token {
             request = request.bearer_auth(token);
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| format!("cannot reach {}: {}", self.base_url, without_url(e)))?;
+        let response = request.send().await.map_err(|e| CallError {
+            // Refused, reset or timed out: the server (or the way to it) may be back soon.
+            transient: e.is_connect() || e.is_timeout() || e.is_request(),
+            message: format!("cannot reach {}: {}", self.base_url, without_url(e)),
+            retry_after: None,
+        })?;
         let status = response.status();
-        let body: Value = response
-            .json()
-            .await
-            .map_err(|_| format!("{url} answered {status} without JSON"))?;
-        if !status.is_success() {
-            let message = body["error"].as_str().unwrap_or("no message");
-            return Err(format!("{status}: {message}"));
+        let transient = matches!(
+            status,
+            StatusCode::BAD_GATEWAY | StatusCode::SERVICE_UNAVAILABLE | StatusCode::GATEWAY_TIMEOUT
+        );
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        // A proxy's error page is HTML; what matters then is the status.
+        let body: Option<Value> = response.json().await.ok();
+        if status.is_success() {
+            return body.ok_or_else(|| fatal(format!("{url} answered {status} without JSON")));
         }
-        Ok(body)
+        let message = body
+            .as_ref()
+            .and_then(|b| b["error"].as_str())
+            .unwrap_or("no message");
+        Err(CallError {
+            message: format!("{status}: {message}"),
+            transient,
+            retry_after,
+        })
     }
 }
 

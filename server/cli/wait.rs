@@ -1,13 +1,25 @@
 //! `fleetglass wait`: the CI gate. Blocks until version V of a domain is fully healthy on
 //! every cluster in its scope (exit 0), or the timeout passes (exit 1, blockers printed).
 //! Anything else — unreachable server, 4xx/5xx, bad arguments — exits 2 with one line.
+//!
+//! It asks the server in short waits (at most [`SERVER_WAIT`] each), so an ingress or proxy
+//! that cuts requests at 60 s never ends a long wait, and it asks again after a gateway
+//! error (502, 504), a busy server (503, after its Retry-After) or a lost connection, until
+//! the timeout. Between answers it prints a line when a cluster's state changes.
 
-use super::api_client::{ApiCall, block_on};
+use super::api_client::{ApiCall, CallError, block_on};
 use crate::model::parse_go_duration;
-use clap::Args;
+use clap::{Args, ValueEnum};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// Longest single wait asked of the server: below the 60 s most proxies allow a request.
+const SERVER_WAIT: Duration = Duration::from_secs(25);
+/// First pause after a failed request; it doubles up to [`MAX_PAUSE`].
+const FIRST_PAUSE: Duration = Duration::from_millis(500);
+const MAX_PAUSE: Duration = Duration::from_secs(10);
 
 #[derive(Args, Debug)]
 pub struct WaitArgs {
@@ -19,17 +31,30 @@ pub struct WaitArgs {
     /// The version to wait for, as fleetglass shows it (chart version, tag, short SHA).
     #[arg(long)]
     pub version: String,
-    /// How long to wait (Go duration: 90s, 15m, 1h30m; at most 1h).
+    /// How long to wait (Go duration: 90s, 15m, 1h30m).
     #[arg(long, default_value = "5m")]
     pub timeout: String,
+    /// Only the clusters with this label count, e.g. ring=prod (gate one ring).
+    #[arg(long)]
+    pub label: Option<String>,
+    /// text: progress lines and a summary; json: the final report as JSON on stdout
+    /// (progress on stderr).
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
+    pub output: Output,
     /// API token (sent as a bearer token).
     #[arg(long, env = "FLEETGLASS_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    Text,
+    Json,
+}
+
 pub fn run(args: WaitArgs) -> ExitCode {
-    match block_on(check(&args)) {
-        Ok(verdict) => report(&verdict),
+    match block_on(wait(&args)) {
+        Ok(verdict) => report(&verdict, args.output),
         Err(message) => {
             eprintln!("fleetglass wait: {message}");
             ExitCode::from(2)
@@ -37,36 +62,173 @@ pub fn run(args: WaitArgs) -> ExitCode {
     }
 }
 
-async fn check(args: &WaitArgs) -> Result<Value, String> {
+/// Asks until the version is healthy or the timeout passes; the last verdict, or the error
+/// that left no verdict at all.
+async fn wait(args: &WaitArgs) -> Result<Value, String> {
     let timeout = parse_go_duration(&args.timeout).map_err(|e| format!("--timeout: {e}"))?;
     let timeout = timeout
         .to_std()
         .map_err(|_| "--timeout must not be negative".to_string())?;
+    if let Some(label) = &args.label
+        && label
+            .split_once('=')
+            .is_none_or(|(k, v)| k.is_empty() || v.is_empty())
+    {
+        return Err(format!(
+            "--label {label:?} must be written key=value, e.g. ring=prod"
+        ));
+    }
+    let started = Instant::now();
+    let deadline = started + timeout;
+    let mut progress = Progress::new(args, started);
+    let mut last: Option<Value> = None;
+    // Reported when no answer came at all: the cause, not just "timed out".
+    let mut last_error = "no answer before the timeout".to_string();
+    let mut pause = FIRST_PAUSE;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match ask(args, left.min(SERVER_WAIT)).await {
+            Ok(verdict) => {
+                pause = FIRST_PAUSE;
+                progress.saw(&verdict);
+                let healthy = verdict["healthy"].as_bool() == Some(true);
+                last = Some(verdict);
+                if healthy {
+                    break;
+                }
+            }
+            Err(error) if error.transient => {
+                let wait = error.retry_after.unwrap_or(pause).min(MAX_PAUSE);
+                progress.line(&format!("{}; asking again in {:.0?}", error.message, wait));
+                let left = deadline.saturating_duration_since(Instant::now());
+                tokio::time::sleep(wait.min(left)).await;
+                pause = (pause * 2).min(MAX_PAUSE);
+                last_error = error.message;
+            }
+            Err(error) => return Err(error.message),
+        }
+        if Instant::now() >= deadline {
+            break;
+        }
+    }
+    last.map(|v| with_waited(v, started)).ok_or(last_error)
+}
+
+async fn ask(args: &WaitArgs, server_wait: Duration) -> Result<Value, CallError> {
+    let seconds = format!("{}s", server_wait.as_secs());
+    let mut query = vec![
+        ("version", args.version.as_str()),
+        ("timeout", seconds.as_str()),
+    ];
+    if let Some(label) = &args.label {
+        query.push(("label", label.as_str()));
+    }
     ApiCall {
         base_url: &args.url,
         path: format!(
             "/api/v1/domains/{}/wait",
             crate::web::encode_component(&args.domain)
         ),
-        query: vec![
-            ("version", args.version.as_str()),
-            ("timeout", args.timeout.as_str()),
-        ],
+        query,
         token: args.token.as_deref(),
-        // The server answers by the timeout; allow it time to say so.
-        timeout: timeout + Duration::from_secs(30),
+        // The server answers by its wait; allow it time to say so.
+        timeout: server_wait + Duration::from_secs(15),
     }
-    .get()
+    .send()
     .await
 }
 
-fn report(verdict: &Value) -> ExitCode {
+/// The whole wait's duration in the report, not the last request's.
+fn with_waited(mut verdict: Value, started: Instant) -> Value {
+    verdict["waited"] = format!("{:.1}s", started.elapsed().as_secs_f64()).into();
+    verdict
+}
+
+/// Progress lines: one per cluster whose state, version or verdict changed since the last
+/// answer, and a note while no cluster reports the version at all.
+struct Progress {
+    started: Instant,
+    to_stderr: bool,
+    version: String,
+    domain: String,
+    seen: BTreeMap<String, String>,
+    said_nobody_has_it: bool,
+}
+
+impl Progress {
+    fn new(args: &WaitArgs, started: Instant) -> Progress {
+        Progress {
+            started,
+            to_stderr: args.output == Output::Json,
+            version: args.version.clone(),
+            domain: args.domain.clone(),
+            seen: BTreeMap::new(),
+            said_nobody_has_it: false,
+        }
+    }
+
+    fn line(&self, text: &str) {
+        let line = format!("[{:>4}s] {text}", self.started.elapsed().as_secs());
+        if self.to_stderr {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    }
+
+    fn saw(&mut self, verdict: &Value) {
+        let clusters = verdict["clusters"].as_array().cloned().unwrap_or_default();
+        let anybody_has_it = clusters
+            .iter()
+            .any(|c| c["version"].as_str() == Some(self.version.as_str()));
+        if !anybody_has_it && !self.said_nobody_has_it {
+            self.line(&format!(
+                "no cluster reports {} {} yet",
+                self.domain, self.version
+            ));
+        }
+        self.said_nobody_has_it = !anybody_has_it;
+        for cluster in &clusters {
+            let name = cluster["cluster"].as_str().unwrap_or("?").to_string();
+            let now = cluster_line(cluster);
+            if self.seen.get(&name) != Some(&now) {
+                self.line(&format!("{name}: {now}"));
+                self.seen.insert(name, now);
+            }
+        }
+    }
+}
+
+fn cluster_line(cluster: &Value) -> String {
+    let state = cluster["state"].as_str().unwrap_or("?");
+    let version = cluster["version"].as_str().unwrap_or("no version");
+    if cluster["at_version"].as_bool() == Some(true) {
+        format!("{state} at {version}, done")
+    } else {
+        format!("{state} at {version}")
+    }
+}
+
+fn report(verdict: &Value, output: Output) -> ExitCode {
+    let healthy = verdict["healthy"].as_bool() == Some(true);
+    let code = if healthy {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    };
+    if output == Output::Json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(verdict).unwrap_or_default()
+        );
+        return code;
+    }
     let domain = verdict["domain"].as_str().unwrap_or("?");
     let version = verdict["version"].as_str().unwrap_or("?");
     let waited = verdict["waited"].as_str().unwrap_or("?");
-    if verdict["healthy"].as_bool() == Some(true) {
+    if healthy {
         println!("{domain} {version} is fully healthy on every cluster (waited {waited})");
-        return ExitCode::SUCCESS;
+        return code;
     }
     println!("{domain} {version} is not fully healthy after {waited}:");
     let clusters = verdict["clusters"].as_array().cloned().unwrap_or_default();
@@ -92,5 +254,5 @@ fn report(verdict: &Value) -> ExitCode {
             );
         }
     }
-    ExitCode::from(1)
+    code
 }

@@ -160,6 +160,14 @@ fn validate(config: &Config, path: Option<&Path>) -> Result<(), ConfigError> {
                 "select at least one of labels, root or namespaces".into(),
             );
         }
+        if let Some(runbook) = &domain.runbook
+            && !(runbook.starts_with("https://") || runbook.starts_with("http://"))
+        {
+            return err(
+                format!("domains[{i}].runbook"),
+                format!("{runbook:?} must be an http:// or https:// URL"),
+            );
+        }
         if let Some(root) = &domain.select.root
             && root
                 .split_once('/')
@@ -169,6 +177,11 @@ fn validate(config: &Config, path: Option<&Path>) -> Result<(), ConfigError> {
                 format!("domains[{i}].select.root"),
                 format!("{root:?} must be written namespace/name"),
             );
+        }
+    }
+    for (i, rule) in config.commit_links.iter().enumerate() {
+        if let Some(problem) = rule.problem() {
+            return err(format!("commit_links[{i}]"), problem);
         }
     }
     if config.thresholds.stuck_after <= chrono::TimeDelta::zero() {

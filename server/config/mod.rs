@@ -3,6 +3,7 @@
 
 mod alerts;
 mod collector;
+mod commit_links;
 mod load;
 pub(crate) mod schema;
 mod web;
@@ -13,6 +14,7 @@ pub use alerts::{
     SlackTarget, WebhookTarget, default_rules,
 };
 pub use collector::{CollectorSettings, Retention};
+pub use commit_links::{CommitLinkRule, Forge};
 pub use load::{ConfigError, from_file, from_yaml_str, load};
 pub use schema::json_schema;
 pub use web::{AuthConfig, AuthMode, Cidr, ProxyConfig, TokenHash, WebConfig};
@@ -45,6 +47,10 @@ pub struct Config {
     /// Public URL of this fleetglass, used in alert links.
     #[serde(default)]
     pub public_url: Option<String>,
+    /// How revisions of Git sources on self-hosted forges link to their commits (github.com,
+    /// gitlab.com, bitbucket.org, codeberg.org and Azure DevOps are known without a rule).
+    #[serde(default)]
+    pub commit_links: Vec<CommitLinkRule>,
     /// Alert rules, timers and sinks (Slack, webhooks).
     #[serde(default)]
     pub alerts: AlertsConfig,
@@ -71,6 +77,7 @@ impl Default for Config {
             thresholds: Thresholds::default(),
             group_by: default_group_by(),
             public_url: None,
+            commit_links: Vec::new(),
             alerts: AlertsConfig::default(),
             collector: CollectorSettings::default(),
             retention: Retention::default(),
@@ -127,6 +134,7 @@ impl fmt::Debug for Config {
             .field("domains", &self.domains.len())
             .field("thresholds", &self.thresholds)
             .field("group_by", &self.group_by)
+            .field("commit_links", &self.commit_links)
             .field("alerts", &self.alerts)
             .field("collector", &self.collector)
             .field("retention", &self.retention)

@@ -92,6 +92,16 @@ pub struct DomainSpec {
     #[serde(default, with = "serde_go::option")]
     #[schemars(with = "Option<crate::config::schema::GoDuration>")]
     pub stuck_after: Option<TimeDelta>,
+    /// Who owns the domain (a team or a person), shown with its problems and alerts; like
+    /// `runbook` and `slack_channel`, for people only: the engine never reads them.
+    #[serde(default)]
+    pub owner: Option<String>,
+    /// The runbook's URL (http or https).
+    #[serde(default)]
+    pub runbook: Option<String>,
+    /// The Slack channel to ask in, e.g. `#team-gateway`.
+    #[serde(default)]
+    pub slack_channel: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]

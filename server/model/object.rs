@@ -166,6 +166,10 @@ pub struct Spec {
     /// on the old revision by design).
     #[serde(default)]
     pub partition: Option<i64>,
+    /// Sources: `spec.url`, and for Git and OCI repositories what `spec.ref` follows
+    /// (`branch main`); shown and linked on pages, not read by the engine.
+    pub url: Option<String>,
+    pub reference: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -139,6 +139,16 @@ fn read_spec(r: &mut Reader, object: &mut Object, spec: &Map<String, Value>) {
             s.source_ref = r.reference(chart_spec, "spec.chart.spec", "sourceRef", &ns, "");
         }
     }
+    if object.kind.is_source() {
+        s.url = r.str(spec, "spec", "url");
+        s.reference = r
+            .map(spec, "spec", "ref")
+            .and_then(|reference| source_reference(r, reference));
+        if object.kind == Kind::GitRepository && s.reference.is_none() {
+            // Without spec.ref the controller checks out its default branch.
+            s.reference = Some("branch master (the default)".to_string());
+        }
+    }
     if object.kind == Kind::HelmChart {
         s.chart = r.str(spec, "spec", "chart");
         s.chart_version = r.str(spec, "spec", "version");
@@ -176,6 +186,35 @@ fn read_spec(r: &mut Reader, object: &mut Object, spec: &Map<String, Value>) {
         s.crd_kind = r
             .map(spec, "spec", "names")
             .and_then(|names| r.str(names, "spec.names", "kind"));
+    }
+}
+
+/// What a GitRepository or OCIRepository follows, by the API's precedence: a commit over a
+/// reference name over a semver range over a tag over a branch (fluxcd/source-controller
+/// api/v1/gitrepository_types.go, GitRepositoryRef; OCIRepositoryRef: digest over semver over
+/// tag). A commit pinned together with a branch names both.
+fn source_reference(r: &mut Reader, reference: &Map<String, Value>) -> Option<String> {
+    let mut field = |key: &str| r.str(reference, "spec.ref", key).filter(|v| !v.is_empty());
+    let (commit, digest, name, semver, tag, branch) = (
+        field("commit"),
+        field("digest"),
+        field("name"),
+        field("semver"),
+        field("tag"),
+        field("branch"),
+    );
+    match (commit, branch) {
+        (Some(commit), Some(branch)) => Some(format!("commit {commit} on branch {branch}")),
+        (Some(commit), None) => Some(format!("commit {commit}")),
+        (None, branch) => [
+            ("digest", digest),
+            ("ref", name),
+            ("semver", semver),
+            ("tag", tag),
+            ("branch", branch),
+        ]
+        .into_iter()
+        .find_map(|(what, value)| value.map(|v| format!("{what} {v}"))),
     }
 }
 

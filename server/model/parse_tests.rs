@@ -160,3 +160,59 @@ fn workloads_and_pods_are_normalised() {
     assert_eq!(c.restarts, 7);
     assert_eq!(pod.owners[0].kind, "ReplicaSet");
 }
+
+/// `spec.ref` precedence as fluxcd/source-controller api/v1/gitrepository_types.go documents
+/// it (commit > name > semver > tag > branch; no ref: the master branch) and
+/// api/v1beta2/ocirepository_types.go (digest > semver > tag).
+#[test]
+fn sources_keep_their_url_and_what_they_follow() {
+    let source = |kind: &str, api: &str, reference: serde_json::Value| {
+        let mut spec = json!({"interval": "1m", "url": "ssh://git@github.com/acme/fleet"});
+        if !reference.is_null() {
+            spec["ref"] = reference;
+        }
+        let value = json!({"apiVersion": api, "kind": kind,
+            "metadata": {"name": "fleet", "namespace": "flux-system"}, "spec": spec});
+        parse_object("prod", &value).unwrap().spec
+    };
+    let git = |reference| source("GitRepository", "source.toolkit.fluxcd.io/v1", reference);
+    let spec = git(json!({"branch": "main"}));
+    assert_eq!(spec.url.as_deref(), Some("ssh://git@github.com/acme/fleet"));
+    assert_eq!(spec.reference.as_deref(), Some("branch main"));
+    assert_eq!(
+        git(json!({"branch": "main", "tag": "v1.2.0"}))
+            .reference
+            .as_deref(),
+        Some("tag v1.2.0")
+    );
+    assert_eq!(
+        git(json!({"tag": "v1.2.0", "semver": ">=1.0.0"}))
+            .reference
+            .as_deref(),
+        Some("semver >=1.0.0")
+    );
+    assert_eq!(
+        git(json!({"semver": ">=1.0.0", "name": "refs/heads/release"}))
+            .reference
+            .as_deref(),
+        Some("ref refs/heads/release")
+    );
+    assert_eq!(
+        git(json!({"branch": "main", "commit": "4f1c0ffee"}))
+            .reference
+            .as_deref(),
+        Some("commit 4f1c0ffee on branch main")
+    );
+    assert_eq!(
+        git(serde_json::Value::Null).reference.as_deref(),
+        Some("branch master (the default)")
+    );
+    let oci = source(
+        "OCIRepository",
+        "source.toolkit.fluxcd.io/v1beta2",
+        json!({"tag": "1.5.0", "digest": "sha256:abc"}),
+    );
+    assert_eq!(oci.reference.as_deref(), Some("digest sha256:abc"));
+    let kustomization = parse_object("prod", &kustomization()).unwrap();
+    assert_eq!(kustomization.spec.url, None, "only sources have one");
+}

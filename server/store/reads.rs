@@ -42,6 +42,8 @@ pub struct ObjectFilter {
     pub kind: Option<String>,
     pub namespace: Option<String>,
     pub state: Option<String>,
+    /// Any of these states (`None` means any state).
+    pub states: Option<Vec<String>>,
     /// Substring of the name, case-insensitive.
     pub query: Option<String>,
     /// Member of this domain.
@@ -85,10 +87,11 @@ impl Store {
         const WHERE: &str = "($1::text IS NULL OR cluster = $1) AND ($2::text IS NULL OR kind = $2)
              AND ($3::text IS NULL OR namespace = $3) AND ($4::text IS NULL OR state = $4)
              AND ($5::text IS NULL OR strpos(lower(name), lower($5)) > 0)
-             AND ($6::text IS NULL OR domains @> ARRAY[$6]) AND ($7::text[] IS NULL OR cluster = ANY($7))";
+             AND ($6::text IS NULL OR domains @> ARRAY[$6]) AND ($7::text[] IS NULL OR cluster = ANY($7))
+             AND ($8::text[] IS NULL OR state = ANY($8))";
         let query = format!(
             "SELECT {OBJECT_COLUMNS} FROM objects WHERE {WHERE}
-             ORDER BY cluster, kind, namespace, name LIMIT $8 OFFSET $9"
+             ORDER BY cluster, kind, namespace, name LIMIT $9 OFFSET $10"
         );
         let items = sqlx::query_as(sqlx::AssertSqlSafe(query))
             .bind(&filter.cluster)
@@ -98,6 +101,7 @@ impl Store {
             .bind(&filter.query)
             .bind(&filter.domain)
             .bind(&filter.clusters)
+            .bind(&filter.states)
             .bind(filter.limit)
             .bind(filter.offset)
             .fetch_all(self.pool())
@@ -112,6 +116,7 @@ impl Store {
         .bind(&filter.query)
         .bind(&filter.domain)
         .bind(&filter.clusters)
+        .bind(&filter.states)
         .fetch_one(self.pool())
         .await?;
         Ok(ObjectPage { items, total })

@@ -2,14 +2,17 @@
 //! (local use, said on every page); in `tokens` mode every request carries a bearer token whose
 //! sha256 is configured; in `proxy` mode an authenticating proxy at a trusted address names the
 //! user in a header (scripts may still use tokens). Probes and static assets are always open.
-//! The [`Identity`] established here is the only source of a requester's name.
+//! The [`Identity`] established here is the only source of a requester's name. A browser
+//! that signed in with a token (see [`super::signin`]) carries its name in a signed cookie;
+//! without one, a person opening a page in tokens mode gets the sign-in form, not a bare 401.
 
 use super::AppState;
 use super::csrf;
 use super::error::ApiError;
+use super::signin;
 use crate::config::{AuthConfig, AuthMode};
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderMap, Method, header};
+use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
@@ -42,11 +45,37 @@ pub async fn check(State(state): State<AppState>, mut request: Request, next: Ne
     if is_open(&path) {
         return next.run(request).await;
     }
+    if path == signin::SIGN_IN || path == signin::SIGN_OUT {
+        // Open to everyone (signing in is how one gets in), but only from this site.
+        if is_write(request.method())
+            && let Err(error) = csrf::same_origin(request.headers(), &state.site)
+        {
+            return error.respond_for(&path);
+        }
+        return next.run(request).await;
+    }
     let auth = &state.site.auth;
-    let identity = match identify(auth, &request) {
-        Ok(identity) => identity,
+    let (identity, by_cookie) = match identify(&state, &request) {
+        Ok(found) => found,
+        Err(ApiError::Unauthorized(_))
+            if auth.mode() == AuthMode::Tokens
+                && signin::is_browser_page(request.headers(), request.method(), &path) =>
+        {
+            let next = request
+                .uri()
+                .path_and_query()
+                .map_or(path.clone(), |p| p.to_string());
+            return signin::page(&state.site, &next, "", StatusCode::UNAUTHORIZED);
+        }
         Err(error) => return error.respond_for(&path),
     };
+    if is_write(request.method()) && by_cookie && path.starts_with("/api/") {
+        // A cookie rides along with any request the browser makes; scripts use tokens.
+        return ApiError::Forbidden(
+            "writes to the API need a bearer token, not a browser sign-in".into(),
+        )
+        .into_response();
+    }
     if is_write(request.method()) {
         if identity == Identity::Anonymous {
             // JSON on every path: whoever scripts a write gets a reason they can read.
@@ -71,16 +100,30 @@ pub fn is_write(method: &Method) -> bool {
     !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
 }
 
-fn identify(auth: &AuthConfig, request: &Request) -> Result<Identity, ApiError> {
+/// Who made the request, and whether a sign-in cookie (not a header) said so.
+fn identify(state: &AppState, request: &Request) -> Result<(Identity, bool), ApiError> {
+    let auth = &state.site.auth;
     let mode = auth.mode();
     if mode == AuthMode::None {
-        return Ok(Identity::Anonymous);
+        return Ok((Identity::Anonymous, false));
     }
     if let Some(token) = bearer(request.headers()) {
         return token_name(auth, token)
-            .map(Identity::Token)
+            .map(|name| (Identity::Token(name), false))
             .ok_or_else(|| ApiError::Unauthorized("the bearer token is not valid".into()));
     }
+    // A sign-in counts while its token is still configured: removing a token signs out
+    // every browser that signed in with it.
+    if let Some(name) = signin::signed_in(request.headers(), state)
+        && auth.tokens.iter().any(|t| t.name == name)
+    {
+        return Ok((Identity::Token(name), true));
+    }
+    identify_without_token(auth, request).map(|identity| (identity, false))
+}
+
+fn identify_without_token(auth: &AuthConfig, request: &Request) -> Result<Identity, ApiError> {
+    let mode = auth.mode();
     if mode == AuthMode::Tokens {
         return Err(ApiError::Unauthorized(
             "authentication required: send Authorization: Bearer <token>".into(),
@@ -122,7 +165,7 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 
 /// The name of the configured token with this hash. Every configured hash is compared in
 /// constant time, so neither the position of a match nor a common prefix shows in the timing.
-fn token_name(auth: &AuthConfig, token: &str) -> Option<String> {
+pub fn token_name(auth: &AuthConfig, token: &str) -> Option<String> {
     let hash: [u8; 32] = Sha256::digest(token.as_bytes()).into();
     auth.tokens.iter().fold(None, |found, configured| {
         let equal = csrf::constant_time_eq(&configured.sha256, &hash);

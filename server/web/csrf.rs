@@ -41,8 +41,14 @@ impl CsrfKey {
     }
 
     fn token(&self, session: &str, requester: &str) -> String {
+        self.mac(&["fleetglass csrf v1", session, requester])
+    }
+
+    /// HMAC of the parts, each ended by a zero byte; the first part names the purpose, so
+    /// a value signed for one use is never good for another.
+    pub fn mac(&self, parts: &[&str]) -> String {
         let mut mac = Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC takes any key length");
-        for part in ["fleetglass csrf v1", session, requester] {
+        for part in parts {
             mac.update(part.as_bytes());
             mac.update(&[0]);
         }
@@ -99,6 +105,12 @@ pub fn verify(
 }
 
 fn session(headers: &HeaderMap, name: &str) -> Option<String> {
+    cookie(headers, name)
+        .filter(|v| v.len() == SESSION_BYTES * 2 && v.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// The value of the named cookie in the request.
+pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(COOKIE)
         .iter()
@@ -107,7 +119,6 @@ fn session(headers: &HeaderMap, name: &str) -> Option<String> {
         .filter_map(|pair| pair.trim().split_once('='))
         .find(|(cookie, _)| *cookie == name)
         .map(|(_, value)| value.to_string())
-        .filter(|v| v.len() == SESSION_BYTES * 2 && v.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// Refuses a write a browser says came from another site. Clients that send neither header
@@ -138,7 +149,7 @@ pub fn same_origin(headers: &HeaderMap, site: &Site) -> Result<(), ApiError> {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

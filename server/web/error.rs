@@ -110,14 +110,32 @@ impl IntoResponse for PageError {
     }
 }
 
+/// An error in the site's own frame (viewport, header, navigation), so a wrong link on a
+/// phone still leads somewhere.
+#[derive(askama::Template)]
+#[template(path = "error.html")]
+struct ErrorPage<'a> {
+    code: u16,
+    reason: &'a str,
+    message: &'a str,
+    /// The footer's access note is left out: errors are shaped where the site is not known.
+    access: &'static str,
+}
+
 fn error_page(status: StatusCode, message: &str) -> String {
-    format!(
-        "<!doctype html><meta charset=utf-8><title>fleetglass: {code}</title>\
-         <link rel=stylesheet href=/static/style.css><main class=error><h1>{code}</h1><p>{text}</p>\
-         <p><a href=/>back to the fleet</a></p></main>",
-        code = status.as_u16(),
-        text = escape(message)
-    )
+    let page = ErrorPage {
+        code: status.as_u16(),
+        reason: status.canonical_reason().unwrap_or(""),
+        message,
+        access: "",
+    };
+    askama::Template::render(&page).unwrap_or_else(|_| {
+        format!(
+            "<!doctype html><meta charset=utf-8><title>fleetglass: {code}</title><p>{text}</p>",
+            code = status.as_u16(),
+            text = escape(message)
+        )
+    })
 }
 
 /// Longest error body rewritten; rejections are a line of text.

@@ -11,6 +11,7 @@ mod limits;
 mod listener;
 mod pages;
 mod probes;
+mod signin;
 mod state;
 mod views;
 mod waits;
@@ -50,6 +51,8 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(probes::readyz))
         .route("/metrics", get(crate::metrics::serve))
         .route("/static/{*path}", get(assets::serve))
+        .route(signin::SIGN_IN, get(signin::form).post(signin::sign_in))
+        .route(signin::SIGN_OUT, axum::routing::post(signin::sign_out))
         .fallback(not_found)
         .layer(from_fn_with_state(state.clone(), auth::check))
         .layer(from_fn_with_state(state.clone(), hosts::check))

@@ -3,11 +3,13 @@
 
 use super::csrf::CsrfKey;
 use super::hosts::HostPolicy;
+use super::views::commits::CommitLinks;
 use super::waits::{Waits, WakeSource};
 use crate::config::{AuthConfig, AuthMode, Config, WebLimits};
 use crate::health::{DomainSpec, Thresholds};
 use crate::ingest::Latest;
 use crate::store::Store;
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -63,6 +65,10 @@ pub struct Site {
     /// Which Host names are this server, and whether it is reached over https.
     pub hosts: HostPolicy,
     pub limits: WebLimits,
+    /// Where Git revisions link to (the config's `commit_links`).
+    pub commit_links: CommitLinks,
+    /// Each cluster's kubeconfig context, where one is configured (for `flux --context`).
+    pub kube_contexts: BTreeMap<String, String>,
 }
 
 impl Site {
@@ -79,6 +85,12 @@ impl Site {
                 None,
             ),
             limits: config.web.limits.clone(),
+            commit_links: CommitLinks::new(config.commit_links.clone()),
+            kube_contexts: config
+                .clusters
+                .iter()
+                .filter_map(|c| Some((c.name.clone(), c.context.clone()?)))
+                .collect(),
         }
     }
 

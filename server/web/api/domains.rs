@@ -42,6 +42,10 @@ pub async fn wait(
         .filter(|v| !v.is_empty())
         .ok_or_else(|| ApiError::BadRequest("version is required, e.g. ?version=v1.4.2".into()))?;
     let timeout = gate::timeout(params.get("timeout").map(String::as_str))?;
+    let label = match params.get("label").filter(|l| !l.is_empty()) {
+        Some(label) => Some(label_pair(label)?),
+        None => None,
+    };
     Ok(Json(
         gate::wait(
             &state.store,
@@ -50,6 +54,7 @@ pub async fn wait(
             &name,
             version,
             timeout,
+            label,
         )
         .await?,
     ))

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 pub async fn list(
     State(state): State<AppState>,
-    Query(params): Query<HashMap<String, String>>,
+    Query(params): Query<Vec<(String, String)>>,
 ) -> Result<Json<Value>, ApiError> {
     let query = ObjectQuery::parse(&params, &state.site)?;
     let page = state
@@ -39,12 +39,14 @@ pub async fn one(
 ) -> Result<Json<ObjectDetail>, ApiError> {
     let key = key_from_path(cluster, &kind, &namespace, name)?;
     Ok(Json(
-        ObjectDetail::load(&state.store, &key, Utc::now()).await?,
+        ObjectDetail::load(&state.store, &state.site, &key, Utc::now()).await?,
     ))
 }
 
 pub async fn problems(State(state): State<AppState>) -> Result<Json<ProblemsView>, ApiError> {
-    Ok(Json(ProblemsView::load(&state.store, Utc::now()).await?))
+    Ok(Json(
+        ProblemsView::load(&state.store, &state.site, Utc::now()).await?,
+    ))
 }
 
 pub async fn owner(
@@ -72,5 +74,7 @@ pub async fn owner(
         &namespace,
         field("name")?,
     )?;
-    Ok(Json(OwnerView::load(&state.store, &key, Utc::now()).await?))
+    Ok(Json(
+        OwnerView::load(&state.store, &state.site, &key, Utc::now()).await?,
+    ))
 }

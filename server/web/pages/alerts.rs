@@ -10,8 +10,11 @@ use crate::web::api::alerts::{AlertsReply, add_silence};
 use crate::web::auth::Identity;
 use crate::web::csrf;
 use crate::web::error::{ApiError, PageError};
+use crate::web::views::contacts::{Contact, contacts};
+use crate::web::views::icons::Icon as _;
+use crate::web::views::present::Live;
 use askama::Template;
-use axum::extract::{Path, State};
+use axum::extract::{OriginalUri, Path, State};
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
@@ -40,6 +43,7 @@ struct AlertsPage {
     csrf_field: &'static str,
     /// Without authentication the forms are not shown: nothing can be written.
     can_write: bool,
+    live: Live,
     access: &'static str,
 }
 
@@ -52,8 +56,7 @@ struct Section {
 
 /// One alert, ready to print.
 struct Row {
-    state: String,
-    icon: &'static str,
+    state: crate::health::State,
     severity: String,
     root_cause: String,
     reason: String,
@@ -62,6 +65,7 @@ struct Row {
     affected: i32,
     domains: String,
     deliveries: Vec<String>,
+    contacts: Vec<Contact>,
 }
 
 /// A relative time with the absolute one for the title.
@@ -81,6 +85,7 @@ struct SilenceRow {
 pub async fn page(
     State(state): State<AppState>,
     Extension(identity): Extension<Identity>,
+    OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
 ) -> Result<Response, PageError> {
     let now = Utc::now();
@@ -98,7 +103,8 @@ pub async fn page(
     } else {
         (String::new(), None)
     };
-    let rows = |alerts: Vec<AlertView>| alerts.into_iter().map(|a| row(a, now)).collect();
+    let domains = &state.site.domains;
+    let rows = |alerts: Vec<AlertView>| alerts.into_iter().map(|a| row(a, domains, now)).collect();
     let summary = format!(
         "{} open · {} silenced · {} recently resolved — one alert per root cause",
         reply.open.len(),
@@ -113,7 +119,7 @@ pub async fn page(
     let page = AlertsPage {
         summary,
         sections: vec![
-            section("Open", "● nothing is alerting", reply.open),
+            section("Open", "nothing is alerting", reply.open),
             section("Silenced", "no alert is silenced", reply.silenced),
             section("Resolved", "nothing resolved recently", reply.resolved),
         ],
@@ -121,6 +127,7 @@ pub async fn page(
         csrf,
         csrf_field: csrf::FIELD,
         can_write,
+        live: Live::new(&uri, now),
         access: state.site.access_note(),
     };
     let mut response = render(&page)?;
@@ -231,23 +238,19 @@ fn when(at: DateTime<Utc>, now: DateTime<Utc>, past: &str, future: &str) -> When
     }
 }
 
-fn row(alert: AlertView, now: DateTime<Utc>) -> Row {
-    let state: crate::health::State = alert
-        .state
-        .parse()
-        .unwrap_or(crate::health::State::Unverifiable);
+fn row(alert: AlertView, domains: &[crate::health::DomainSpec], now: DateTime<Utc>) -> Row {
     let started = match alert.resolved_at {
         Some(resolved) => when(resolved, now, "resolved", "resolves in"),
         None => when(alert.since.unwrap_or(alert.first_seen), now, "for", "from"),
     };
     Row {
-        icon: state.icon(),
-        state: alert.state,
+        state: crate::web::views::present::parse_state(&alert.state),
         severity: alert.severity,
         reason: alert.reason,
         message: alert.message,
         when: started,
         affected: alert.affected_count,
+        contacts: contacts(domains, strings(&alert.domains).iter().map(String::as_str)),
         domains: strings(&alert.domains).join(", "),
         deliveries: delivery_summary(&alert.deliveries, now),
         root_cause: alert.root_cause,

@@ -4,8 +4,10 @@ use super::render;
 use crate::web::AppState;
 use crate::web::error::PageError;
 use crate::web::views::cluster::ClusterDetail;
+use crate::web::views::icons::Icon as _;
+use crate::web::views::present::Live;
 use askama::Template;
-use axum::extract::{Path, State};
+use axum::extract::{OriginalUri, Path, State};
 use axum::response::Response;
 use chrono::Utc;
 
@@ -13,16 +15,20 @@ use chrono::Utc;
 #[template(path = "cluster.html")]
 struct ClusterPage {
     view: ClusterDetail,
+    live: Live,
     access: &'static str,
 }
 
 pub async fn page(
     State(state): State<AppState>,
+    OriginalUri(uri): OriginalUri,
     Path(name): Path<String>,
 ) -> Result<Response, PageError> {
-    let view = ClusterDetail::load(&state.store, &state.site, &name, Utc::now()).await?;
+    let now = Utc::now();
+    let view = ClusterDetail::load(&state.store, &state.site, &name, now).await?;
     render(&ClusterPage {
         view,
+        live: Live::new(&uri, now),
         access: state.site.access_note(),
     })
 }

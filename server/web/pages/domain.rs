@@ -6,8 +6,10 @@ use crate::web::AppState;
 use crate::web::error::PageError;
 use crate::web::views::domain::DomainDetail;
 use crate::web::views::filters::label_pair;
+use crate::web::views::icons::Icon as _;
+use crate::web::views::present::Live;
 use askama::Template;
-use axum::extract::{Path, Query, State};
+use axum::extract::{OriginalUri, Path, Query, State};
 use axum::response::Response;
 use chrono::Utc;
 use std::collections::HashMap;
@@ -16,11 +18,13 @@ use std::collections::HashMap;
 #[template(path = "domain.html")]
 struct DomainPage {
     view: DomainDetail,
+    live: Live,
     access: &'static str,
 }
 
 pub async fn page(
     State(state): State<AppState>,
+    OriginalUri(uri): OriginalUri,
     Path(name): Path<String>,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Response, PageError> {
@@ -28,9 +32,11 @@ pub async fn page(
         Some(label) => Some(label_pair(label)?),
         None => None,
     };
-    let view = DomainDetail::load(&state.store, &state.site, &name, label, Utc::now()).await?;
+    let now = Utc::now();
+    let view = DomainDetail::load(&state.store, &state.site, &name, label, now).await?;
     render(&DomainPage {
         view,
+        live: Live::new(&uri, now),
         access: state.site.access_note(),
     })
 }

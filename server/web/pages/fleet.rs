@@ -5,6 +5,7 @@ use crate::web::AppState;
 use crate::web::error::PageError;
 use crate::web::fleet_view::FleetView;
 use crate::web::views::domain_hint::DomainHint;
+use crate::web::views::icons::Icon as _;
 use askama::Template;
 use axum::extract::State;
 use axum::response::Response;

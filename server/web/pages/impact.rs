@@ -3,6 +3,7 @@
 use super::render;
 use crate::web::AppState;
 use crate::web::error::PageError;
+use crate::web::views::icons::Icon as _;
 use crate::web::views::impact::ImpactView;
 use crate::web::views::object::key_from_path;
 use askama::Template;

@@ -7,6 +7,7 @@ mod fleet;
 mod impact;
 mod object;
 mod objects;
+mod owner;
 mod problems;
 
 use super::AppState;
@@ -25,10 +26,11 @@ const CLUSTER: &str = "/clusters/{name}";
 const OBJECTS: &str = "/objects";
 const OBJECT: &str = "/objects/{cluster}/{kind}/{namespace}/{name}";
 const IMPACT: &str = "/impact/{cluster}/{kind}/{namespace}/{name}";
+const OWNER: &str = "/owner/{cluster}/{kind}/{namespace}/{name}";
 
 /// Every page route this router serves, with the form targets of `/alerts` (the access test
 /// walks it so that no page can be left open by mistake).
-pub const PATHS: [&str; 12] = [
+pub const PATHS: [&str; 13] = [
     FLEET,
     FLEET_FRAGMENT,
     PROBLEMS,
@@ -38,6 +40,7 @@ pub const PATHS: [&str; 12] = [
     OBJECTS,
     OBJECT,
     IMPACT,
+    OWNER,
     alerts::PAGE,
     alerts::ADD_SILENCE,
     alerts::EXPIRE_SILENCE,
@@ -54,11 +57,12 @@ pub fn router() -> Router<AppState> {
         .route(OBJECTS, get(objects::page))
         .route(OBJECT, get(object::page))
         .route(IMPACT, get(impact::page))
+        .route(OWNER, get(owner::page))
         .merge(alerts::router())
 }
 
 /// Renders any page template into a response.
-pub fn render(template: &impl Template) -> Result<Response, PageError> {
+pub(super) fn render(template: &impl Template) -> Result<Response, PageError> {
     template
         .render()
         .map(|html| Html(html).into_response())

@@ -4,9 +4,11 @@
 use super::render;
 use crate::web::AppState;
 use crate::web::error::PageError;
+use crate::web::views::icons::Icon as _;
 use crate::web::views::object::{ObjectDetail, key_from_path};
+use crate::web::views::present::Live;
 use askama::Template;
-use axum::extract::{Path, State};
+use axum::extract::{OriginalUri, Path, State};
 use axum::response::Response;
 use chrono::Utc;
 
@@ -14,17 +16,21 @@ use chrono::Utc;
 #[template(path = "object.html")]
 struct ObjectPage {
     view: ObjectDetail,
+    live: Live,
     access: &'static str,
 }
 
 pub async fn page(
     State(state): State<AppState>,
+    OriginalUri(uri): OriginalUri,
     Path((cluster, kind, namespace, name)): Path<(String, String, String, String)>,
 ) -> Result<Response, PageError> {
     let key = key_from_path(cluster, &kind, &namespace, name)?;
-    let view = ObjectDetail::load(&state.store, &key, Utc::now()).await?;
+    let now = Utc::now();
+    let view = ObjectDetail::load(&state.store, &state.site, &key, now).await?;
     render(&ObjectPage {
         view,
+        live: Live::new(&uri, now),
         access: state.site.access_note(),
     })
 }

@@ -7,12 +7,12 @@ use crate::model::Kind;
 use crate::web::AppState;
 use crate::web::error::PageError;
 use crate::web::views::filters::ObjectQuery;
-use crate::web::views::present::ObjectItem;
+use crate::web::views::icons::Icon as _;
+use crate::web::views::present::{Live, ObjectItem};
 use askama::Template;
-use axum::extract::{Query, State};
+use axum::extract::{OriginalUri, Query, State};
 use axum::response::Response;
 use chrono::Utc;
-use std::collections::HashMap;
 
 #[derive(Template)]
 #[template(path = "objects.html")]
@@ -28,12 +28,14 @@ struct ObjectsPage {
     domains: Vec<String>,
     kinds: Vec<&'static str>,
     states: [Health; 9],
+    live: Live,
     access: &'static str,
 }
 
 pub async fn page(
     State(state): State<AppState>,
-    Query(params): Query<HashMap<String, String>>,
+    OriginalUri(uri): OriginalUri,
+    Query(params): Query<Vec<(String, String)>>,
 ) -> Result<Response, PageError> {
     let query = ObjectQuery::parse(&params, &state.site)?;
     let page = state
@@ -53,6 +55,7 @@ pub async fn page(
         domains: state.site.domains.iter().map(|d| d.name.clone()).collect(),
         kinds: Kind::ALL.iter().map(|k| k.as_str()).collect(),
         states: Health::BY_SEVERITY,
+        live: Live::new(&uri, now),
         access: state.site.access_note(),
         query,
     })

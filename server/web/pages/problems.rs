@@ -3,6 +3,7 @@
 use super::render;
 use crate::web::AppState;
 use crate::web::error::PageError;
+use crate::web::views::icons::Icon as _;
 use crate::web::views::problems::ProblemsView;
 use askama::Template;
 use axum::extract::State;
@@ -23,7 +24,7 @@ struct ProblemsFragment {
 }
 
 pub async fn page(State(state): State<AppState>) -> Result<Response, PageError> {
-    let view = ProblemsView::load(&state.store, Utc::now()).await?;
+    let view = ProblemsView::load(&state.store, &state.site, Utc::now()).await?;
     render(&ProblemsPage {
         view,
         access: state.site.access_note(),
@@ -32,6 +33,6 @@ pub async fn page(State(state): State<AppState>) -> Result<Response, PageError> 
 
 /// The live part of the page, for htmx to swap in place.
 pub async fn fragment(State(state): State<AppState>) -> Result<Response, PageError> {
-    let view = ProblemsView::load(&state.store, Utc::now()).await?;
+    let view = ProblemsView::load(&state.store, &state.site, Utc::now()).await?;
     render(&ProblemsFragment { view })
 }

@@ -1,6 +1,6 @@
 //! The object filters shared by `/objects` and `/api/v1/objects`: parsed from the query
 //! string with messages that say what is wrong, and written back into links so every
-//! filtered view has a URL.
+//! filtered view has a URL. `state` may be repeated (any of them) and may be `not-healthy`.
 
 use super::present::encode;
 use crate::health::State;
@@ -14,6 +14,8 @@ pub const DEFAULT_LIMIT: i64 = 100;
 pub const MAX_LIMIT: i64 = 1000;
 /// Longest accepted search text; longer is certainly not a name.
 const MAX_QUERY: usize = 253;
+/// The `state` filter for every state but healthy.
+pub const NOT_HEALTHY: &str = "not-healthy";
 
 /// The filters as given (normalised), to rebuild links, and as the store wants them.
 #[derive(Debug, Clone, Default)]
@@ -21,7 +23,8 @@ pub struct ObjectQuery {
     pub cluster: String,
     pub kind: String,
     pub namespace: String,
-    pub state: String,
+    /// As given (normalised): state names, or `not-healthy`.
+    pub states: Vec<String>,
     pub domain: String,
     pub q: String,
     pub label: String,
@@ -30,7 +33,9 @@ pub struct ObjectQuery {
 }
 
 impl ObjectQuery {
-    pub fn parse(params: &HashMap<String, String>, site: &Site) -> Result<ObjectQuery, ApiError> {
+    pub fn parse(pairs: &[(String, String)], site: &Site) -> Result<ObjectQuery, ApiError> {
+        let params: HashMap<String, String> = pairs.iter().cloned().collect();
+        let params = &params;
         let get = |key: &str| {
             params
                 .get(key)
@@ -52,11 +57,18 @@ impl ObjectQuery {
                 Err(e) => return bad(e.to_string()),
             }
         }
-        let state = get("state");
-        if !state.is_empty() {
-            match state.parse::<State>() {
-                Ok(state) => query.state = state.as_str().to_string(),
-                Err(e) => return bad(e),
+        for (_, state) in pairs.iter().filter(|(key, _)| key == "state") {
+            let state = state.trim();
+            let name = match state {
+                "" => continue,
+                NOT_HEALTHY => NOT_HEALTHY,
+                _ => match state.parse::<State>() {
+                    Ok(state) => state.as_str(),
+                    Err(e) => return bad(format!("{e}, or {NOT_HEALTHY}")),
+                },
+            };
+            if !query.states.iter().any(|s| s == name) {
+                query.states.push(name.to_string());
             }
         }
         let domain = get("domain");
@@ -96,12 +108,24 @@ impl ObjectQuery {
                     .collect(),
             )
         };
+        let states = (!self.states.is_empty()).then(|| {
+            State::BY_SEVERITY
+                .iter()
+                .filter(|s| {
+                    self.states.iter().any(|wanted| {
+                        wanted == s.as_str() || (wanted == NOT_HEALTHY && **s != State::Healthy)
+                    })
+                })
+                .map(|s| s.as_str().to_string())
+                .collect()
+        });
         Ok(ObjectFilter {
             clusters,
             cluster: some(&self.cluster),
             kind: some(&self.kind),
             namespace: some(&self.namespace),
-            state: some(&self.state),
+            state: None,
+            states,
             query: some(&self.q),
             domain: some(&self.domain),
             limit: self.limit,
@@ -110,6 +134,11 @@ impl ObjectQuery {
     }
 
     /// The query string of this view at another offset (empty filters left out).
+    /// Whether the filter is exactly this one state (for the page's select).
+    pub fn is_only(&self, state: &str) -> bool {
+        self.states.len() == 1 && self.states[0] == state
+    }
+
     pub fn link(&self, offset: i64) -> String {
         let mut pairs: Vec<String> = [
             ("cluster", &self.cluster),
@@ -117,10 +146,10 @@ impl ObjectQuery {
             ("domain", &self.domain),
             ("kind", &self.kind),
             ("namespace", &self.namespace),
-            ("state", &self.state),
-            ("q", &self.q),
         ]
         .into_iter()
+        .chain(self.states.iter().map(|s| ("state", s)))
+        .chain([("q", &self.q)])
         .filter(|(_, v)| !v.is_empty())
         .map(|(k, v)| format!("{k}={}", encode(v)))
         .collect();

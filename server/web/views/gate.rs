@@ -55,7 +55,8 @@ pub fn timeout(text: Option<&str>) -> Result<TimeDelta, ApiError> {
 }
 
 /// Waits until the domain is healthy at `version` or `timeout` passes; refused (503) when
-/// `waits` has no room.
+/// `waits` has no room. With `label` (`ring`, `prod`) only the clusters carrying that label
+/// count: one ring can be gated on its own.
 pub async fn wait(
     store: &Store,
     site: &Site,
@@ -63,17 +64,39 @@ pub async fn wait(
     domain: &str,
     version: &str,
     timeout: TimeDelta,
+    label: Option<(&str, &str)>,
 ) -> Result<GateVerdict, ApiError> {
     let _place = waits.admit()?;
+    let in_scope: Option<Vec<String>> = match label {
+        Some((key, value)) => Some(
+            store
+                .clusters()
+                .await?
+                .into_iter()
+                .filter(|c| c.labels.get(key).and_then(|v| v.as_str()) == Some(value))
+                .map(|c| c.name)
+                .collect(),
+        ),
+        None => None,
+    };
     let started = Instant::now();
     let deadline = tokio::time::Instant::from_std(started + timeout.to_std().unwrap_or_default());
     let mut changes = waits.subscribe();
     loop {
         let generation = *changes.borrow_and_update();
-        let rows = waits.domain_rows(store, domain, generation).await?;
-        if rows.is_empty() && !site.domains.iter().any(|d| d.name == domain) {
+        let all = waits.domain_rows(store, domain, generation).await?;
+        if all.is_empty() && !site.domains.iter().any(|d| d.name == domain) {
             return Err(ApiError::NotFound(format!("no domain named {domain:?}")));
         }
+        let rows: Vec<_> = all
+            .iter()
+            .filter(|r| {
+                in_scope
+                    .as_ref()
+                    .is_none_or(|names| names.contains(&r.cluster))
+            })
+            .cloned()
+            .collect();
         let healthy = !rows.is_empty()
             && rows
                 .iter()

@@ -2,11 +2,15 @@
 //! template or serialised as JSON, so the two can never disagree.
 
 pub mod cluster;
+pub mod commits;
+pub mod contacts;
 pub mod domain;
 pub mod domain_hint;
 pub mod filters;
+pub mod flux_commands;
 pub mod gate;
 pub mod graph;
+pub mod icons;
 pub mod impact;
 pub mod object;
 pub mod owner;

@@ -1,12 +1,15 @@
 //! One object in full: conditions, revisions, what it depends on and what depends on it,
 //! what it applied (workloads, pods), who reconciles it, and its state timeline.
 
+use super::commits::CommitLinks;
+use super::flux_commands::{FluxCommands, flux_commands};
 use super::graph::{Reconciler, applier_id, deployment_id, prerequisites, reconciler};
 use super::present::{Moment, ObjectItem, body_of, href_of_id, label_of_id, parse_state};
 use crate::health::State;
 use crate::model::{Kind, Object};
 use crate::store::{ObjectKey, ObjectRecord, Store, key_of_id};
 use crate::web::error::ApiError;
+use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -29,6 +32,8 @@ pub struct ObjectDetail {
     pub applied: Vec<Applied>,
     pub reconciled_by: Option<ReconciledBy>,
     pub history: Vec<Transition>,
+    /// `flux reconcile …` and `flux trace …` for this object, ready to copy.
+    pub commands: FluxCommands,
 }
 
 #[derive(Debug, Serialize)]
@@ -51,6 +56,43 @@ pub struct Revisions {
     pub attempted: Option<String>,
     pub applied: Option<String>,
     pub source: Option<String>,
+    /// The source's `spec.url` and what it follows (`branch main`, `tag v1.2.0`).
+    pub source_url: Option<String>,
+    pub source_ref: Option<String>,
+    /// The forge's pages for the commits above, for Git sources on a known or configured forge.
+    pub commit_urls: CommitUrls,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct CommitUrls {
+    pub offered: Option<String>,
+    pub attempted: Option<String>,
+    pub applied: Option<String>,
+}
+
+impl Revisions {
+    /// Adds what the source (a GitRepository, OCIRepository…) says about where revisions
+    /// come from, and links each revision to its commit when the source is Git.
+    pub fn with_source(mut self, source: Option<&Object>, links: &CommitLinks) -> Revisions {
+        let Some(source) = source else {
+            return self;
+        };
+        self.source_url = source.spec.url.clone();
+        self.source_ref = source.spec.reference.clone();
+        if source.kind == Kind::GitRepository
+            && let Some(url) = &source.spec.url
+        {
+            let link = |revision: &Option<String>| {
+                revision.as_deref().and_then(|r| links.commit_url(url, r))
+            };
+            self.commit_urls = CommitUrls {
+                offered: link(&self.offered),
+                attempted: link(&self.attempted),
+                applied: link(&self.applied),
+            };
+        }
+        self
+    }
 }
 
 /// Another object and how it relates to this one; `state` is None when it was never seen.
@@ -100,6 +142,7 @@ pub struct Transition {
 impl ObjectDetail {
     pub async fn load(
         store: &Store,
+        site: &Site,
         key: &ObjectKey,
         now: DateTime<Utc>,
     ) -> Result<ObjectDetail, ApiError> {
@@ -121,7 +164,7 @@ impl ObjectDetail {
                 })
             })
         };
-        let offered = body
+        let referenced = body
             .as_ref()
             .and_then(|o| o.spec.source_ref.as_ref())
             .and_then(|s| {
@@ -130,8 +173,12 @@ impl ObjectDetail {
                     record.cluster, s.kind, s.namespace, s.name
                 ))
             })
-            .and_then(body_of)
-            .and_then(|s| s.status.artifact_revision);
+            .and_then(body_of);
+        let offered = referenced
+            .as_ref()
+            .and_then(|s| s.status.artifact_revision.clone());
+        // Where revisions come from: the source it references, or itself when it is one.
+        let source = referenced.or_else(|| body.clone().filter(|o| o.kind.is_source()));
         let reconciled_by = body.as_ref().and_then(reconciler).map(|r| {
             reconciled(&record, body.as_ref(), r, |id| {
                 state_of(id).map(|o| parse_state(&o.state))
@@ -210,7 +257,10 @@ impl ObjectDetail {
                     .as_ref()
                     .and_then(|o| o.spec.source_ref.as_ref())
                     .map(|s| format!("{}/{}/{}/{}", record.cluster, s.kind, s.namespace, s.name)),
-            },
+                ..Revisions::default()
+            }
+            .with_source(source.as_ref(), &site.commit_links),
+            commands: flux_commands(body.as_ref(), applier.is_some(), site),
             applied_by: applier.map(|id| related_of(&id, "applied by", state_of(&id))),
             object: item,
             upstream,

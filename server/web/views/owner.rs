@@ -6,6 +6,7 @@ use super::object::{ReconciledBy, Revisions, find, reconciled};
 use super::present::{ObjectItem, body_of, parse_state};
 use crate::store::{ObjectKey, Store, key_of_id};
 use crate::web::error::ApiError;
+use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -24,6 +25,7 @@ pub struct OwnerView {
 impl OwnerView {
     pub async fn load(
         store: &Store,
+        site: &Site,
         key: &ObjectKey,
         now: DateTime<Utc>,
     ) -> Result<OwnerView, ApiError> {
@@ -81,7 +83,12 @@ impl OwnerView {
                 attempted: status.and_then(|s| s.last_attempted_revision.clone()),
                 applied: status.and_then(|s| s.last_applied_revision.clone()),
                 source: source_record.as_ref().map(|s| ObjectItem::new(s, now).id),
-            },
+                ..Revisions::default()
+            }
+            .with_source(
+                source_record.as_ref().and_then(body_of).as_ref(),
+                &site.commit_links,
+            ),
             object: ObjectItem::new(&record, now),
             applied_by: applier_record.as_ref().map(|r| ObjectItem::new(r, now)),
             source: source_record.as_ref().map(|r| ObjectItem::new(r, now)),

@@ -30,6 +30,30 @@ impl Moment {
     }
 }
 
+/// What a page that refreshes itself needs: its own URL (path and query, to fetch again) and
+/// when its data was read ("as of").
+#[derive(Debug, Clone)]
+pub struct Live {
+    pub url: String,
+    pub iso: String,
+    pub utc: String,
+    /// `HH:MM:SS`, the time of day in UTC.
+    pub clock: String,
+}
+
+impl Live {
+    pub fn new(uri: &axum::http::Uri, now: DateTime<Utc>) -> Live {
+        Live {
+            url: uri
+                .path_and_query()
+                .map_or_else(|| uri.path().to_string(), |p| p.as_str().to_string()),
+            iso: now.to_rfc3339(),
+            utc: now.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+            clock: now.format("%H:%M:%S").to_string(),
+        }
+    }
+}
+
 /// One object's verdict as every response shows it.
 #[derive(Debug, Clone, Serialize)]
 pub struct ObjectItem {

@@ -1,10 +1,14 @@
 //! Every root cause, worst first: what it is, since when, the classified reason, what it
 //! affects, and the chain from each affected object to it. Answers "which node is the root".
 
+use super::contacts::{Contact, contacts};
 use super::graph::{applier_id, prerequisites};
+use super::object::CommitUrls;
 use super::present::{Moment, ObjectItem, body_of, href_of_id, label_of_id, parse_state};
 use crate::health::State;
+use crate::model::{Kind, Object};
 use crate::store::{ObjectRecord, RootCauseRow, Store};
+use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -35,6 +39,8 @@ pub struct Problem {
     pub affected_count: usize,
     pub affected: Vec<Affected>,
     pub revisions: Revisions,
+    /// Owner, runbook and Slack channel of the domains it and what it affects belong to.
+    pub contacts: Vec<Contact>,
     #[serde(skip)]
     pub href: String,
     #[serde(skip)]
@@ -49,6 +55,8 @@ pub struct Problem {
 pub struct Revisions {
     pub attempted: Option<String>,
     pub applied: Option<String>,
+    /// The commits' pages, when the cause's source is a Git repository on a known forge.
+    pub commit_urls: CommitUrls,
 }
 
 #[derive(Debug, Serialize)]
@@ -69,7 +77,11 @@ pub struct ChainLink {
 }
 
 impl ProblemsView {
-    pub async fn load(store: &Store, now: DateTime<Utc>) -> Result<ProblemsView, sqlx::Error> {
+    pub async fn load(
+        store: &Store,
+        site: &Site,
+        now: DateTime<Utc>,
+    ) -> Result<ProblemsView, sqlx::Error> {
         let causes = store.root_causes().await?;
         let mut wanted: Vec<String> = Vec::new();
         for cause in &causes {
@@ -78,20 +90,18 @@ impl ProblemsView {
         }
         wanted.sort();
         wanted.dedup();
-        let records: HashMap<String, ObjectRecord> = store
-            .objects_by_ids(&wanted)
-            .await?
-            .into_iter()
-            .map(|r| {
-                (
-                    format!("{}/{}/{}/{}", r.cluster, r.kind, r.namespace, r.name),
-                    r,
-                )
-            })
+        let mut records = by_id(store.objects_by_ids(&wanted).await?);
+        // The causes' sources, for links from their revisions to the commits.
+        let sources: Vec<String> = causes
+            .iter()
+            .filter_map(|c| records.get(&c.id).and_then(body_of))
+            .filter_map(|o| source_id(&o))
+            .filter(|id| !records.contains_key(id))
             .collect();
+        records.extend(by_id(store.objects_by_ids(&sources).await?));
         let mut problems: Vec<Problem> = causes
             .iter()
-            .map(|cause| problem(cause, &records, now))
+            .map(|cause| problem(cause, &records, site, now))
             .collect();
         problems.sort_by(|a, b| {
             (
@@ -113,6 +123,27 @@ impl ProblemsView {
     }
 }
 
+fn by_id(records: Vec<ObjectRecord>) -> HashMap<String, ObjectRecord> {
+    records
+        .into_iter()
+        .map(|r| {
+            (
+                format!("{}/{}/{}/{}", r.cluster, r.kind, r.namespace, r.name),
+                r,
+            )
+        })
+        .collect()
+}
+
+/// The id of the source an object references (`spec.sourceRef`, a chart's source).
+fn source_id(object: &Object) -> Option<String> {
+    let s = object.spec.source_ref.as_ref()?;
+    Some(format!(
+        "{}/{}/{}/{}",
+        object.cluster, s.kind, s.namespace, s.name
+    ))
+}
+
 fn affected_ids(cause: &RootCauseRow) -> Vec<String> {
     serde_json::from_value(cause.affected.clone()).unwrap_or_default()
 }
@@ -120,6 +151,7 @@ fn affected_ids(cause: &RootCauseRow) -> Vec<String> {
 fn problem(
     cause: &RootCauseRow,
     records: &HashMap<String, ObjectRecord>,
+    site: &Site,
     now: DateTime<Utc>,
 ) -> Problem {
     let ids = affected_ids(cause);
@@ -164,12 +196,34 @@ fn problem(
     let revisions = records
         .get(&cause.id)
         .and_then(body_of)
-        .map(|o| Revisions {
-            attempted: o.status.last_attempted_revision,
-            applied: o.status.last_applied_revision,
+        .map(|o| {
+            let source = source_id(&o)
+                .and_then(|id| records.get(&id))
+                .and_then(body_of)
+                .filter(|s| s.kind == Kind::GitRepository);
+            let link = |revision: &Option<String>| {
+                let url = source.as_ref()?.spec.url.as_deref()?;
+                site.commit_links.commit_url(url, revision.as_deref()?)
+            };
+            Revisions {
+                commit_urls: CommitUrls {
+                    offered: None,
+                    attempted: link(&o.status.last_attempted_revision),
+                    applied: link(&o.status.last_applied_revision),
+                },
+                attempted: o.status.last_attempted_revision,
+                applied: o.status.last_applied_revision,
+            }
         })
         .unwrap_or_default();
+    let touched = records
+        .get(&cause.id)
+        .into_iter()
+        .chain(shown.iter().copied())
+        .flat_map(|r| r.domains.iter().map(String::as_str));
+    let contacts = contacts(&site.domains, touched);
     Problem {
+        contacts,
         href: href_of_id(&cause.id),
         anchor: anchor(&cause.id),
         since_moment: Moment::of(cause.since, now),

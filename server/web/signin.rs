@@ -1,0 +1,192 @@
+//! Signing in with an API token from a browser (tokens and proxy modes). A browser cannot
+//! send a bearer header, so a page asking for one would leave people at a bare 401: instead
+//! it gets a form that takes the token once and sets a session cookie holding the token's
+//! *name* and an expiry, signed with the server's key (the token itself is never stored).
+//! The cookie is `HttpOnly` and `SameSite=Strict`, and under https `__Host-` prefixed and
+//! `Secure`, like the CSRF session cookie. Forms keep their CSRF token; writes to the JSON API
+//! still need a bearer token.
+
+use super::AppState;
+use super::csrf;
+use super::error::{ApiError, PageError};
+use super::pages::render;
+use super::state::Site;
+use askama::Template;
+use axum::Form;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use chrono::{TimeDelta, Utc};
+use serde::Deserialize;
+
+pub const SIGN_IN: &str = "/sign-in";
+pub const SIGN_OUT: &str = "/sign-out";
+const SECURE_COOKIE: &str = "__Host-fleetglass_signin";
+const PLAIN_COOKIE: &str = "fleetglass_signin";
+/// How long a sign-in lasts.
+const LIFETIME: TimeDelta = TimeDelta::hours(12);
+const PURPOSE: &str = "fleetglass sign-in v1";
+
+#[derive(Template)]
+#[template(path = "signin.html")]
+struct SignInPage<'a> {
+    next: &'a str,
+    problem: &'a str,
+    access: &'static str,
+}
+
+#[derive(Deserialize)]
+pub struct Next {
+    #[serde(default)]
+    next: String,
+}
+
+#[derive(Deserialize)]
+pub struct SignInForm {
+    token: String,
+    #[serde(default)]
+    next: String,
+}
+
+fn cookie_name(site: &Site) -> &'static str {
+    if site.hosts.https() {
+        SECURE_COOKIE
+    } else {
+        PLAIN_COOKIE
+    }
+}
+
+/// The sign-in form, with status 401 when it stands in for a page that needs a sign-in.
+pub fn page(site: &Site, next: &str, problem: &str, status: StatusCode) -> Response {
+    let page = SignInPage {
+        next: safe_next(next),
+        problem,
+        access: site.access_note(),
+    };
+    match render(&page) {
+        Ok(mut response) => {
+            *response.status_mut() = status;
+            response
+        }
+        Err(error) => error.into_response(),
+    }
+}
+
+pub async fn form(State(state): State<AppState>, Query(next): Query<Next>) -> Response {
+    page(&state.site, &next.next, "", StatusCode::OK)
+}
+
+pub async fn sign_in(
+    State(state): State<AppState>,
+    Form(form): Form<SignInForm>,
+) -> Result<Response, PageError> {
+    if !state.site.auth.identifies() {
+        return Err(ApiError::BadRequest(
+            "this fleetglass has no authentication configured: there is nothing to sign in to"
+                .into(),
+        )
+        .into());
+    }
+    let Some(name) = super::auth::token_name(&state.site.auth, form.token.trim()) else {
+        return Ok(page(
+            &state.site,
+            &form.next,
+            "That token is not valid.",
+            StatusCode::UNAUTHORIZED,
+        ));
+    };
+    let expires = (Utc::now() + LIFETIME).timestamp().to_string();
+    let name_hex = csrf::hex(name.as_bytes());
+    let mac = state.csrf_key.mac(&[PURPOSE, &name_hex, &expires]);
+    let secure = if state.site.hosts.https() {
+        "; Secure"
+    } else {
+        ""
+    };
+    let cookie = format!(
+        "{}={name_hex}.{expires}.{mac}; Path=/; Max-Age={}; HttpOnly; SameSite=Strict{secure}",
+        cookie_name(&state.site),
+        LIFETIME.num_seconds()
+    );
+    let mut response = Redirect::to(safe_next(&form.next)).into_response();
+    set_cookie(&mut response, &cookie);
+    Ok(response)
+}
+
+pub async fn sign_out(State(state): State<AppState>) -> Response {
+    let secure = if state.site.hosts.https() {
+        "; Secure"
+    } else {
+        ""
+    };
+    let cookie = format!(
+        "{}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict{secure}",
+        cookie_name(&state.site)
+    );
+    let mut response = Redirect::to(SIGN_IN).into_response();
+    set_cookie(&mut response, &cookie);
+    response
+}
+
+fn set_cookie(response: &mut Response, cookie: &str) {
+    if let Ok(value) = HeaderValue::from_str(cookie) {
+        response.headers_mut().append(header::SET_COOKIE, value);
+    }
+}
+
+/// The token name a valid, unexpired sign-in cookie carries.
+pub fn signed_in(headers: &HeaderMap, state: &AppState) -> Option<String> {
+    let value = csrf::cookie(headers, cookie_name(&state.site))?;
+    let mut parts = value.splitn(3, '.');
+    let (name_hex, expires, mac) = (parts.next()?, parts.next()?, parts.next()?);
+    let expected = state.csrf_key.mac(&[PURPOSE, name_hex, expires]);
+    if !csrf::constant_time_eq(expected.as_bytes(), mac.as_bytes()) {
+        return None;
+    }
+    if expires.parse::<i64>().ok()? <= Utc::now().timestamp() {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..name_hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(name_hex.get(i..i + 2)?, 16).ok())
+        .collect();
+    String::from_utf8(bytes?).ok()
+}
+
+/// Only a path on this site: never `//host` or a full URL (an open redirect).
+fn safe_next(next: &str) -> &str {
+    let local = next.starts_with('/') && !next.starts_with("//") && !next.contains('\\');
+    if local { next } else { "/" }
+}
+
+/// Whether a request was made by a person's browser navigating to a page (so a sign-in
+/// form serves them better than a bare 401).
+pub fn is_browser_page(headers: &HeaderMap, method: &axum::http::Method, path: &str) -> bool {
+    let html = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/html"));
+    *method == axum::http::Method::GET
+        && html
+        && !path.starts_with("/api/")
+        && !path.starts_with("/fragments/")
+        && !headers.contains_key("hx-request")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_stays_on_this_site() {
+        assert_eq!(safe_next("/objects?state=failed"), "/objects?state=failed");
+        for outside in [
+            "https://evil.example",
+            "//evil.example",
+            "/\\evil.example",
+            "",
+        ] {
+            assert_eq!(safe_next(outside), "/", "{outside:?}");
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! Signing in from a browser in tokens mode: the token is checked once and a signed session
+//! cookie (HttpOnly, SameSite=Strict, `__Host-` and Secure under https) stands in for it; a
+//! wrong token sets nothing; the cookie is refused once tampered with; forms still need
+//! their CSRF pair, writes from other sites are still refused, and the JSON API's writes
+//! still need a bearer token.
+
+mod web_support;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use sha2::{Digest, Sha256};
+use tower::ServiceExt;
+use web_support::{app, demo_app, demo_config};
+
+const TOKEN: &str = "fg-signin-test-token-52a9";
+const HOST: &str = "fleet.example.com";
+
+fn sha256_hex(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The demo fleet in tokens mode, reached at https://fleet.example.com.
+async fn https_app() -> axum::Router {
+    let (_, store) = demo_app().await;
+    let mut config = demo_config();
+    config.public_url = Some(format!("https://{HOST}"));
+    config.web = serde_yaml::from_str(&format!(
+        "auth: {{mode: tokens, tokens: [{{name: ana, sha256: {}}}]}}",
+        sha256_hex(TOKEN)
+    ))
+    .unwrap();
+    app(store, &config)
+}
+
+fn request(method: &str, uri: &str) -> axum::http::request::Builder {
+    Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("host", HOST)
+        .header("sec-fetch-site", "same-origin")
+        .header("origin", format!("https://{HOST}"))
+}
+
+fn form(uri: &str, body: String, cookies: &str) -> Request<Body> {
+    let mut builder =
+        request("POST", uri).header("content-type", "application/x-www-form-urlencoded");
+    if !cookies.is_empty() {
+        builder = builder.header("cookie", cookies);
+    }
+    builder.body(Body::from(body)).unwrap()
+}
+
+/// Status, `Set-Cookie` values and body.
+async fn call(app: &axum::Router, request: Request<Body>) -> (StatusCode, Vec<String>, String) {
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let cookies = response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_string())
+        .collect();
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    (status, cookies, String::from_utf8_lossy(&body).into_owned())
+}
+
+fn pair(set_cookie: &str) -> String {
+    set_cookie.split(';').next().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_token_signs_a_browser_in_with_a_strict_cookie() {
+    let app = https_app().await;
+    let (status, cookies, _) = call(
+        &app,
+        form("/sign-in", format!("token={TOKEN}&next=%2Falerts"), ""),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let cookie = cookies
+        .iter()
+        .find(|c| c.starts_with("__Host-fleetglass_signin="))
+        .expect("a __Host- sign-in cookie under https");
+    for flag in ["HttpOnly", "SameSite=Strict", "Secure", "Path=/"] {
+        assert!(cookie.contains(flag), "{flag} in {cookie}");
+    }
+    assert!(
+        !cookie.contains(TOKEN),
+        "the token itself is never stored: {cookie}"
+    );
+    assert!(!cookie.contains("Domain"), "{cookie}");
+    let signed_in = pair(cookie);
+
+    // The cookie opens the pages, and the silence forms are shown to the signed-in user.
+    let (status, cookies, page) = call(
+        &app,
+        request("GET", "/alerts")
+            .header("cookie", &signed_in)
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert!(
+        page.contains("action=\"/alerts/silences\""),
+        "forms for a signed-in user"
+    );
+    let session = pair(
+        cookies
+            .iter()
+            .find(|c| c.contains("fleetglass_session"))
+            .unwrap(),
+    );
+    let csrf = page
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_string();
+
+    // CSRF still holds: the sign-in cookie alone does not make a form post valid.
+    let silence =
+        "root_cause=prod-eu-1%2FDeployment%2Fflux-system%2Ftofu-controller&duration=2h&comment=x";
+    let both = format!("{signed_in}; {session}");
+    let (status, _, body) = call(
+        &app,
+        form(
+            "/alerts/silences",
+            format!("csrf={}&{silence}", "b2".repeat(32)),
+            &both,
+        ),
+    )
+    .await;
+    assert_eq!(
+        status,
+        StatusCode::BAD_REQUEST,
+        "a wrong CSRF token: {body}"
+    );
+    let (status, _, body) = call(
+        &app,
+        form(
+            "/alerts/silences",
+            format!("csrf={csrf}&{silence}"),
+            &signed_in,
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "no CSRF session: {body}");
+    let mut cross = form("/alerts/silences", format!("csrf={csrf}&{silence}"), &both);
+    cross
+        .headers_mut()
+        .insert("sec-fetch-site", "cross-site".parse().unwrap());
+    assert_eq!(
+        call(&app, cross).await.0,
+        StatusCode::FORBIDDEN,
+        "from another site"
+    );
+    let (status, _, body) = call(
+        &app,
+        form("/alerts/silences", format!("csrf={csrf}&{silence}"), &both),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "the right pair: {body}");
+
+    // The JSON API's writes need a bearer token, whatever cookie rides along.
+    let api_write = request("POST", "/api/v1/silences")
+        .header("cookie", &both)
+        .header("content-type", "application/json")
+        .body(Body::from(
+            r#"{"cluster": "prod-eu-1", "until": "2099-01-01T00:00:00Z"}"#,
+        ))
+        .unwrap();
+    let (status, _, body) = call(&app, api_write).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+
+    // Signing out clears the cookie.
+    let (status, cookies, _) = call(&app, form("/sign-out", String::new(), &signed_in)).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert!(
+        cookies
+            .iter()
+            .any(|c| c.starts_with("__Host-fleetglass_signin=;") && c.contains("Max-Age=0"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wrong_token_or_a_tampered_cookie_signs_nobody_in() {
+    let app = https_app().await;
+    let (status, cookies, page) =
+        call(&app, form("/sign-in", "token=guess&next=%2F".into(), "")).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(cookies.iter().all(|c| !c.contains("signin")), "{cookies:?}");
+    assert!(page.contains("not valid"), "{page}");
+
+    let (_, cookies, _) = call(&app, form("/sign-in", format!("token={TOKEN}"), "")).await;
+    let good = pair(&cookies[0]);
+    let (name, rest) = good.split_once('=').unwrap();
+    let mut parts: Vec<String> = rest.split('.').map(str::to_string).collect();
+    // Another name ("bob" in hex) with ana's signature, and a later expiry.
+    let tampered_name = format!("{name}=626f62.{}.{}", parts[1], parts[2]);
+    parts[1] = (parts[1].parse::<i64>().unwrap() + 86_400).to_string();
+    let tampered_expiry = format!("{name}={}", parts.join("."));
+    for cookie in [
+        tampered_name,
+        tampered_expiry,
+        good.replacen("__Host-", "", 1),
+    ] {
+        let (status, _, _) = call(
+            &app,
+            request("GET", "/api/v1/fleet")
+                .header("cookie", &cookie)
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{cookie}");
+    }
+    let (status, _, _) = call(
+        &app,
+        request("GET", "/api/v1/fleet")
+            .header("cookie", &good)
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "the untouched cookie works");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn signing_in_is_refused_from_another_site_and_never_redirects_away() {
+    let app = https_app().await;
+    let mut cross = form("/sign-in", format!("token={TOKEN}"), "");
+    cross
+        .headers_mut()
+        .insert("sec-fetch-site", "cross-site".parse().unwrap());
+    let (status, cookies, _) = call(&app, cross).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(cookies.is_empty());
+    let (status, _, _) = call(
+        &app,
+        form(
+            "/sign-in",
+            format!("token={TOKEN}&next=https%3A%2F%2Fevil.example"),
+            "",
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let response = app
+        .clone()
+        .oneshot(form(
+            "/sign-in",
+            format!("token={TOKEN}&next=%2F%2Fevil.example"),
+            "",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["location"], "/");
+}
