@@ -2,7 +2,7 @@
 //! generations, revisions, and time. Prerequisites are combined later (roots.rs).
 
 use super::State;
-use super::classify::{Outcome, classify};
+use super::classify::{Classified, Outcome, classify};
 use super::finding::{Cause, EdgeSet, Finding};
 use super::threshold::Timing;
 use crate::model::{Condition, ConditionStatus, Kind, Object, human};
@@ -19,10 +19,7 @@ pub(super) fn assess(object: &Object, context: &FluxContext) -> Finding {
         return without_conditions(object, context);
     }
     if let Some(stalled) = object.condition("Stalled").filter(|c| c.is_true()) {
-        let classified = classify(object.kind, &stalled.reason, &stalled.message);
-        return Finding::new(State::Failed, classified.reason, &stalled.message)
-            .since(stalled.last_transition)
-            .cause(Cause::Explainable(classified.explained_by));
+        return gave_up(object, stalled);
     }
     let Some(ready) = object.condition("Ready") else {
         let since = object
@@ -50,9 +47,11 @@ pub(super) fn assess(object: &Object, context: &FluxContext) -> Finding {
         ConditionStatus::False => {
             let classified = classify(object.kind, &ready.reason, &ready.message);
             match classified.outcome {
-                Outcome::Failure => Finding::new(State::Failed, classified.reason, &ready.message)
-                    .since(ready.last_transition)
-                    .cause(Cause::Explainable(classified.explained_by)),
+                Outcome::Failure | Outcome::FailedBy => {
+                    Finding::new(State::Failed, &classified.reason, &ready.message)
+                        .since(ready.last_transition)
+                        .cause(failure_cause(&classified))
+                }
                 Outcome::Waiting | Outcome::InProgress => context.timing.in_progress(
                     &classified.reason,
                     &with_revision_lag(object, &ready.message),
@@ -61,6 +60,45 @@ pub(super) fn assess(object: &Object, context: &FluxContext) -> Finding {
                 ),
             }
         }
+    }
+}
+
+/// A failure is explainable (blocked when its prerequisites are problems), unless its cause
+/// is them (a Helm wait on failing workloads): then it stays failed and takes their roots.
+fn failure_cause(classified: &Classified) -> Cause {
+    match classified.outcome {
+        Outcome::FailedBy => Cause::Symptom(classified.explained_by),
+        _ => Cause::Explainable(classified.explained_by),
+    }
+}
+
+/// Stalled=True: the controller gave up. Its message says only that ("Failed to upgrade after
+/// 1 attempt(s)", helm-controller internal/reconcile atomic_release.go); why is in the Ready
+/// or Released condition the failed action wrote, which the verdict keeps.
+fn gave_up(object: &Object, stalled: &Condition) -> Finding {
+    let stalled_as = classify(object.kind, &stalled.reason, &stalled.message);
+    let why = ["Released", "Ready"]
+        .into_iter()
+        .filter_map(|type_| object.condition(type_))
+        .filter(|c| c.status == ConditionStatus::False && !c.message.is_empty())
+        .map(|c| (c, classify(object.kind, &c.reason, &c.message)))
+        .max_by_key(|(_, classified)| classified.outcome == Outcome::FailedBy);
+    let finding = |reason: String, message: String, cause: Cause| {
+        Finding::new(State::Failed, reason, message)
+            .since(stalled.last_transition)
+            .cause(cause)
+    };
+    match why {
+        Some((condition, why)) if why.reason != stalled_as.reason => finding(
+            format!("{} ({})", why.reason, stalled_as.reason),
+            format!("{}: {}", stalled.message, condition.message),
+            failure_cause(&why),
+        ),
+        _ => finding(
+            stalled_as.reason,
+            stalled.message.clone(),
+            Cause::Explainable(stalled_as.explained_by),
+        ),
     }
 }
 
@@ -81,9 +119,12 @@ fn when_ready(object: &Object, ready: &Condition, context: &FluxContext) -> Find
     if let Some(flag) = reconciling(object) {
         return reconciling_while_ready(flag, context);
     }
-    if matches!(object.kind, Kind::Kustomization | Kind::Terraform)
-        && let Some(finding) = revision_lag(object, ready, context)
-    {
+    let lag = match object.kind {
+        Kind::Kustomization | Kind::Terraform => revision_lag(object, ready, context),
+        Kind::HelmRelease => chart_lag(object, ready, context),
+        _ => None,
+    };
+    if let Some(finding) = lag {
         return finding;
     }
     Finding::new(State::Healthy, healthy_reason(ready), &ready.message)
@@ -132,7 +173,7 @@ fn revision_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Op
                 .in_progress(&reason, &ready.message, since, EdgeSet::WAITING),
         );
     }
-    let applied = object.status.last_applied_revision.as_deref();
+    let applied = converged_revision(object);
     let source = context.source?;
     let offered = source.status.artifact_revision.as_deref()?;
     if applied.is_some_and(|applied| same_revision(applied, offered)) {
@@ -148,6 +189,63 @@ fn revision_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Op
             .timing
             .in_progress(&reason, &ready.message, since, EdgeSet::WAITING),
     )
+}
+
+/// HelmRelease: Ready on a chart older than what its HelmChart or OCIRepository offers.
+fn chart_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Option<Finding> {
+    let source = context.source?;
+    let offered = source.status.artifact_revision.as_deref()?;
+    let release = object.status.release.as_ref();
+    let deployed = release
+        .and_then(|r| r.chart_version.as_deref())
+        .or(object.status.last_applied_revision.as_deref())?;
+    if same_chart(deployed, offered) {
+        return None;
+    }
+    let reason = format!("chart {offered} offered, {deployed} deployed");
+    let since = source.status.artifact_updated.or(ready.last_transition);
+    Some(
+        context
+            .timing
+            .in_progress(&reason, &ready.message, since, EdgeSet::WAITING),
+    )
+}
+
+/// A release's chart version against its source's artifact revision. A HelmChart's revision is
+/// the chart version; an OCIRepository's is `<tag>@sha256:<hex>` (or the digest alone), which
+/// helm-controller records as `<version>+<first 12 hex of the digest>` (helmrelease_controller.go,
+/// mutateChartWithSourceRevision), so a tag pushed again with new content is a new chart.
+pub(super) fn same_chart(deployed: &str, offered: &str) -> bool {
+    if deployed == offered {
+        return true;
+    }
+    let (tag, digest) = match offered.rsplit_once('@') {
+        Some((tag, digest)) => (Some(tag), digest),
+        None => (None, offered),
+    };
+    let Some((_, hex)) = digest.split_once(':') else {
+        return false;
+    };
+    let Some((version, build)) = deployed.split_once('+') else {
+        return false;
+    };
+    build.len() == 12 && hex.starts_with(build) && tag.is_none_or(|tag| tag == version)
+}
+
+/// The revision a Kustomization or Terraform has converged on: the one it applied, or, for a
+/// Terraform whose plan of it had no changes, the one it planned (tofu-controller
+/// api/v1alpha2 TerraformPlannedNoChanges sets lastPlannedRevision and lastAttemptedRevision
+/// and leaves lastAppliedRevision at the last commit that changed infrastructure).
+fn converged_revision(object: &Object) -> Option<&str> {
+    let planned_no_changes = object.kind == Kind::Terraform
+        && object
+            .condition("Ready")
+            .is_some_and(|r| r.is_true() && r.reason == "TerraformPlannedNoChanges");
+    let planned = object.status.last_planned_revision.as_deref();
+    match planned {
+        Some(planned) if planned_no_changes => Some(planned),
+        _ => object.status.last_applied_revision.as_deref(),
+    }
 }
 
 /// The controller's message, plus the revision it is trying when that is not the one applied:
@@ -169,7 +267,7 @@ fn with_revision_lag(object: &Object, message: &str) -> String {
 /// (lastAttemptedRevision, lastAppliedRevision) when they differ: a new revision in flight.
 fn revision_in_flight(object: &Object) -> Option<(&str, &str)> {
     let attempted = object.status.last_attempted_revision.as_deref()?;
-    let applied = object.status.last_applied_revision.as_deref()?;
+    let applied = converged_revision(object)?;
     (!same_revision(attempted, applied)).then_some((attempted, applied))
 }
 

@@ -242,9 +242,14 @@ fn stalled_and_failure_reasons_are_failed() {
     values.extend(podinfo_release().into_iter().take(2));
     let run_ = run(&values);
     let verdict = run_.verdict("HelmRelease", "apps", "podinfo");
+    // Stalled does not hide why: the upgrade's failure from Ready, with Stalled's words beside it
     assert_eq!(
         (verdict.state, verdict.reason.as_str()),
-        (Failed, "retries exhausted")
+        (Failed, "Helm upgrade failed (retries exhausted)")
+    );
+    assert_eq!(
+        verdict.message,
+        "Failed to upgrade after 1 attempt(s): Helm upgrade failed: post-upgrade hooks failed"
     );
 
     for (reason, expected) in [
