@@ -80,7 +80,7 @@ fn gave_up(object: &Object, stalled: &Condition) -> Finding {
     let why = ["Released", "Ready"]
         .into_iter()
         .filter_map(|type_| object.condition(type_))
-        .filter(|c| c.status == ConditionStatus::False && !c.message.is_empty())
+        .filter(|c| c.status == ConditionStatus::False)
         .map(|c| (c, classify(object.kind, &c.reason, &c.message)))
         .max_by_key(|(_, classified)| classified.outcome == Outcome::FailedBy);
     let finding = |reason: String, message: String, cause: Cause| {

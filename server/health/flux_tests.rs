@@ -33,6 +33,38 @@ fn a_converged_fleet_is_healthy_with_no_root_causes() {
     assert!(run.evaluation.root_causes.is_empty());
 }
 
+/// Exactly at the threshold a routine run is still a run; a flag without a message is named by
+/// its reason.
+#[test]
+fn ready_while_reconciling_turns_stale_only_past_the_threshold() {
+    let at = |minutes, message: &str| {
+        let mut values = fleet(podinfo_release());
+        let release = values.pop().unwrap();
+        values.push(with_conditions(
+            release,
+            vec![
+                ready("UpgradeSucceeded", "Helm upgrade succeeded"),
+                condition("Reconciling", "True", "Progressing", message, minutes),
+            ],
+        ));
+        run(&values)
+            .verdict("HelmRelease", "apps", "podinfo")
+            .clone()
+    };
+    let edge = at(15, "");
+    assert_eq!(
+        (edge.state, edge.reason.as_str()),
+        (Progressing, "reconciling (Progressing)")
+    );
+    let past = at(16, "Fulfilling prerequisites");
+    assert_eq!(past.state, Stale);
+    assert!(
+        past.reason.ends_with("for 16m (Fulfilling prerequisites)"),
+        "{}",
+        past.reason
+    );
+}
+
 /// Every HelmRelease run shows Ready=True + Reconciling=True for a while: not stale, not a problem.
 #[test]
 fn a_routine_helm_run_does_not_flap_to_stale() {

@@ -108,6 +108,20 @@ fn an_absent_controller_is_named_where_the_others_run() {
     );
 }
 
+/// A stray copy elsewhere does not move the controllers: flux-system wins.
+#[test]
+fn an_absent_controller_is_named_in_flux_system_when_it_holds_the_others() {
+    let mut stray = controller("kustomize-controller", 1);
+    stray["metadata"]["namespace"] = json!("tenant-a");
+    let mut values = vec![stray];
+    values.extend(without("helm-controller"));
+    let run = run(&releases(values));
+    assert_eq!(
+        run.roots("HelmRelease", "apps", "podinfo"),
+        [id("Deployment", "flux-system", "helm-controller")]
+    );
+}
+
 #[test]
 fn an_absent_optional_controller_counts_once_flux_is_in_the_input() {
     let mut values = flux_controllers();

@@ -175,17 +175,106 @@ fn stalled_keeps_the_ready_conditions_failure() {
     assert_eq!(alone.message, "Failed to install after 1 attempt(s)");
 }
 
+/// Stalled next to a Ready condition that is not False (a new run started): Stalled's own
+/// words.
 fn run_only_stalled() -> super::Verdict {
-    let conditions = vec![condition(
-        "Stalled",
-        "True",
-        "RetriesExceeded",
-        "Failed to install after 1 attempt(s)",
-        20,
-    )];
+    let conditions = vec![
+        condition(
+            "Stalled",
+            "True",
+            "RetriesExceeded",
+            "Failed to install after 1 attempt(s)",
+            20,
+        ),
+        condition(
+            "Ready",
+            "Unknown",
+            "Progressing",
+            "Fulfilling prerequisites",
+            20,
+        ),
+    ];
     run(&release(conditions, pod("apps", "podinfo", "a", None), 1))
         .verdict("HelmRelease", "apps", "podinfo")
         .clone()
+}
+
+/// After a rollback remediation Ready says the rollback succeeded; the upgrade's wait failure
+/// is on Released, and that is what names the cause.
+#[test]
+fn a_rolled_back_upgrade_names_the_workload_from_the_released_condition() {
+    let conditions = vec![
+        condition(
+            "Stalled",
+            "True",
+            "RetriesExceeded",
+            "Failed to upgrade after 3 attempt(s)",
+            20,
+        ),
+        not_ready(
+            "RollbackSucceeded",
+            "Helm rollback to previous release apps/podinfo.v2 with chart podinfo@6.0.2 succeeded",
+            20,
+        ),
+        condition("Released", "False", "UpgradeFailed", STALLED, 21),
+        condition(
+            "Remediated",
+            "True",
+            "RollbackSucceeded",
+            "Helm rollback to previous release apps/podinfo.v2 with chart podinfo@6.0.2 succeeded",
+            20,
+        ),
+    ];
+    let run = run(&release(
+        conditions,
+        crash_looping_pod("apps", "podinfo", "a"),
+        0,
+    ));
+    let release = run.verdict("HelmRelease", "apps", "podinfo");
+    assert_eq!(
+        (release.state, release.reason.as_str()),
+        (
+            Failed,
+            "Helm upgrade failed: Deployment/apps/podinfo stalled (retries exhausted)"
+        )
+    );
+    assert_eq!(
+        as_strs(&release.root_causes),
+        [id("Deployment", "apps", "podinfo")]
+    );
+}
+
+/// The HelmChart exists but the HelmRepository it was made from is gone.
+#[test]
+fn a_release_whose_repository_is_gone_fails_naming_it() {
+    let mut values = release(
+        vec![ready("UpgradeSucceeded", "Helm upgrade succeeded")],
+        pod("apps", "podinfo", "a", None),
+        1,
+    );
+    values.retain(|v| v["kind"] != "HelmRepository");
+    let run = run(&values);
+    let release = run.verdict("HelmRelease", "apps", "podinfo");
+    assert_eq!(
+        (release.state, release.reason.as_str()),
+        (Failed, "source HelmRepository flux-system/charts not found")
+    );
+}
+
+/// helm.toolkit.fluxcd.io/v2beta1 kept no history: lastAppliedRevision is the chart version.
+#[test]
+fn without_history_the_applied_revision_is_the_deployed_chart() {
+    let mut values = behind_its_chart(120);
+    let release = values.last_mut().unwrap();
+    let status = release["status"].as_object_mut().unwrap();
+    status.remove("history");
+    status.insert("lastAppliedRevision".into(), json!("6.0.2"));
+    assert_eq!(run(&values).state("HelmRelease", "apps", "podinfo"), Stuck);
+    values.last_mut().unwrap()["status"]["lastAppliedRevision"] = json!("6.0.3");
+    assert_eq!(
+        run(&values).state("HelmRelease", "apps", "podinfo"),
+        Healthy
+    );
 }
 
 /// helm.toolkit.fluxcd.io/v2beta2, still served: the same object with the older apiVersion.
