@@ -203,6 +203,13 @@ fn check_invariants(objects: &[Object], clusters: &[ClusterInfo], evaluation: &E
         })
         .map(|o| (o.cluster.as_str(), o.name.clone()))
         .collect();
+    // the controller Deployments each cluster holds (a cluster with none: liveness unknown)
+    let controllers: HashSet<(&str, &str)> = objects
+        .iter()
+        .filter(|o| o.kind == Kind::Deployment && controller_of_deployment(&o.name).is_some())
+        .map(|o| (o.cluster.as_str(), o.name.as_str()))
+        .collect();
+    let has_controllers = |cluster: &str| controllers.iter().any(|(c, _)| *c == cluster);
     assert_eq!(evaluation.objects.len(), objects.len());
     for object in objects {
         let verdict = verdicts[object.id().as_str()];
@@ -211,7 +218,14 @@ fn check_invariants(objects: &[Object], clusters: &[ClusterInfo], evaluation: &E
             let deployment = object
                 .shard()
                 .map_or(controller.to_string(), |s| format!("{controller}-{s}"));
-            let controller_dead = dead.contains(&(object.cluster.as_str(), deployment));
+            let cluster = object.cluster.as_str();
+            let absent =
+                has_controllers(cluster) && !controllers.contains(&(cluster, deployment.as_str()));
+            assert!(
+                !(healthy && absent),
+                "healthy without its controller: {verdict:?}"
+            );
+            let controller_dead = dead.contains(&(cluster, deployment));
             assert!(
                 !(healthy && controller_dead),
                 "healthy with a dead controller: {verdict:?}"
