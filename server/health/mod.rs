@@ -39,6 +39,7 @@ mod graph;
 mod index;
 mod input;
 mod output;
+mod revisions;
 mod roots;
 mod state;
 mod threshold;

@@ -467,7 +467,7 @@ fn an_oci_chart_is_current_when_version_and_digest_match() {
 
 #[test]
 fn charts_are_compared_by_version_and_digest() {
-    use super::flux::same_chart;
+    use super::revisions::same_chart;
     let tagged = format!("6.0.3@{DIGEST}");
     assert!(same_chart("6.0.3", "6.0.3"));
     assert!(!same_chart("6.0.2", "6.0.3"));

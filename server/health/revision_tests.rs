@@ -2,7 +2,7 @@
 //! ExternalArtifact is a source like the others (rule 13).
 
 use super::State::*;
-use super::flux::same_revision;
+use super::revisions::same_revision;
 use super::testkit::*;
 use serde_json::{Value, json};
 
