@@ -152,17 +152,19 @@ const RULES: &[Rule] = &[
         Failure,
         EdgeSet::NONE,
     ),
+    // A Helm action that failed, or retries exhausted, for no reason named above: failing
+    // workloads it deployed are why (hooks and waits fail on them), if there are any.
     rule(
         |e| is_helm_action_failure(e.reason),
         |e| helm_action(e.reason).into(),
-        Failure,
-        EdgeSet::NONE,
+        FailedBy,
+        EdgeSet::DEPLOYED,
     ),
     rule(
         |e| matches!(e.reason, "RetriesExceeded" | "RetryLimitReached"),
         |_| "retries exhausted".into(),
-        Failure,
-        EdgeSet::NONE,
+        FailedBy,
+        EdgeSet::DEPLOYED,
     ),
     rule(
         |e| e.reason == "ValuesError",

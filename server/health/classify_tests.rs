@@ -153,7 +153,22 @@ fn flux_reasons_have_short_human_names() {
     for (kind, flux_reason, expected) in cases {
         let classified = classify(kind, flux_reason, "");
         assert_eq!(classified.reason, expected, "{kind} {flux_reason}");
-        assert_eq!(classified.outcome, Outcome::Failure, "{flux_reason}");
+        // Helm actions and exhausted retries fail because of failing workloads, when any
+        let helm = flux_reason.contains("Install")
+            || flux_reason.contains("Upgrade")
+            || flux_reason.contains("Test")
+            || flux_reason.contains("Rollback")
+            || flux_reason.starts_with("Retr");
+        let expected_outcome = if helm {
+            (Outcome::FailedBy, EdgeSet::DEPLOYED)
+        } else {
+            (Outcome::Failure, classified.explained_by)
+        };
+        assert_eq!(
+            (classified.outcome, classified.explained_by),
+            expected_outcome,
+            "{flux_reason}"
+        );
     }
 }
 
@@ -272,6 +287,6 @@ fn helm_wait_failures_name_the_workloads() {
     );
     assert_eq!(
         (empty.reason.as_str(), empty.outcome),
-        ("Helm upgrade failed", Outcome::Failure)
+        ("Helm upgrade failed", Outcome::FailedBy)
     );
 }

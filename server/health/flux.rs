@@ -2,7 +2,7 @@
 //! generations, revisions, and time. Prerequisites are combined later (roots.rs).
 
 use super::State;
-use super::classify::{Classified, Outcome, classify};
+use super::classify::{Classified, Outcome, classify, waited_for};
 use super::finding::{Cause, EdgeSet, Finding};
 use super::revisions::{converged_revision, same_chart, same_revision};
 use super::threshold::Timing;
@@ -83,7 +83,8 @@ fn gave_up(object: &Object, stalled: &Condition) -> Finding {
         .filter_map(|type_| object.condition(type_))
         .filter(|c| c.status == ConditionStatus::False)
         .map(|c| (c, classify(object.kind, &c.reason, &c.message)))
-        .max_by_key(|(_, classified)| classified.outcome == Outcome::FailedBy);
+        // the one naming what the action waited on, else Ready
+        .max_by_key(|(condition, _)| waited_for(&condition.message).is_some());
     let finding = |reason: String, message: String, cause: Cause| {
         Finding::new(State::Failed, reason, message)
             .since(stalled.last_transition)

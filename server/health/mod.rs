@@ -20,8 +20,9 @@
 //! - An object with its own problem and problem prerequisites is a symptom (`blocked`, their
 //!   root causes) only when its reason is one those prerequisites explain (DependencyNotReady →
 //!   dependsOn, SourceNotReady/ArtifactFailed/HelmChartNotReady → source, HealthCheckFailed →
-//!   what it checks or applied, in-progress → any of these). A Helm install or upgrade whose
-//!   wait on its workloads failed stays `failed`, with the workloads' root causes as its own.
+//!   what it checks or applied, in-progress → any of these). A Helm action that failed (its
+//!   wait on the workloads, a hook, retries exhausted) for no independent reason stays
+//!   `failed`, with its failing workloads' root causes as its own.
 //!   Independent failures (build, apply, RBAC, admission, stale status) stay their own root
 //!   cause. A Ready object whose applied objects or health-check targets are problems is
 //!   `degraded`.

@@ -109,6 +109,29 @@ fn a_wait_that_timed_out_names_every_workload_and_takes_their_root_causes() {
     );
 }
 
+/// Retries exhausted on a failure the message does not pin on a workload (a hook): with the
+/// release's workload crash-looping, that workload is still the one root cause.
+#[test]
+fn retries_exhausted_on_a_hook_over_a_crash_looping_workload_is_the_workloads() {
+    let hook = "Helm upgrade failed for release apps/podinfo with chart podinfo@6.0.3: \
+        post-upgrade hooks failed: 1 error occurred: job podinfo-migrate failed: BackoffLimitExceeded";
+    let run = run(&release(
+        retries_exhausted(hook),
+        crash_looping_pod("apps", "podinfo", "a"),
+        0,
+    ));
+    let release = run.verdict("HelmRelease", "apps", "podinfo");
+    assert_eq!(
+        (release.state, release.reason.as_str()),
+        (Failed, "Helm upgrade failed (retries exhausted)")
+    );
+    assert_eq!(
+        as_strs(&release.root_causes),
+        [id("Deployment", "apps", "podinfo")]
+    );
+    assert_eq!(run.evaluation.root_causes.len(), 1);
+}
+
 /// The workload recovered since (or never was the problem): the release's failure is its own.
 #[test]
 fn a_wait_failure_over_healthy_workloads_is_the_releases_own() {
