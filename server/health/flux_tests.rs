@@ -33,11 +33,10 @@ fn a_converged_fleet_is_healthy_with_no_root_causes() {
     assert!(run.evaluation.root_causes.is_empty());
 }
 
-/// Exactly at the threshold a routine run is still a run; a flag without a message is named by
-/// its reason.
+/// Every HelmRelease run shows Ready=True + Reconciling=True for a while: not stale, not a problem.
 #[test]
-fn ready_while_reconciling_turns_stale_only_past_the_threshold() {
-    let at = |minutes, message: &str| {
+fn a_routine_helm_run_does_not_flap_to_stale() {
+    let reconciling_with = |minutes, message: &str| {
         let mut values = fleet(podinfo_release());
         let release = values.pop().unwrap();
         values.push(with_conditions(
@@ -48,53 +47,28 @@ fn ready_while_reconciling_turns_stale_only_past_the_threshold() {
             ],
         ));
         run(&values)
-            .verdict("HelmRelease", "apps", "podinfo")
-            .clone()
     };
-    let edge = at(15, "");
-    assert_eq!(
-        (edge.state, edge.reason.as_str()),
-        (Progressing, "reconciling (Progressing)")
-    );
-    let past = at(16, "Fulfilling prerequisites");
-    assert_eq!(past.state, Stale);
-    assert!(
-        past.reason.ends_with("for 16m (Fulfilling prerequisites)"),
-        "{}",
-        past.reason
-    );
-}
-
-/// Every HelmRelease run shows Ready=True + Reconciling=True for a while: not stale, not a problem.
-#[test]
-fn a_routine_helm_run_does_not_flap_to_stale() {
-    let reconciling = |minutes| {
-        let mut values = fleet(podinfo_release());
-        let release = values.pop().unwrap();
-        values.push(with_conditions(
-            release,
-            vec![
-                ready("UpgradeSucceeded", "Helm upgrade succeeded"),
-                condition(
-                    "Reconciling",
-                    "True",
-                    "Progressing",
-                    "Fulfilling prerequisites",
-                    minutes,
-                ),
-            ],
-        ));
-        run(&values)
-    };
+    let reconciling = |minutes| reconciling_with(minutes, "Fulfilling prerequisites");
     let routine = reconciling(2);
     let verdict = routine.verdict("HelmRelease", "apps", "podinfo");
     assert_eq!(verdict.state, Progressing, "{verdict:?}");
     assert!(verdict.root_causes.is_empty());
     assert!(routine.evaluation.root_causes.is_empty());
-    // Just below the threshold (max(15m, 2 × 5m)) it is still a run in flight.
+    // Up to the threshold (max(15m, 2 × 5m)) it is still a run in flight; a flag without a
+    // message is named by its reason.
     assert_eq!(
         reconciling(14).state("HelmRelease", "apps", "podinfo"),
         Progressing
+    );
+    let edge = reconciling_with(15, "");
+    let verdict = edge.verdict("HelmRelease", "apps", "podinfo");
+    assert_eq!(
+        (verdict.state, verdict.reason.as_str()),
+        (Progressing, "reconciling (Progressing)")
+    );
+    assert_eq!(
+        reconciling(16).state("HelmRelease", "apps", "podinfo"),
+        Stale
     );
 
     let stuck_flag = reconciling(7 * 24 * 60);
