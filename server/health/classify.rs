@@ -111,6 +111,14 @@ const RULES: &[Rule] = &[
         Waiting,
         EdgeSet::SOURCE,
     ),
+    // source-controller's HelmChart before its repository has an artifact
+    // (helmchart_controller.go, reconcileSource: "no artifact available for … source …").
+    rule(
+        |e| e.reason == "NoSourceArtifact",
+        |_| "waiting for source artifact".into(),
+        Waiting,
+        EdgeSet::SOURCE,
+    ),
     rule(
         source_not_found,
         |_| "source not found".into(),

@@ -222,6 +222,11 @@ fn chart_and_artifact_waits_of_every_version_are_waits() {
             "ArtifactFailed",
             "Source is not ready, artifact not found",
         ),
+        (
+            Kind::HelmChart,
+            "NoSourceArtifact",
+            "no artifact available for HelmRepository source 'podinfo'",
+        ),
     ] {
         let classified = classify(kind, reason, message);
         assert_eq!(
