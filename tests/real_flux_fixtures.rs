@@ -75,3 +75,13 @@ fn admission_denied() {
 fn crash_loop() {
     expect::crash_looping_release(&fixture("crash-loop"), "flux-crash");
 }
+
+#[test]
+fn shard_trap() {
+    expect::shard_trap(&fixture("shard-trap"), "flux-shard");
+}
+
+#[test]
+fn wait_failed() {
+    expect::wait_failed_over_crash_loop(&fixture("wait-failed"), "flux-wait");
+}

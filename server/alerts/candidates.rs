@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// How many affected objects a message names; the count says the rest.
 const SAMPLE: usize = 5;
 
-/// The root causes in problem states, and the clusters the evaluation covered (an alert on a
+/// The root causes worth alerting on, and the clusters the evaluation covered (an alert on a
 /// covered cluster whose root cause is absent has cleared; other clusters' alerts belong to
 /// whichever collector evaluates them).
 pub fn candidates(
@@ -24,7 +24,7 @@ pub fn candidates(
     let causes = evaluation
         .root_causes
         .iter()
-        .filter(|cause| cause.state.is_problem())
+        .filter(|cause| super::alertable(cause.state))
         .map(|cause| {
             let id = cause.id.as_str();
             let cluster = cause

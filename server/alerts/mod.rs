@@ -74,6 +74,13 @@ pub fn spawn(config: &Config, store: Store, latest: Latest) -> anyhow::Result<()
     Ok(())
 }
 
+/// Whether a root cause in this state is worth an alert: a problem, or a suspension (the
+/// engine names a suspended object as a root cause only while it holds something up that
+/// waits on it).
+pub fn alertable(state: State) -> bool {
+    state.is_problem() || state == State::Suspended
+}
+
 /// A root cause in a problem state, as the alerts see it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {

@@ -24,7 +24,7 @@ impl Policy {
     }
 
     pub fn rule_for(&self, candidate: &Candidate) -> Option<&AlertRule> {
-        if !candidate.state.is_problem() {
+        if !super::alertable(candidate.state) {
             return None;
         }
         self.rules.iter().find(|rule| matches(rule, candidate))
@@ -112,5 +112,23 @@ mod tests {
             Some(("root-cause", 0))
         );
         assert_eq!(rule("p/Cluster//p"), Some(("cluster-not-fresh", 5)));
+    }
+
+    #[test]
+    fn a_suspension_named_as_a_root_cause_pages_and_work_in_progress_does_not() {
+        let policy = Policy::from_config(&AlertsConfig::default());
+        let rule = |state| {
+            policy
+                .rule_for(&cause(
+                    "p/Kustomization/flux-system/infra",
+                    state,
+                    "prod",
+                    &[],
+                ))
+                .map(|r| r.name.as_str())
+        };
+        assert_eq!(rule(State::Suspended), Some("root-cause"));
+        assert_eq!(rule(State::Progressing), None);
+        assert_eq!(rule(State::Healthy), None);
     }
 }

@@ -85,7 +85,8 @@ pub const CLUSTER_KIND: &str = "Cluster";
 #[serde(deny_unknown_fields)]
 pub struct AlertRule {
     pub name: String,
-    /// Root-cause states this rule covers; empty: every problem state.
+    /// Root-cause states this rule covers (problem states, or `suspended` for a suspension that
+    /// holds up what waits on it); empty: all of them.
     #[serde(default, deserialize_with = "problem_states")]
     pub states: Vec<State>,
     /// Kinds (`Kustomization`, …, or `Cluster`); empty: every kind.
@@ -126,7 +127,7 @@ impl AlertRule {
 
 fn problem_states<'de, D: Deserializer<'de>>(de: D) -> Result<Vec<State>, D::Error> {
     let states = Vec::<State>::deserialize(de)?;
-    match states.iter().find(|s| !s.is_problem()) {
+    match states.iter().find(|s| !crate::alerts::alertable(**s)) {
         Some(state) => Err(serde::de::Error::custom(format!(
             "{state} is not a problem state and never alerts"
         ))),
@@ -421,6 +422,14 @@ mod tests {
             err.contains("alerts.rules[0].states") && err.contains("never alerts"),
             "{err}"
         );
+        // a suspension holding up what waits on it is a root cause, so a rule may name it
+        let config = from_yaml_str(
+            "alerts:
+  rules: [{name: held, states: [suspended]}]
+",
+        )
+        .unwrap();
+        assert_eq!(config.alerts.rules[0].states, [State::Suspended]);
         let err = from_yaml_str("alerts:\n  slack: {mode: carrier-pigeon}\n")
             .unwrap_err()
             .to_string();

@@ -62,15 +62,16 @@ impl Assessor<'_> {
             return Some(Finding::new(State::Unverifiable, reason, error).cause(Cause::Cluster));
         }
         if object.spec.suspend && object.kind.is_flux() {
-            let message = object
-                .condition("Ready")
-                .map(|c| c.message.as_str())
-                .unwrap_or("");
-            return Some(Finding::new(
-                State::Suspended,
-                "suspended (spec.suspend)",
-                message,
-            ));
+            let ready = object.condition("Ready");
+            let message = ready.map(|c| c.message.as_str()).unwrap_or("");
+            let finding = Finding::new(State::Suspended, "suspended (spec.suspend)", message);
+            // Suspended while ready holds nothing up; suspended while not ready holds up
+            // whatever waits on it.
+            return Some(if ready.is_some_and(|c| c.is_true()) {
+                finding
+            } else {
+                finding.cause(Cause::HoldsWaiters)
+            });
         }
         if let Some(cycle) = self.cycle_of[i] {
             let reason = format!("dependency cycle: {}", self.cycles[cycle].path);
@@ -92,15 +93,25 @@ impl Assessor<'_> {
             );
         }
         match &self.graph.liveness[i] {
-            Liveness::NoShard { deployment } => {
+            &Liveness::Missing(absent) => {
+                let missing = &self.graph.absent.list[absent];
+                let shard = if missing.shard.is_empty() {
+                    String::new()
+                } else {
+                    format!(" for its shard {:?}", missing.shard)
+                };
                 let reason = format!(
-                    "no controller for its shard: Deployment {deployment} not found (the main controller exists)"
+                    "no controller{shard}: Deployment {}/{} not found",
+                    missing.namespace, missing.deployment
                 );
-                Some(Finding::new(
-                    State::Unverifiable,
-                    reason,
-                    "nothing reconciles this object; its status is whatever was last written",
-                ))
+                Some(
+                    Finding::new(
+                        State::Unverifiable,
+                        reason,
+                        "nothing reconciles this object; its status is whatever was last written",
+                    )
+                    .cause(Cause::Absent(absent)),
+                )
             }
             &Liveness::Down(controller) => {
                 let reason = down_reason(self.index, controller, self.now);

@@ -11,6 +11,9 @@ use std::borrow::Cow;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Outcome {
     Failure,
+    /// A failure caused by the prerequisites over `explained_by` (a Helm action whose wait on
+    /// its workloads failed): it stays failed, and their root causes are its own.
+    FailedBy,
     /// Waiting on a prerequisite (DependencyNotReady, SourceNotReady): never a failure itself.
     Waiting,
     InProgress,
@@ -52,7 +55,7 @@ const fn rule(
     }
 }
 
-use Outcome::{Failure, InProgress, Waiting};
+use Outcome::{FailedBy, Failure, InProgress, Waiting};
 
 /// Message shapes first (they hide inside generic reasons like ReconciliationFailed), then
 /// the reasons Flux and tofu-controller document.
@@ -93,6 +96,29 @@ const RULES: &[Rule] = &[
         Waiting,
         EdgeSet::SOURCE,
     ),
+    // helm.toolkit.fluxcd.io/v2beta2 and kustomize v1beta2 (still served) wait on the chart
+    // or artifact under these reasons; helm-controller v1 says ArtifactFailed while the
+    // source's artifact is missing ("Source not ready: artifact not found. Retrying in 30s").
+    rule(
+        |e| e.reason == "HelmChartNotReady",
+        |_| "waiting for chart".into(),
+        Waiting,
+        EdgeSet::SOURCE,
+    ),
+    rule(
+        |e| e.reason == "ArtifactFailed" && !e.kind.is_source(),
+        |_| "source artifact unavailable".into(),
+        Waiting,
+        EdgeSet::SOURCE,
+    ),
+    // source-controller's HelmChart before its repository has an artifact
+    // (helmchart_controller.go, reconcileSource: "no artifact available for … source …").
+    rule(
+        |e| e.reason == "NoSourceArtifact",
+        |_| "waiting for source artifact".into(),
+        Waiting,
+        EdgeSet::SOURCE,
+    ),
     rule(
         source_not_found,
         |_| "source not found".into(),
@@ -106,6 +132,12 @@ const RULES: &[Rule] = &[
         EdgeSet::DEPLOYED,
     ),
     rule(
+        |e| is_helm_action_failure(e.reason) && waited_for(e.message).is_some(),
+        |e| helm_wait(e.reason, e.message),
+        FailedBy,
+        EdgeSet::DEPLOYED,
+    ),
+    rule(
         helm_wait_timeout,
         |e| {
             format!(
@@ -113,14 +145,8 @@ const RULES: &[Rule] = &[
                 helm_action(e.reason)
             )
         },
-        Failure,
+        FailedBy,
         EdgeSet::DEPLOYED,
-    ),
-    rule(
-        |e| e.reason == "ArtifactFailed" && !e.kind.is_source(),
-        |_| "source artifact unavailable".into(),
-        Failure,
-        EdgeSet::SOURCE,
     ),
     rule(
         |e| e.reason == "BuildFailed",
@@ -134,17 +160,19 @@ const RULES: &[Rule] = &[
         Failure,
         EdgeSet::NONE,
     ),
+    // A Helm action that failed, or retries exhausted, for no reason named above: failing
+    // workloads it deployed are why (hooks and waits fail on them), if there are any.
     rule(
         |e| is_helm_action_failure(e.reason),
         |e| helm_action(e.reason).into(),
-        Failure,
-        EdgeSet::NONE,
+        FailedBy,
+        EdgeSet::DEPLOYED,
     ),
     rule(
         |e| matches!(e.reason, "RetriesExceeded" | "RetryLimitReached"),
         |_| "retries exhausted".into(),
-        Failure,
-        EdgeSet::NONE,
+        FailedBy,
+        EdgeSet::DEPLOYED,
     ),
     rule(
         |e| e.reason == "ValuesError",
@@ -312,20 +340,57 @@ fn quoted_after<'m>(text: &'m str, marker: &str) -> Option<&'m str> {
 
 fn source_not_found(e: &Evidence) -> bool {
     let message = e.message.to_ascii_lowercase();
-    message.contains("not found")
-        && (message.contains("source") || matches!(e.reason, "ArtifactFailed" | "SourceNotReady"))
+    message.contains("not found") && message.contains("source")
 }
 
 /// `timeout waiting for: [Deployment/default/podinfo status: 'InProgress']`
 fn health_check(message: &str) -> String {
-    let target = message
-        .split_once("waiting for: [")
-        .and_then(|(_, rest)| rest.split([' ', ',', ']']).next())
-        .filter(|t| !t.is_empty());
-    match target {
-        Some(target) => format!("health check failed: {target}"),
+    match waited_for(message) {
+        Some(wait) => format!("health check failed: {}", wait.targets.join(", ")),
         None => "health check failed".into(),
     }
+}
+
+/// What a kstatus wait gave up on, as kustomize-controller's health checks and helm-controller
+/// v1's install/upgrade wait write it (helm-controller internal/reconcile install.go and
+/// upgrade.go wrap the waiter's error): `failed early due to stalled resources:
+/// [Deployment/ns/name status: 'Failed']` or `timeout waiting for: [Deployment/ns/name
+/// status: 'InProgress', …]`.
+pub(super) struct Wait {
+    /// True when the resources stalled (kstatus Failed), false when time ran out.
+    pub stalled: bool,
+    /// `Kind/namespace/name` of each resource named.
+    pub targets: Vec<String>,
+}
+
+pub(super) fn waited_for(message: &str) -> Option<Wait> {
+    const STALLED: &str = "failed early due to stalled resources: [";
+    const TIMEOUT: &str = "waiting for: [";
+    let (stalled, list) = match message.split_once(STALLED) {
+        Some((_, list)) => (true, list),
+        None => (false, message.split_once(TIMEOUT)?.1),
+    };
+    let list = list.split_once(']').map_or(list, |(list, _)| list);
+    let targets: Vec<String> = list
+        .split(", ")
+        .filter_map(|entry| entry.split(' ').next())
+        .filter(|target| !target.is_empty())
+        .map(str::to_string)
+        .collect();
+    (!targets.is_empty()).then_some(Wait { stalled, targets })
+}
+
+/// `Helm upgrade failed: Deployment/apps/podinfo stalled`, naming what the wait gave up on.
+fn helm_wait(reason: &str, message: &str) -> String {
+    let Some(wait) = waited_for(message) else {
+        return helm_action(reason).into();
+    };
+    let how = if wait.stalled {
+        "stalled"
+    } else {
+        "not ready in time"
+    };
+    format!("{}: {} {how}", helm_action(reason), wait.targets.join(", "))
 }
 
 fn helm_wait_timeout(e: &Evidence) -> bool {

@@ -122,11 +122,6 @@ fn flux_reasons_have_short_human_names() {
         (Kind::Kustomization, "BuildFailed", "build failed"),
         (Kind::HelmChart, "BuildFailed", "chart build failed"),
         (
-            Kind::Kustomization,
-            "ArtifactFailed",
-            "source artifact unavailable",
-        ),
-        (
             Kind::GitRepository,
             "FetchFailed",
             "source fetch failed (FetchFailed)",
@@ -158,19 +153,145 @@ fn flux_reasons_have_short_human_names() {
     for (kind, flux_reason, expected) in cases {
         let classified = classify(kind, flux_reason, "");
         assert_eq!(classified.reason, expected, "{kind} {flux_reason}");
-        assert_eq!(classified.outcome, Outcome::Failure, "{flux_reason}");
+        // Helm actions and exhausted retries fail because of failing workloads, when any
+        let helm = flux_reason.contains("Install")
+            || flux_reason.contains("Upgrade")
+            || flux_reason.contains("Test")
+            || flux_reason.contains("Rollback")
+            || flux_reason.starts_with("Retr");
+        let expected_outcome = if helm {
+            (Outcome::FailedBy, EdgeSet::DEPLOYED)
+        } else {
+            (Outcome::Failure, classified.explained_by)
+        };
+        assert_eq!(
+            (classified.outcome, classified.explained_by),
+            expected_outcome,
+            "{flux_reason}"
+        );
     }
 }
 
+/// source-controller's HelmChart reconciler: `failed to get source: …` (reason
+/// SourceUnavailable) when its HelmRepository is not in its cache.
 #[test]
 fn source_not_found_is_recognised_in_messages() {
     let classified = classify(
-        Kind::Kustomization,
-        "ArtifactFailed",
-        "Source 'GitRepository/flux-system/apps' not found",
+        Kind::HelmChart,
+        "SourceUnavailable",
+        "failed to get source: HelmRepository.source.toolkit.fluxcd.io \"podinfo\" not found",
     );
     assert_eq!(
-        (classified.reason.as_str(), classified.explained_by),
-        ("source not found", EdgeSet::SOURCE)
+        (
+            classified.reason.as_str(),
+            classified.outcome,
+            classified.explained_by
+        ),
+        ("source not found", Outcome::Failure, EdgeSet::SOURCE)
+    );
+    let unrelated = classify(
+        Kind::Kustomization,
+        "ReconciliationFailed",
+        "ConfigMap/apps/settings not found",
+    );
+    assert_eq!(unrelated.reason, "apply failed", "no source named");
+}
+
+/// Older API versions still served (helm v2beta2, kustomize/source v1beta2) keep their
+/// reasons' meaning: a wait on the chart or the artifact, never a failure of its own.
+#[test]
+fn chart_and_artifact_waits_of_every_version_are_waits() {
+    for (kind, reason, message) in [
+        (
+            Kind::HelmRelease,
+            "HelmChartNotReady",
+            "HelmChart 'flux-system/apps-podinfo' is not ready",
+        ),
+        (
+            Kind::HelmRelease,
+            "ArtifactFailed",
+            "Source not ready: artifact not found. Retrying in 30s",
+        ),
+        (
+            Kind::Kustomization,
+            "ArtifactFailed",
+            "Source 'GitRepository/flux-system/apps' not found",
+        ),
+        (
+            Kind::Terraform,
+            "ArtifactFailed",
+            "Source is not ready, artifact not found",
+        ),
+        (
+            Kind::HelmChart,
+            "NoSourceArtifact",
+            "no artifact available for HelmRepository source 'podinfo'",
+        ),
+    ] {
+        let classified = classify(kind, reason, message);
+        assert_eq!(
+            (classified.outcome, classified.explained_by),
+            (Outcome::Waiting, EdgeSet::SOURCE),
+            "{kind} {reason}"
+        );
+    }
+    // a source's own ArtifactFailed is its fetch failing
+    let own = classify(Kind::GitRepository, "ArtifactFailed", "");
+    assert_eq!(own.outcome, Outcome::Failure);
+}
+
+/// helm-controller v1's wait errors (internal/reconcile install.go, upgrade.go) name what it
+/// waited on: the release fails because of those workloads.
+#[test]
+fn helm_wait_failures_name_the_workloads() {
+    let stalled = classify(
+        Kind::HelmRelease,
+        "InstallFailed",
+        "Helm install failed for release commerce/lago with chart lago@1.28.0: failed early due to stalled resources: [Deployment/commerce/lago-clock-worker status: 'Failed']",
+    );
+    assert_eq!(
+        (
+            stalled.reason.as_str(),
+            stalled.outcome,
+            stalled.explained_by
+        ),
+        (
+            "Helm install failed: Deployment/commerce/lago-clock-worker stalled",
+            Outcome::FailedBy,
+            EdgeSet::DEPLOYED
+        )
+    );
+    let timeout = classify(
+        Kind::HelmRelease,
+        "UpgradeFailed",
+        "Helm upgrade failed for release tools/hookshot with chart hookshot@0.4.1: timeout waiting for: [Deployment/tools/hookshot status: 'InProgress', StatefulSet/tools/hookshot-db status: 'InProgress']",
+    );
+    assert_eq!(
+        timeout.reason,
+        "Helm upgrade failed: Deployment/tools/hookshot, StatefulSet/tools/hookshot-db not ready in time"
+    );
+    assert_eq!(timeout.outcome, Outcome::FailedBy);
+    // the same words under a reason that is no Helm action: not a Helm wait
+    let health = classify(
+        Kind::Kustomization,
+        "HealthCheckFailed",
+        "health check failed after 34.97ms: failed early due to stalled resources: [HelmRelease/crossplane-system/crossplane status: 'Failed']",
+    );
+    assert_eq!(
+        (health.reason.as_str(), health.outcome),
+        (
+            "health check failed: HelmRelease/crossplane-system/crossplane",
+            Outcome::Failure
+        )
+    );
+    // an empty list names nothing
+    let empty = classify(
+        Kind::HelmRelease,
+        "UpgradeFailed",
+        "Helm upgrade failed: timeout waiting for: []",
+    );
+    assert_eq!(
+        (empty.reason.as_str(), empty.outcome),
+        ("Helm upgrade failed", Outcome::FailedBy)
     );
 }

@@ -58,7 +58,7 @@ fn a_dead_controller_makes_its_objects_unverifiable_and_is_their_root_cause() {
 }
 
 #[test]
-fn a_running_controller_is_healthy_and_an_absent_one_changes_nothing() {
+fn a_running_controller_is_healthy_and_without_controllers_liveness_is_unknown() {
     let mut values = healthy_terraform();
     values.push(controller("tofu-controller", 1));
     let with_controller = run(&values);
@@ -70,12 +70,9 @@ fn a_running_controller_is_healthy_and_an_absent_one_changes_nothing() {
         with_controller.state("Terraform", "flux-system", "nlb"),
         Healthy
     );
-    let without = run(&healthy_terraform());
-    assert_eq!(
-        without.state("Terraform", "flux-system", "nlb"),
-        Healthy,
-        "liveness unknown"
-    );
+    // no controller Deployment in the input at all: liveness unknown
+    let without = run(&[git_repository("flux-system", SHA), terraform("nlb")]);
+    assert_eq!(without.state("Terraform", "flux-system", "nlb"), Healthy);
 }
 
 #[test]
@@ -119,7 +116,14 @@ fn sharded_objects_need_their_shard_controller() {
         "{}",
         verdict.reason
     );
-    assert_eq!(verdict.root_causes, std::slice::from_ref(&verdict.id));
+    assert_eq!(
+        as_strs(&verdict.root_causes),
+        [id(
+            "Deployment",
+            "flux-system",
+            "kustomize-controller-shard1"
+        )]
+    );
 
     let mut with_shards = flux_controllers();
     with_shards.push(controller("kustomize-controller-shard1", 1));

@@ -1,51 +1,115 @@
 //! Controller liveness: every Flux object maps to the Deployment that reconciles its kind, on
 //! the right shard. Status written by a controller that is not running is not evidence
-//! (seed 000, incident 4: a tofu-controller in ImagePullBackOff behind days of stale status).
+//! (seed 000, incident 4: a tofu-controller in ImagePullBackOff behind days of stale status),
+//! and neither is status whose controller is not installed at all.
 
 use super::index::Index;
 use super::pods::pod_failure;
 use crate::model::Object;
 use chrono::{DateTime, Utc};
+use std::collections::HashMap;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Liveness {
-    /// The input holds no Deployment for the controller: liveness unknown, verdict unchanged.
+    /// The input holds no Flux controller Deployment on the cluster at all (a file of Flux
+    /// objects alone): liveness unknown, verdict unchanged.
     Unknown,
     Alive(usize),
-    /// The Deployment exists with no available replica.
+    /// The Deployment exists with no available replica, or only crash-looping pods.
     Down(usize),
-    /// The object names a shard whose Deployment is absent while the main controller exists:
-    /// nothing reconciles it.
-    NoShard {
-        deployment: String,
-    },
+    /// The cluster's Flux controllers are in the input but not this one (or not this shard):
+    /// nothing reconciles the object. Indexes [`Absences::list`].
+    Missing(usize),
 }
 
-pub(super) fn liveness(index: &Index, object: &Object) -> Liveness {
+/// The absent controllers, each once however many objects need it: one root cause.
+#[derive(Default)]
+pub(super) struct Absences {
+    pub list: Vec<Absent>,
+    seen: HashMap<Absent, usize>,
+}
+
+impl Absences {
+    fn add(&mut self, absent: Absent) -> usize {
+        *self.seen.entry(absent).or_insert_with_key(|absent| {
+            self.list.push(absent.clone());
+            self.list.len() - 1
+        })
+    }
+}
+
+/// A controller Deployment that the cluster's objects need and the input does not hold.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) struct Absent {
+    pub cluster: String,
+    /// Where the cluster's other Flux controllers run (flux-system when it holds one).
+    pub namespace: String,
+    pub deployment: String,
+    /// The `sharding.fluxcd.io/key` it would serve; empty for the main controller.
+    pub shard: String,
+}
+
+impl Absent {
+    /// What is missing, as the root cause says it.
+    pub fn reason(&self) -> String {
+        let serves = if self.shard.is_empty() {
+            String::new()
+        } else {
+            format!(" for shard {:?}", self.shard)
+        };
+        format!(
+            "controller Deployment {}/{} not found{serves}: nothing reconciles its objects",
+            self.namespace, self.deployment
+        )
+    }
+}
+
+pub(super) fn liveness(
+    index: &Index,
+    object: &Object,
+    absences: &mut Absences,
+    now: DateTime<Utc>,
+) -> Liveness {
     let Some(controller) = object.kind.controller() else {
         return Liveness::Unknown;
     };
     let shard = object.shard().unwrap_or("");
-    match index.controller(&object.cluster, controller, shard) {
-        Some(found) if available(&index.objects[found]) => Liveness::Alive(found),
-        Some(found) => Liveness::Down(found),
-        None if !shard.is_empty()
-            && index.controller(&object.cluster, controller, "").is_some() =>
-        {
-            Liveness::NoShard {
-                deployment: format!("{controller}-{shard}"),
-            }
-        }
+    if let Some(found) = index.controller(&object.cluster, controller, shard) {
+        return if available(index, found, now) {
+            Liveness::Alive(found)
+        } else {
+            Liveness::Down(found)
+        };
+    }
+    match index.controllers_namespace(&object.cluster) {
+        Some(namespace) => Liveness::Missing(absences.add(Absent {
+            cluster: object.cluster.clone(),
+            namespace: namespace.to_string(),
+            deployment: if shard.is_empty() {
+                controller.to_string()
+            } else {
+                format!("{controller}-{shard}")
+            },
+            shard: shard.to_string(),
+        })),
         None => Liveness::Unknown,
     }
 }
 
-fn available(deployment: &Object) -> bool {
-    deployment
+/// Some replica is available and not every pod of the controller is failing: the
+/// Deployment's count lags a pod that crash-loops between restarts.
+fn available(index: &Index, deployment: usize, now: DateTime<Utc>) -> bool {
+    let counted = index.objects[deployment]
         .status
         .workload
         .as_ref()
-        .is_some_and(|w| w.available > 0)
+        .is_some_and(|w| w.available > 0);
+    let pods = index.pods_of(deployment);
+    let all_failing = !pods.is_empty()
+        && pods
+            .iter()
+            .all(|&pod| pod_failure(&index.objects[pod], now).is_some());
+    counted && !all_failing
 }
 
 /// Why a controller is down, read from its pods ("ImagePullBackOff: …").

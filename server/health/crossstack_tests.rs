@@ -55,7 +55,7 @@ fn cluster(crds: bool) -> Vec<Value> {
     let mut values = flux_controllers();
     values.extend([
         helm_repository("charts"),
-        helm_chart("gateway-system", "gateway", "charts", "1.5.0"),
+        helm_chart("gateway-system", "gateway", "charts", "2.14.0"),
     ]);
     values.push(helm_chart("networking", "netop", "charts", "2.14.0"));
     values.extend([

@@ -55,12 +55,18 @@ pub(super) struct Edge {
 pub(super) enum Cause {
     /// The cluster's data cannot be trusted: the cluster is the root cause.
     Cluster,
+    /// No Deployment reconciles the object: that absent controller (an index into the
+    /// graph's absences) is the root cause.
+    Absent(usize),
     /// The state stands; a problem is explained by problem prerequisites over these edges
     /// (their root causes become its own), otherwise it is its own root cause.
     Symptom(EdgeSet),
     /// A problem or in-progress state that problem prerequisites over these edges turn into
     /// `blocked` (`degraded` when the object itself is healthy).
     Explainable(EdgeSet),
+    /// Not a problem by itself (a suspended object that is not ready), but the root cause of
+    /// whatever waits on it: a suspension holding a rollout.
+    HoldsWaiters,
 }
 
 impl Cause {

@@ -2,8 +2,9 @@
 //! generations, revisions, and time. Prerequisites are combined later (roots.rs).
 
 use super::State;
-use super::classify::{Outcome, classify};
+use super::classify::{Classified, Outcome, classify, waited_for};
 use super::finding::{Cause, EdgeSet, Finding};
+use super::revisions::{converged_revision, same_chart, same_revision};
 use super::threshold::Timing;
 use crate::model::{Condition, ConditionStatus, Kind, Object, human};
 
@@ -19,10 +20,7 @@ pub(super) fn assess(object: &Object, context: &FluxContext) -> Finding {
         return without_conditions(object, context);
     }
     if let Some(stalled) = object.condition("Stalled").filter(|c| c.is_true()) {
-        let classified = classify(object.kind, &stalled.reason, &stalled.message);
-        return Finding::new(State::Failed, classified.reason, &stalled.message)
-            .since(stalled.last_transition)
-            .cause(Cause::Explainable(classified.explained_by));
+        return gave_up(object, stalled);
     }
     let Some(ready) = object.condition("Ready") else {
         let since = object
@@ -50,9 +48,11 @@ pub(super) fn assess(object: &Object, context: &FluxContext) -> Finding {
         ConditionStatus::False => {
             let classified = classify(object.kind, &ready.reason, &ready.message);
             match classified.outcome {
-                Outcome::Failure => Finding::new(State::Failed, classified.reason, &ready.message)
-                    .since(ready.last_transition)
-                    .cause(Cause::Explainable(classified.explained_by)),
+                Outcome::Failure | Outcome::FailedBy => {
+                    Finding::new(State::Failed, &classified.reason, &ready.message)
+                        .since(ready.last_transition)
+                        .cause(failure_cause(&classified))
+                }
                 Outcome::Waiting | Outcome::InProgress => context.timing.in_progress(
                     &classified.reason,
                     &with_revision_lag(object, &ready.message),
@@ -61,6 +61,46 @@ pub(super) fn assess(object: &Object, context: &FluxContext) -> Finding {
                 ),
             }
         }
+    }
+}
+
+/// A failure is explainable (blocked when its prerequisites are problems), unless its cause
+/// is them (a Helm wait on failing workloads): then it stays failed and takes their roots.
+fn failure_cause(classified: &Classified) -> Cause {
+    match classified.outcome {
+        Outcome::FailedBy => Cause::Symptom(classified.explained_by),
+        _ => Cause::Explainable(classified.explained_by),
+    }
+}
+
+/// Stalled=True: the controller gave up. Its message says only that ("Failed to upgrade after
+/// 1 attempt(s)", helm-controller internal/reconcile atomic_release.go); why is in the Ready
+/// or Released condition the failed action wrote, which the verdict keeps.
+fn gave_up(object: &Object, stalled: &Condition) -> Finding {
+    let stalled_as = classify(object.kind, &stalled.reason, &stalled.message);
+    let why = ["Released", "Ready"]
+        .into_iter()
+        .filter_map(|type_| object.condition(type_))
+        .filter(|c| c.status == ConditionStatus::False)
+        .map(|c| (c, classify(object.kind, &c.reason, &c.message)))
+        // the one naming what the action waited on, else Ready
+        .max_by_key(|(condition, _)| waited_for(&condition.message).is_some());
+    let finding = |reason: String, message: String, cause: Cause| {
+        Finding::new(State::Failed, reason, message)
+            .since(stalled.last_transition)
+            .cause(cause)
+    };
+    match why {
+        Some((condition, why)) if why.reason != stalled_as.reason => finding(
+            format!("{} ({})", why.reason, stalled_as.reason),
+            format!("{}: {}", stalled.message, condition.message),
+            failure_cause(&why),
+        ),
+        _ => finding(
+            stalled_as.reason,
+            stalled.message.clone(),
+            Cause::Explainable(stalled_as.explained_by),
+        ),
     }
 }
 
@@ -81,9 +121,12 @@ fn when_ready(object: &Object, ready: &Condition, context: &FluxContext) -> Find
     if let Some(flag) = reconciling(object) {
         return reconciling_while_ready(flag, context);
     }
-    if matches!(object.kind, Kind::Kustomization | Kind::Terraform)
-        && let Some(finding) = revision_lag(object, ready, context)
-    {
+    let lag = match object.kind {
+        Kind::Kustomization | Kind::Terraform => revision_lag(object, ready, context),
+        Kind::HelmRelease => chart_lag(object, ready, context),
+        _ => None,
+    };
+    if let Some(finding) = lag {
         return finding;
     }
     Finding::new(State::Healthy, healthy_reason(ready), &ready.message)
@@ -132,7 +175,7 @@ fn revision_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Op
                 .in_progress(&reason, &ready.message, since, EdgeSet::WAITING),
         );
     }
-    let applied = object.status.last_applied_revision.as_deref();
+    let applied = converged_revision(object);
     let source = context.source?;
     let offered = source.status.artifact_revision.as_deref()?;
     if applied.is_some_and(|applied| same_revision(applied, offered)) {
@@ -142,6 +185,26 @@ fn revision_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Op
         "source offers {offered}, applied {}",
         applied.unwrap_or("nothing")
     );
+    let since = source.status.artifact_updated.or(ready.last_transition);
+    Some(
+        context
+            .timing
+            .in_progress(&reason, &ready.message, since, EdgeSet::WAITING),
+    )
+}
+
+/// HelmRelease: Ready on a chart older than what its HelmChart or OCIRepository offers.
+fn chart_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Option<Finding> {
+    let source = context.source?;
+    let offered = source.status.artifact_revision.as_deref()?;
+    let release = object.status.release.as_ref();
+    let deployed = release
+        .and_then(|r| r.chart_version.as_deref())
+        .or(object.status.last_applied_revision.as_deref())?;
+    if same_chart(deployed, offered) {
+        return None;
+    }
+    let reason = format!("chart {offered} offered, {deployed} deployed");
     let since = source.status.artifact_updated.or(ready.last_transition);
     Some(
         context
@@ -169,14 +232,8 @@ fn with_revision_lag(object: &Object, message: &str) -> String {
 /// (lastAttemptedRevision, lastAppliedRevision) when they differ: a new revision in flight.
 fn revision_in_flight(object: &Object) -> Option<(&str, &str)> {
     let attempted = object.status.last_attempted_revision.as_deref()?;
-    let applied = object.status.last_applied_revision.as_deref()?;
+    let applied = converged_revision(object)?;
     (!same_revision(attempted, applied)).then_some((attempted, applied))
-}
-
-/// Revisions are compared by digest when both carry one (`main@sha1:…` vs `sha1:…`).
-pub(super) fn same_revision(a: &str, b: &str) -> bool {
-    let digest = |r: &str| r.rsplit_once('@').map_or(r, |(_, d)| d).to_string();
-    a == b || digest(a) == digest(b)
 }
 
 fn reconciling(object: &Object) -> Option<&Condition> {

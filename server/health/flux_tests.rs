@@ -36,33 +36,39 @@ fn a_converged_fleet_is_healthy_with_no_root_causes() {
 /// Every HelmRelease run shows Ready=True + Reconciling=True for a while: not stale, not a problem.
 #[test]
 fn a_routine_helm_run_does_not_flap_to_stale() {
-    let reconciling = |minutes| {
+    let reconciling_with = |minutes, message: &str| {
         let mut values = fleet(podinfo_release());
         let release = values.pop().unwrap();
         values.push(with_conditions(
             release,
             vec![
                 ready("UpgradeSucceeded", "Helm upgrade succeeded"),
-                condition(
-                    "Reconciling",
-                    "True",
-                    "Progressing",
-                    "Fulfilling prerequisites",
-                    minutes,
-                ),
+                condition("Reconciling", "True", "Progressing", message, minutes),
             ],
         ));
         run(&values)
     };
+    let reconciling = |minutes| reconciling_with(minutes, "Fulfilling prerequisites");
     let routine = reconciling(2);
     let verdict = routine.verdict("HelmRelease", "apps", "podinfo");
     assert_eq!(verdict.state, Progressing, "{verdict:?}");
     assert!(verdict.root_causes.is_empty());
     assert!(routine.evaluation.root_causes.is_empty());
-    // Just below the threshold (max(15m, 2 × 5m)) it is still a run in flight.
+    // Up to the threshold (max(15m, 2 × 5m)) it is still a run in flight; a flag without a
+    // message is named by its reason.
     assert_eq!(
         reconciling(14).state("HelmRelease", "apps", "podinfo"),
         Progressing
+    );
+    let edge = reconciling_with(15, "");
+    let verdict = edge.verdict("HelmRelease", "apps", "podinfo");
+    assert_eq!(
+        (verdict.state, verdict.reason.as_str()),
+        (Progressing, "reconciling (Progressing)")
+    );
+    assert_eq!(
+        reconciling(16).state("HelmRelease", "apps", "podinfo"),
+        Stale
     );
 
     let stuck_flag = reconciling(7 * 24 * 60);
@@ -242,9 +248,14 @@ fn stalled_and_failure_reasons_are_failed() {
     values.extend(podinfo_release().into_iter().take(2));
     let run_ = run(&values);
     let verdict = run_.verdict("HelmRelease", "apps", "podinfo");
+    // Stalled does not hide why: the upgrade's failure from Ready, with Stalled's words beside it
     assert_eq!(
         (verdict.state, verdict.reason.as_str()),
-        (Failed, "retries exhausted")
+        (Failed, "Helm upgrade failed (retries exhausted)")
+    );
+    assert_eq!(
+        verdict.message,
+        "Failed to upgrade after 1 attempt(s): Helm upgrade failed: post-upgrade hooks failed"
     );
 
     for (reason, expected) in [

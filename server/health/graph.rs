@@ -3,26 +3,30 @@
 //! nothing are collected as findings instead, since a missing prerequisite is itself the cause.
 
 use super::clusters::Clusters;
-use super::controllers::{Liveness, liveness};
+use super::controllers::{Absences, Liveness, liveness};
 use super::finding::{Edge, EdgeKind};
 use super::index::Index;
 use crate::model::{Kind, Object, Ref};
+use chrono::{DateTime, Utc};
 
 pub(super) struct Graph {
     pub edges: Vec<Vec<Edge>>,
     /// Per object: what it references that cannot be reconciled (absent, or on another shard).
     pub missing: Vec<Vec<String>>,
     pub liveness: Vec<Liveness>,
+    /// The controller Deployments objects need and the input lacks.
+    pub absent: Absences,
     /// Per object: its source object (for revision comparison), when present.
     pub source: Vec<Option<usize>>,
 }
 
-pub(super) fn build(index: &Index, clusters: &Clusters) -> Graph {
+pub(super) fn build(index: &Index, clusters: &Clusters, now: DateTime<Utc>) -> Graph {
     let count = index.objects.len();
     let mut graph = Graph {
         edges: Vec::with_capacity(count),
         missing: Vec::with_capacity(count),
         liveness: Vec::with_capacity(count),
+        absent: Absences::default(),
         source: Vec::with_capacity(count),
     };
     for (i, object) in index.objects.iter().enumerate() {
@@ -36,7 +40,7 @@ pub(super) fn build(index: &Index, clusters: &Clusters) -> Graph {
         let source = builder.source();
         builder.depends_on();
         builder.health_checks();
-        let live = liveness(index, object);
+        let live = liveness(index, object, &mut graph.absent, now);
         if let Liveness::Alive(controller) | Liveness::Down(controller) = live {
             builder.edge(EdgeKind::Controller, controller);
         }
@@ -92,9 +96,14 @@ impl Builder<'_, '_> {
         None
     }
 
+    /// kustomize-controller and helm-controller cache only their own kind's objects of their
+    /// shard (main.go, `ByObject: {&Kustomization{}: {Label: watchSelector}}`, and the same for
+    /// HelmRelease): a dependency on another shard is "not found" to them.
     fn depends_on(&mut self) {
         for reference in &self.object.spec.depends_on {
-            self.required(EdgeKind::DependsOn, "dependency", reference);
+            if let Some(found) = self.required(EdgeKind::DependsOn, "dependency", reference) {
+                self.check_shard("dependency", found);
+            }
         }
     }
 
@@ -113,17 +122,19 @@ impl Builder<'_, '_> {
             // The chart comes through the HelmChart helm-controller generates, when it exists.
             if let Some(chart) = self.generated_chart(declared) {
                 self.edge(EdgeKind::Source, chart);
-                if let Some(repository) = self.index.resolve(&self.object.cluster, declared) {
-                    self.check_shard(repository);
-                    return Some(chart);
+                if self.index.resolve(&self.object.cluster, declared).is_none() {
+                    self.required(EdgeKind::Source, "source", declared);
                 }
-                self.required(EdgeKind::Source, "source", declared);
                 return Some(chart);
             }
         }
         let found = self.required(EdgeKind::Source, "source", declared)?;
-        if self.object.kind != Kind::HelmChart {
-            self.check_shard(found);
+        // source-controller caches every source kind by its shard's label selector
+        // (source-controller main.go, mustSetupManager: ByObject for GitRepository,
+        // HelmRepository, HelmChart, Bucket, OCIRepository); kustomize- and helm-controller
+        // read sources of any shard.
+        if self.object.kind.controller() == Some("source-controller") {
+            self.check_shard("source", found);
         }
         Some(found)
     }
@@ -144,21 +155,28 @@ impl Builder<'_, '_> {
             .get(cluster, Kind::HelmChart, &declared.namespace, &name)
     }
 
-    /// Seed 004: a source labelled for another shard is invisible to the object's controller,
-    /// which reports "source not found" far from the cause.
-    fn check_shard(&mut self, source: usize) {
-        let source = &self.index.objects[source];
-        if source.shard() == self.object.shard() {
+    /// A prerequisite labelled for another shard is invisible to the controller that reconciles
+    /// the object, which reports it "not found" far from the cause (seed 004: helm-controller
+    /// creates HelmCharts without the shard label, so the main source-controller cannot see a
+    /// sharded HelmRepository).
+    fn check_shard(&mut self, what: &str, target: usize) {
+        let target = &self.index.objects[target];
+        if target.shard() == self.object.shard() {
             return;
         }
         let shard =
             |s: Option<&str>| s.map_or("the main shard".to_string(), |s| format!("shard {s:?}"));
+        let controller = self.object.kind.controller().unwrap_or("its controller");
+        let reconciler = match self.object.shard() {
+            Some(own) => format!("{controller}-{own}"),
+            None => controller.to_string(),
+        };
         self.missing.push(format!(
-            "source {} {}/{} not found by this object's controller: the source is on {}, this {} on {} (sharding.fluxcd.io/key differs)",
-            source.kind,
-            source.namespace,
-            source.name,
-            shard(source.shard()),
+            "{what} {} {}/{} not found by {reconciler}: the {what} is on {}, this {} on {} (sharding.fluxcd.io/key differs)",
+            target.kind,
+            target.namespace,
+            target.name,
+            shard(target.shard()),
             self.object.kind,
             shard(self.object.shard()),
         ));

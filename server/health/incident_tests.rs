@@ -206,7 +206,7 @@ fn incident_4(controller_pods: Vec<Value>, available: i64) -> Run {
     values.extend([
         git_repository("flux-system", SHA),
         helm_repository("charts"),
-        helm_chart("flux-system", "tofu-controller", "charts", "0.16.0"),
+        helm_chart("flux-system", "tofu-controller", "charts", "2.14.0"),
         helm_release("flux-system", "tofu-controller", "charts"),
         tofu,
         terraform,
@@ -296,36 +296,4 @@ fn incident_4_a_dead_controller_is_the_root_cause_not_its_stale_status() {
     assert!(cause.affected.len() >= 5, "{:?}", cause.affected);
 }
 
-/// Seed 004: a HelmRepository under an app directory inherits the apps shard label; the
-/// default-shard HelmRelease reports "source not found" while the source says Ready.
-#[test]
-fn seed_004_source_not_found_far_from_the_cause_names_the_shard() {
-    let mut values = flux_controllers();
-    values.extend([
-        controller("source-controller-apps", 1),
-        controller("helm-controller-apps", 1),
-        controller("kustomize-controller-apps", 1),
-        with_label(helm_repository("podinfo"), "sharding.fluxcd.io/key", "apps"),
-        with_conditions(
-            helm_chart("default", "podinfo", "podinfo", "6.0.3"),
-            vec![not_ready("SourceNotReady", "failed to get source: HelmRepository.source.toolkit.fluxcd.io \"podinfo\" not found", 30)],
-        ),
-        with_conditions(
-            helm_release("default", "podinfo", "podinfo"),
-            vec![not_ready("ArtifactFailed", "HelmChart 'flux-system/default-podinfo' is not ready: source not found", 30)],
-        ),
-    ]);
-    let run = run(&values);
-    let release = run.verdict("HelmRelease", "default", "podinfo");
-    assert_eq!(release.state, Failed);
-    assert_eq!(
-        release.reason,
-        "source HelmRepository flux-system/podinfo not found by this object's controller: the source is on shard \"apps\", \
-         this HelmRelease on the main shard (sharding.fluxcd.io/key differs)"
-    );
-    assert_eq!(release.root_causes, std::slice::from_ref(&release.id));
-    assert_eq!(
-        run.state("HelmRepository", "flux-system", "podinfo"),
-        Healthy
-    );
-}
+// Seed 004 (a sharded HelmRepository behind an unlabelled HelmChart) is in sharding_tests.rs.

@@ -61,6 +61,8 @@ pub(super) struct Index<'a> {
     applied: HashMap<Key<'a>, Vec<usize>>,
     /// Controller Deployments by (cluster, controller, shard); the main one has shard "".
     controllers: HashMap<(&'a str, &'static str, &'a str), usize>,
+    /// Per cluster, where its Flux controllers run; absent when the input holds none.
+    controller_namespaces: HashMap<&'a str, &'a str>,
     pods_by_owner: HashMap<Key<'a>, Vec<usize>>,
     pods_by_namespace: HashMap<(&'a str, &'a str), Vec<usize>>,
 }
@@ -72,6 +74,7 @@ impl<'a> Index<'a> {
             by_key: HashMap::with_capacity_and_hasher(objects.len(), Default::default()),
             applied: HashMap::default(),
             controllers: HashMap::default(),
+            controller_namespaces: HashMap::default(),
             pods_by_owner: HashMap::default(),
             pods_by_namespace: HashMap::default(),
         };
@@ -97,8 +100,13 @@ impl<'a> Index<'a> {
                 .controllers
                 .entry((cluster, controller, shard))
                 .or_insert(i);
+            let namespace = self
+                .controller_namespaces
+                .entry(cluster)
+                .or_insert(&object.namespace);
             if object.namespace == "flux-system" {
                 *slot = i;
+                *namespace = &object.namespace;
             }
         }
         if object.kind == Kind::Pod {
@@ -145,6 +153,11 @@ impl<'a> Index<'a> {
         shard: &str,
     ) -> Option<usize> {
         self.controllers.get(&(cluster, controller, shard)).copied()
+    }
+
+    /// Where the cluster's Flux controllers run, when the input holds any of them.
+    pub fn controllers_namespace(&self, cluster: &str) -> Option<&'a str> {
+        self.controller_namespaces.get(cluster).copied()
     }
 
     /// The pods of a workload: by ownerReferences, else by the workload's selector.

@@ -9,17 +9,23 @@
 //! Decisions worth knowing:
 //! - Own-evidence precedence (assess.rs): stale cluster data / unreadable kind (unverifiable,
 //!   root = the cluster) → spec.suspend (suspended) → dependsOn cycle (failed) → missing or
-//!   wrong-shard reference (failed) → no shard controller / controller with 0 available
-//!   (unverifiable) → deletion pending → the kind's rules. Malformed fields turn anything but
-//!   failed/suspended/unverifiable into unverifiable.
+//!   wrong-shard reference (failed) → controller (or its shard) absent while the cluster's
+//!   other Flux controllers are in the input, with 0 available, or only crash-looping pods
+//!   (unverifiable, root = that controller) → deletion pending → the kind's rules. Malformed
+//!   fields turn anything but failed/suspended/unverifiable into unverifiable.
+//! - A suspended object that is not ready is the root cause of whatever waits on it (it
+//!   stays `suspended`); one nobody waits on is no root cause.
 //! - Ready=True + Reconciling=True is `progressing` below the threshold (every Helm run shows
 //!   it; not a problem, so nothing flaps into alerts) and `stale` past it.
 //! - An object with its own problem and problem prerequisites is a symptom (`blocked`, their
 //!   root causes) only when its reason is one those prerequisites explain (DependencyNotReady →
-//!   dependsOn, SourceNotReady/ArtifactFailed → source, HealthCheckFailed and Helm wait
-//!   timeouts → what it checks or applied, in-progress → any of these). Independent failures
-//!   (build, apply, RBAC, admission, stale status) stay their own root cause. A Ready object
-//!   whose applied objects or health-check targets are problems is `degraded`.
+//!   dependsOn, SourceNotReady/ArtifactFailed/HelmChartNotReady → source, HealthCheckFailed →
+//!   what it checks or applied, in-progress → any of these). A Helm action that failed (its
+//!   wait on the workloads, a hook, retries exhausted) for no independent reason stays
+//!   `failed`, with its failing workloads' root causes as its own.
+//!   Independent failures (build, apply, RBAC, admission, stale status) stay their own root
+//!   cause. A Ready object whose applied objects or health-check targets are problems is
+//!   `degraded`.
 
 mod assess;
 mod classify;
@@ -36,6 +42,7 @@ mod input;
 mod output;
 mod pods;
 mod rollout;
+mod revisions;
 mod roots;
 mod state;
 mod threshold;
@@ -48,13 +55,25 @@ mod controller_tests;
 #[cfg(test)]
 mod crossstack_tests;
 #[cfg(test)]
+mod cycle_tests;
+#[cfg(test)]
 mod flux_tests;
 #[cfg(test)]
 mod incident_tests;
 #[cfg(test)]
+mod liveness_tests;
+#[cfg(test)]
 mod property_tests;
 #[cfg(test)]
+mod release_tests;
+#[cfg(test)]
+mod revision_tests;
+#[cfg(test)]
 mod roots_tests;
+#[cfg(test)]
+mod sharding_tests;
+#[cfg(test)]
+mod suspension_tests;
 #[cfg(test)]
 mod testkit;
 #[cfg(test)]
@@ -92,7 +111,7 @@ pub fn evaluate(input: &Input) -> Evaluation {
     let objects = input.objects;
     let index = index::Index::new(objects);
     let clusters = clusters::Clusters::new(input.clusters, input.thresholds.freshness, input.now);
-    let graph = graph::build(&index, &clusters);
+    let graph = graph::build(&index, &clusters, input.now);
     let (cycle_of, cycles) = cycles::find(objects, &graph.edges);
     let membership = domains::membership(&index, input.domains);
     let ids: Vec<ObjectId> = objects.iter().map(Object::id).collect();
@@ -111,7 +130,7 @@ pub fn evaluate(input: &Input) -> Evaluation {
         now: input.now,
     };
     let own = (0..objects.len()).map(|i| assessor.assess(i)).collect();
-    let resolved = roots::resolve(objects, &graph.edges, own, &cycle_of);
+    let resolved = roots::resolve(objects, &graph.absent.list, &graph.edges, own, &cycle_of);
     let root_causes = output::root_causes(&ids, &resolved, &clusters);
     let domains = domains::roll_up(
         &index,

@@ -5,12 +5,18 @@ use super::clusters::Clusters;
 use super::index::HashMap;
 use super::roots::{Resolved, Root};
 use super::{RootCause, State, Verdict, cluster_id};
-use crate::model::{Object, ObjectId};
+use crate::model::{Kind, Object, ObjectId};
 
 pub(super) fn root_id(ids: &[ObjectId]) -> impl Fn(Root) -> ObjectId + '_ {
     move |root| match root {
         Root::Object(i) => ids[i].clone(),
         Root::Cluster(name) => cluster_id(name),
+        Root::Absent(absent) => ObjectId::new(
+            &absent.cluster,
+            Kind::Deployment,
+            &absent.namespace,
+            &absent.deployment,
+        ),
     }
 }
 
@@ -43,6 +49,15 @@ pub(super) fn root_causes(
                         affected,
                     }
                 }
+                // Failed like a controller scaled to zero: nothing runs where something must.
+                Root::Absent(absent) => RootCause {
+                    id: to_id(root),
+                    state: State::Failed,
+                    since: None,
+                    reason: absent.reason(),
+                    message: String::new(),
+                    affected,
+                },
                 Root::Cluster(cluster) => RootCause {
                     id: to_id(root),
                     state: State::Unverifiable,

@@ -3,7 +3,7 @@
 
 use super::testkit::now;
 use super::{ClusterInfo, Evaluation, Input, State, Thresholds, cluster_id, evaluate};
-use crate::model::{Kind, Object, parse_object};
+use crate::model::{Kind, Object, controller_of_deployment, parse_object};
 use chrono::TimeDelta;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -203,6 +203,13 @@ fn check_invariants(objects: &[Object], clusters: &[ClusterInfo], evaluation: &E
         })
         .map(|o| (o.cluster.as_str(), o.name.clone()))
         .collect();
+    // the controller Deployments each cluster holds (a cluster with none: liveness unknown)
+    let controllers: HashSet<(&str, &str)> = objects
+        .iter()
+        .filter(|o| o.kind == Kind::Deployment && controller_of_deployment(&o.name).is_some())
+        .map(|o| (o.cluster.as_str(), o.name.as_str()))
+        .collect();
+    let has_controllers = |cluster: &str| controllers.iter().any(|(c, _)| *c == cluster);
     assert_eq!(evaluation.objects.len(), objects.len());
     for object in objects {
         let verdict = verdicts[object.id().as_str()];
@@ -211,7 +218,14 @@ fn check_invariants(objects: &[Object], clusters: &[ClusterInfo], evaluation: &E
             let deployment = object
                 .shard()
                 .map_or(controller.to_string(), |s| format!("{controller}-{s}"));
-            let controller_dead = dead.contains(&(object.cluster.as_str(), deployment));
+            let cluster = object.cluster.as_str();
+            let absent =
+                has_controllers(cluster) && !controllers.contains(&(cluster, deployment.as_str()));
+            assert!(
+                !(healthy && absent),
+                "healthy without its controller: {verdict:?}"
+            );
+            let controller_dead = dead.contains(&(cluster, deployment));
             assert!(
                 !(healthy && controller_dead),
                 "healthy with a dead controller: {verdict:?}"
@@ -227,8 +241,11 @@ fn check_invariants(objects: &[Object], clusters: &[ClusterInfo], evaluation: &E
             !healthy || object.defects.is_empty(),
             "healthy while malformed: {verdict:?}"
         );
+        // a suspension is a root cause (its own) only while something waits on it
+        let held_suspension =
+            verdict.state == State::Suspended && verdict.root_causes == [verdict.id.clone()];
         assert_eq!(
-            verdict.state.is_problem(),
+            verdict.state.is_problem() || held_suspension,
             !verdict.root_causes.is_empty(),
             "{verdict:?}"
         );
@@ -251,8 +268,14 @@ fn check_invariants(objects: &[Object], clusters: &[ClusterInfo], evaluation: &E
                 "a root cause affects itself: {cause:?}"
             );
         } else {
-            let cluster = cause.id.parts().map(|p| p.0).unwrap_or_default();
-            assert_eq!(cause.id, cluster_id(cluster));
+            // not an object of the input: the cluster itself, or a controller it lacks
+            let (cluster, kind, _, name) = cause.id.parts().unwrap_or_default();
+            let absent_controller =
+                kind == "Deployment" && controller_of_deployment(name).is_some();
+            assert!(
+                absent_controller || cause.id == cluster_id(cluster),
+                "{cause:?}"
+            );
         }
         for affected in &cause.affected {
             assert!(verdicts[affected.as_str()].root_causes.contains(&cause.id));

@@ -4,6 +4,7 @@
 //! edges inside a dependsOn cycle too (each member is already its own root cause).
 
 use super::State;
+use super::controllers::Absent;
 use super::finding::{Cause, Edge, EdgeSet, Finding};
 use crate::model::Object;
 use chrono::{DateTime, Utc};
@@ -14,6 +15,8 @@ pub(super) enum Root<'a> {
     Object(usize),
     /// The cluster's data (by name) cannot be trusted.
     Cluster(&'a str),
+    /// A controller Deployment that is not there.
+    Absent(&'a Absent),
 }
 
 pub(super) struct Resolved<'a> {
@@ -34,6 +37,7 @@ enum Mark {
 
 pub(super) fn resolve<'a>(
     objects: &'a [Object],
+    absent: &'a [Absent],
     edges: &[Vec<Edge>],
     own: Vec<Finding>,
     cycle_of: &[Option<usize>],
@@ -69,26 +73,56 @@ pub(super) fn resolve<'a>(
                 })
                 .filter_map(|e| Some((*e, resolved[e.target].as_ref()?)))
                 .collect();
-            let result = combine(objects, node, finding, &prerequisites, &resolved);
+            let context = Context {
+                objects,
+                absent,
+                resolved: &resolved,
+            };
+            let result = combine(&context, node, finding, &prerequisites);
             resolved[node] = Some(result);
             marks[node] = Mark::Done;
         }
     }
-    resolved
+    let mut resolved: Vec<Resolved> = resolved
         .into_iter()
         .map(|r| r.expect("every object is resolved"))
-        .collect()
+        .collect();
+    name_held_suspensions(&mut resolved);
+    resolved
+}
+
+/// A suspension that holds something up is its own root cause too (its verdict lists itself,
+/// as every root cause's does); one nobody waits on is not a root cause at all.
+fn name_held_suspensions(resolved: &mut [Resolved]) {
+    let held: Vec<usize> = resolved
+        .iter()
+        .flat_map(|r| &r.roots)
+        .filter_map(|&root| match root {
+            Root::Object(i) if resolved[i].finding.cause == Cause::HoldsWaiters => Some(i),
+            _ => None,
+        })
+        .collect();
+    for i in held {
+        resolved[i].roots = vec![Root::Object(i)];
+    }
 }
 
 type Prerequisite<'r, 'a> = (Edge, &'r Resolved<'a>);
 
-fn combine<'a>(
+/// What combining one object needs besides its own finding and prerequisites.
+struct Context<'r, 'a> {
     objects: &'a [Object],
+    absent: &'a [Absent],
+    resolved: &'r [Option<Resolved<'a>>],
+}
+
+fn combine<'a>(
+    context: &Context<'_, 'a>,
     node: usize,
     mut finding: Finding,
     prerequisites: &[Prerequisite<'_, 'a>],
-    resolved: &[Option<Resolved<'a>>],
 ) -> Resolved<'a> {
+    let objects = context.objects;
     let mut upstream: Vec<Root> = prerequisites
         .iter()
         .flat_map(|(_, p)| {
@@ -101,16 +135,25 @@ fn combine<'a>(
         })
         .collect();
     sort_unique(&mut upstream);
-    let explaining = |set: EdgeSet| -> Vec<(usize, &Resolved<'a>)> {
+    // What a problem or a wait is explained by: problem prerequisites, and suspensions that
+    // hold up whatever waits on them. A ready object waits on nothing, so only problems
+    // degrade it.
+    let over = |set: EdgeSet, holds_count: bool| -> Vec<(usize, &Resolved<'a>)> {
         prerequisites
             .iter()
-            .filter(|(edge, p)| set.contains(edge.kind) && p.finding.state.is_problem())
+            .filter(|(edge, p)| {
+                set.contains(edge.kind)
+                    && (p.finding.state.is_problem()
+                        || (holds_count && p.finding.cause == Cause::HoldsWaiters))
+            })
             .map(|(edge, p)| (edge.target, *p))
             .collect()
     };
+    let explaining = |set: EdgeSet| over(set, true);
     let itself = || vec![Root::Object(node)];
     let roots = match finding.cause {
         Cause::Cluster => vec![Root::Cluster(&objects[node].cluster)],
+        Cause::Absent(absent) => vec![Root::Absent(&context.absent[absent])],
         Cause::Symptom(set) if finding.state.is_problem() => {
             let explaining = explaining(set);
             if explaining.is_empty() {
@@ -131,12 +174,12 @@ fn combine<'a>(
                 }
             } else {
                 let roots = roots_of(&explaining);
-                finding = blocked(objects, finding, &roots, resolved);
+                finding = blocked(objects, finding, &roots, context.resolved);
                 roots
             }
         }
         Cause::Explainable(set) if finding.state == State::Healthy => {
-            let explaining = explaining(set);
+            let explaining = over(set, false);
             if explaining.is_empty() {
                 Vec::new()
             } else {
@@ -144,7 +187,7 @@ fn combine<'a>(
                 roots_of(&explaining)
             }
         }
-        Cause::Symptom(_) | Cause::Explainable(_) => Vec::new(),
+        Cause::Symptom(_) | Cause::Explainable(_) | Cause::HoldsWaiters => Vec::new(),
     };
     Resolved {
         finding,
@@ -156,7 +199,10 @@ fn combine<'a>(
 fn roots_of<'a>(explaining: &[(usize, &Resolved<'a>)]) -> Vec<Root<'a>> {
     let mut roots: Vec<Root> = explaining
         .iter()
-        .flat_map(|(_, p)| p.roots.iter().copied())
+        .flat_map(|&(i, p)| match p.finding.cause {
+            Cause::HoldsWaiters => vec![Root::Object(i)],
+            _ => p.roots.clone(),
+        })
         .collect();
     sort_unique(&mut roots);
     roots
@@ -177,6 +223,7 @@ pub(super) fn label(objects: &[Object], root: Root) -> String {
             format!("{} {}/{}", o.kind, o.namespace, o.name)
         }
         Root::Cluster(name) => format!("cluster {name}"),
+        Root::Absent(absent) => format!("Deployment {}/{}", absent.namespace, absent.deployment),
     }
 }
 
@@ -195,6 +242,7 @@ fn blocked(
             .map(|r| format!(" ({}: {})", r.finding.state, r.finding.reason))
             .unwrap_or_default(),
         Root::Cluster(_) => String::new(),
+        Root::Absent(_) => " (not found)".to_string(),
     };
     let more = if roots.len() > 1 {
         format!(" and {} more", roots.len() - 1)

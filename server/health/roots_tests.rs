@@ -98,43 +98,6 @@ fn missing_dependencies_and_sources_fail_the_dependent_by_name() {
 }
 
 #[test]
-fn a_source_on_another_shard_is_named_with_the_sharding_hint() {
-    let mut values = flux_controllers();
-    values.push(controller("source-controller-apps", 1));
-    values.push(with_label(
-        helm_repository("podinfo"),
-        "sharding.fluxcd.io/key",
-        "apps",
-    ));
-    values.push(with_conditions(
-        helm_release("apps", "podinfo", "podinfo"),
-        vec![not_ready(
-            "ArtifactFailed",
-            "HelmChart 'flux-system/apps-podinfo' is not ready: source not found",
-            20,
-        )],
-    ));
-    let run = run(&values);
-    let verdict = run.verdict("HelmRelease", "apps", "podinfo");
-    assert_eq!(verdict.state, Failed);
-    assert!(
-        verdict.reason.contains("on shard \"apps\""),
-        "{}",
-        verdict.reason
-    );
-    assert!(
-        verdict.reason.contains("sharding.fluxcd.io/key"),
-        "{}",
-        verdict.reason
-    );
-    assert_eq!(
-        run.state("HelmRepository", "flux-system", "podinfo"),
-        Healthy,
-        "the source itself reports Ready"
-    );
-}
-
-#[test]
 fn a_dependency_cycle_is_a_root_cause_and_does_not_hang() {
     let values = fleet(vec![
         waiting_on("a", &["b"]),

@@ -242,3 +242,8 @@ pub fn run_seen(
     });
     Run { evaluation }
 }
+
+/// Ids as plain strings, to compare with [`id`]'s.
+pub fn as_strs(ids: &[crate::model::ObjectId]) -> Vec<&str> {
+    ids.iter().map(|id| id.as_str()).collect()
+}

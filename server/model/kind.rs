@@ -14,6 +14,8 @@ pub enum Kind {
     HelmRepository,
     HelmChart,
     Bucket,
+    /// An artifact produced outside source-controller (an ArtifactGenerator of source-watcher).
+    ExternalArtifact,
     Terraform,
     Deployment,
     StatefulSet,
@@ -24,7 +26,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 14] = [
+    pub const ALL: [Kind; 15] = [
         Kind::Kustomization,
         Kind::HelmRelease,
         Kind::GitRepository,
@@ -32,6 +34,7 @@ impl Kind {
         Kind::HelmRepository,
         Kind::HelmChart,
         Kind::Bucket,
+        Kind::ExternalArtifact,
         Kind::Terraform,
         Kind::Deployment,
         Kind::StatefulSet,
@@ -50,6 +53,7 @@ impl Kind {
             Kind::HelmRepository => "HelmRepository",
             Kind::HelmChart => "HelmChart",
             Kind::Bucket => "Bucket",
+            Kind::ExternalArtifact => "ExternalArtifact",
             Kind::Terraform => "Terraform",
             Kind::Deployment => "Deployment",
             Kind::StatefulSet => "StatefulSet",
@@ -69,7 +73,8 @@ impl Kind {
             | Kind::OCIRepository
             | Kind::HelmRepository
             | Kind::HelmChart
-            | Kind::Bucket => "source.toolkit.fluxcd.io",
+            | Kind::Bucket
+            | Kind::ExternalArtifact => "source.toolkit.fluxcd.io",
             Kind::Terraform => "infra.contrib.fluxcd.io",
             Kind::Deployment | Kind::StatefulSet | Kind::DaemonSet => "apps",
             Kind::Pod | Kind::Namespace => "",
@@ -104,6 +109,8 @@ impl Kind {
             | Kind::HelmRepository
             | Kind::HelmChart
             | Kind::Bucket => Some("source-controller"),
+            // source-controller serves the API; source-watcher writes the status.
+            Kind::ExternalArtifact => Some("source-watcher"),
             Kind::Terraform => Some("tofu-controller"),
             _ => None,
         }

@@ -180,6 +180,10 @@ pub struct Status {
     pub conditions: Vec<Condition>,
     pub last_attempted_revision: Option<String>,
     pub last_applied_revision: Option<String>,
+    /// Terraform: the revision of the last plan (a plan with no changes leaves
+    /// `last_applied_revision` at the last commit that changed infrastructure).
+    #[serde(default)]
+    pub last_planned_revision: Option<String>,
     /// Sources: `status.artifact.revision`.
     pub artifact_revision: Option<String>,
     /// Sources: `status.artifact.lastUpdateTime`, when the current revision was stored.

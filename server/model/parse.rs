@@ -235,6 +235,7 @@ fn read_status(r: &mut Reader, object: &mut Object, status: &Map<String, Value>)
     st.conditions = r.conditions(status);
     st.last_attempted_revision = r.str(status, "status", "lastAttemptedRevision");
     st.last_applied_revision = r.str(status, "status", "lastAppliedRevision");
+    st.last_planned_revision = r.str(status, "status", "lastPlannedRevision");
     st.helm_chart = r.str(status, "status", "helmChart");
     st.phase = r.str(status, "status", "phase");
     if let Some(artifact) = r.map(status, "status", "artifact") {

@@ -28,6 +28,16 @@ fn root_causes(report: &Report, kind: &str, namespace: &str, name: &str) -> Vec<
         .unwrap_or_default()
 }
 
+/// The ids of the report's root causes.
+fn root_cause_ids(report: &Report) -> Vec<&str> {
+    report.0["root_causes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["id"].as_str())
+        .collect()
+}
+
 /// Step `healthy`: GitRepository → Kustomization infra → Kustomization apps (dependsOn infra)
 /// → HelmRelease webapp, all reconciled by the real controllers.
 pub fn healthy_chain(report: &Report, ns: &str, commit: &str) {
@@ -163,5 +173,68 @@ pub fn crash_looping_release(report: &Report, ns: &str) {
             .any(|c| c.starts_with(&format!("{CLUSTER}/Pod/{ns}/webapp-"))
                 || *c == id("Deployment", ns, "webapp")),
         "{release:#}"
+    );
+}
+
+/// Step `shard-trap`: the HelmChart (main shard) cannot see its HelmRepository (shard apps).
+pub fn shard_trap(report: &Report, ns: &str) {
+    let chart_name = format!("{ns}-webapp");
+    let chart = report.verdict("HelmChart", ns, &chart_name);
+    assert_eq!(chart["state"], "failed", "{chart:#}");
+    let reason = chart["reason"].as_str().unwrap_or_default();
+    assert_eq!(
+        reason,
+        format!(
+            "source HelmRepository {ns}/charts not found by source-controller: the source is on \
+             shard \"apps\", this HelmChart on the main shard (sharding.fluxcd.io/key differs)"
+        ),
+        "{chart:#}"
+    );
+    let chart_id = id("HelmChart", ns, &chart_name);
+    assert_eq!(
+        root_causes(report, "HelmChart", ns, &chart_name),
+        [chart_id.as_str()]
+    );
+    assert_state(report, "HelmRelease", ns, "webapp", "blocked");
+    assert_eq!(
+        root_causes(report, "HelmRelease", ns, "webapp"),
+        [chart_id.as_str()]
+    );
+    assert_state(report, "HelmRepository", ns, "charts", "healthy");
+    assert_state(
+        report,
+        "Deployment",
+        "flux-system",
+        "source-controller-apps",
+        "healthy",
+    );
+    assert_eq!(
+        root_cause_ids(report),
+        [chart_id.as_str()],
+        "one root cause, not two"
+    );
+}
+
+/// Step `wait-failed`: the install's wait gave up on the Deployment (stalled or timed out)
+/// while its pod crash-loops: the Deployment is the one root cause, the release failed by it.
+pub fn wait_failed_over_crash_loop(report: &Report, ns: &str) {
+    let workload = id("Deployment", ns, "webapp");
+    let deployment = report.verdict("Deployment", ns, "webapp");
+    assert_eq!(deployment["state"], "failed", "{deployment:#}");
+    let release = report.verdict("HelmRelease", ns, "webapp");
+    assert_eq!(release["state"], "failed", "{release:#}");
+    let reason = release["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.starts_with(&format!("Helm install failed: Deployment/{ns}/webapp ")),
+        "{release:#}"
+    );
+    assert_eq!(
+        root_causes(report, "HelmRelease", ns, "webapp"),
+        [workload.as_str()]
+    );
+    assert_eq!(
+        root_cause_ids(report),
+        [workload.as_str()],
+        "one root cause"
     );
 }

@@ -19,7 +19,7 @@ mod scenario;
 
 use bed::{exclusive, missing_controllers, shared};
 use report::Report;
-use scenario::{Scenario, chain_files, chain_objects, webapp_release};
+use scenario::{Scenario, chain_files, chain_objects, stalling_release, webapp_release};
 use std::io::Write;
 
 /// True (after saying so on the terminal, past the test harness's capture) when the
@@ -206,4 +206,57 @@ fn a_release_whose_pods_crash_loop_after_install_is_degraded() {
         |r| r == "1",
     );
     s.expect("crash-loop", |r| expect::crash_looping_release(r, &s.ns));
+}
+
+/// Seed 004 on real controllers: the HelmRepository carries the apps shard label, the HelmChart
+/// helm-controller creates for the release does not, so the main source-controller cannot find
+/// the repository. The chart is the one root cause, naming both shards; the release is blocked.
+#[test]
+fn a_sharded_repository_fails_the_chart_helm_controller_created() {
+    if skipped("a_sharded_repository_fails_the_chart_helm_controller_created") {
+        return;
+    }
+    let _bed = shared();
+    let s = Scenario::new("flux-shard");
+    s.bed.apply(&format!(
+        "{}---\n{}",
+        scenario::namespace_and_sharded_charts(&s),
+        webapp_release(&s.ns)
+    ));
+    s.bed
+        .wait_ready(&s.ns, "helmrepository/charts", "True", "Succeeded");
+    let ready = r#"{.status.conditions[?(@.type=="Ready")].status}"#;
+    s.bed
+        .wait_for(&s.ns, &format!("helmchart/{}-webapp", s.ns), ready, |r| {
+            r == "False"
+        });
+    s.expect("shard-trap", |r| expect::shard_trap(r, &s.ns));
+}
+
+/// helm-controller's install waits on a Deployment whose progress deadline passes while its pod
+/// crash-loops (written as a kubelet would): the install fails naming the Deployment, which is
+/// the one root cause; the release is failed because of it.
+#[test]
+fn a_release_whose_wait_fails_over_a_crash_looping_pod_names_the_workload() {
+    if skipped("a_release_whose_wait_fails_over_a_crash_looping_pod_names_the_workload") {
+        return;
+    }
+    let _bed = shared();
+    let s = Scenario::new("flux-wait");
+    s.bed.apply(&format!(
+        "{}---\n{}",
+        scenario::namespace_and_sources(&s),
+        stalling_release(&s.ns)
+    ));
+    // kwok moves the pod to Running first (it would overwrite an earlier patch)
+    s.bed
+        .wait_for(&s.ns, "pods", "{.items[*].status.phase}", |r| {
+            r == "Running"
+        });
+    s.crash_loop_pods("app=webapp");
+    s.bed
+        .wait_ready(&s.ns, "helmrelease/webapp", "False", "InstallFailed");
+    s.expect("wait-failed", |r| {
+        expect::wait_failed_over_crash_loop(r, &s.ns)
+    });
 }

@@ -304,22 +304,44 @@ impl Scenario {
 /// HelmRepository `charts` (the test bed's packaged charts).
 pub fn namespace_and_sources(s: &Scenario) -> String {
     format!(
-        r#"apiVersion: v1
-kind: Namespace
-metadata: {{name: {ns}}}
----
+        r#"{namespace}---
 apiVersion: source.toolkit.fluxcd.io/v1
 kind: GitRepository
 metadata: {{name: fleet, namespace: {ns}}}
 spec: {{interval: 1m, timeout: 20s, url: "{git}", ref: {{branch: main}}}}
 ---
-apiVersion: source.toolkit.fluxcd.io/v1
+{charts}"#,
+        namespace = namespace(&s.ns),
+        charts = charts(s, "{}"),
+        ns = s.ns,
+        git = s.bed.git_url(&s.ns),
+    )
+}
+
+/// The namespace and HelmRepository `charts` labelled for shard `apps` (as one placed under an
+/// app directory inherits it, seed 004): source-controller-apps reconciles it, the main
+/// source-controller (watching `!sharding.fluxcd.io/key`) cannot see it.
+pub fn namespace_and_sharded_charts(s: &Scenario) -> String {
+    format!(
+        "{}---\n{}",
+        namespace(&s.ns),
+        charts(s, "{sharding.fluxcd.io/key: apps}")
+    )
+}
+
+fn namespace(ns: &str) -> String {
+    format!("apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n")
+}
+
+/// HelmRepository `charts` (the test bed's packaged charts) with `labels`.
+fn charts(s: &Scenario, labels: &str) -> String {
+    format!(
+        r#"apiVersion: source.toolkit.fluxcd.io/v1
 kind: HelmRepository
-metadata: {{name: charts, namespace: {ns}}}
+metadata: {{name: charts, namespace: {ns}, labels: {labels}}}
 spec: {{interval: 10m, url: "{helm}"}}
 "#,
         ns = s.ns,
-        git = s.bed.git_url(&s.ns),
         helm = s.bed.helm_url,
     )
 }
@@ -414,6 +436,29 @@ metadata: {{name: webapp{namespace}}}
 spec:
   interval: 1m
   timeout: 2m
+  chart:
+    spec:
+      chart: webapp
+      version: "1.2.0"
+      sourceRef: {{kind: HelmRepository, name: charts}}
+"#
+    )
+}
+
+/// HelmRelease `webapp` whose install waits on a rollout that cannot finish: its pods count as
+/// available only after an hour, and the Deployment's progress deadline is 5s, so
+/// kube-controller-manager marks it ProgressDeadlineExceeded and helm-controller's wait reads
+/// it as stalled. No retries: the release ends Stalled (RetriesExceeded).
+pub fn stalling_release(ns: &str) -> String {
+    format!(
+        r#"apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {{name: webapp, namespace: {ns}}}
+spec:
+  interval: 10m
+  timeout: 90s
+  install: {{remediation: {{retries: 0, remediateLastFailure: false}}}}
+  values: {{minReadySeconds: 3600, progressDeadlineSeconds: 5}}
   chart:
     spec:
       chart: webapp

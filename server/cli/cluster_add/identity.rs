@@ -32,6 +32,7 @@ pub fn reader_rules() -> Vec<PolicyRule> {
                 "helmrepositories",
                 "helmcharts",
                 "buckets",
+                "externalartifacts",
             ],
         ),
         rule("infra.contrib.fluxcd.io", &["terraforms"]),

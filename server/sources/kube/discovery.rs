@@ -6,7 +6,7 @@ use kube::Client;
 use kube::discovery::{ApiResource, Discovery};
 
 /// The Flux kinds fleetglass watches, by API group.
-pub const FLUX_KINDS: [Kind; 8] = [
+pub const FLUX_KINDS: [Kind; 9] = [
     Kind::Kustomization,
     Kind::HelmRelease,
     Kind::GitRepository,
@@ -14,12 +14,16 @@ pub const FLUX_KINDS: [Kind; 8] = [
     Kind::HelmRepository,
     Kind::HelmChart,
     Kind::Bucket,
+    Kind::ExternalArtifact,
     Kind::Terraform,
 ];
 
 /// Kinds many fleets do not install; not serving them is normal and not a problem.
 pub fn is_optional(kind: Kind) -> bool {
-    matches!(kind, Kind::Terraform | Kind::Bucket)
+    matches!(
+        kind,
+        Kind::Terraform | Kind::Bucket | Kind::ExternalArtifact
+    )
 }
 
 #[derive(Debug, Default)]

@@ -103,7 +103,17 @@ mod tests {
 
     #[test]
     fn a_source_no_version_can_come_from_is_left_to_the_user() {
-        let hint = DomainHint::from_suggestions(vec![suggestion("apps", Some("ExternalArtifact"))]);
+        // a kind fleetglass does not read
+        let hint = DomainHint::from_suggestions(vec![suggestion("apps", Some("SnapshotArtifact"))]);
         assert!(hint.yaml.contains("# version:"), "{}", hint.yaml);
+        // an ExternalArtifact is a source like the others: its revision is the version
+        let hint = DomainHint::from_suggestions(vec![suggestion("apps", Some("ExternalArtifact"))]);
+        assert!(
+            hint.yaml.contains(
+                "version: {from: source_revision, kind: ExternalArtifact, namespace: flux-system, name: fleet}"
+            ),
+            "{}",
+            hint.yaml
+        );
     }
 }
