@@ -220,7 +220,7 @@ fn a_sharded_repository_fails_the_chart_helm_controller_created() {
     let s = Scenario::new("flux-shard");
     s.bed.apply(&format!(
         "{}---\n{}",
-        scenario::namespace_and_sharded_charts(&s),
+        scenario::namespace_and_charts(&s, "{sharding.fluxcd.io/key: apps}"),
         webapp_release(&s.ns)
     ));
     s.bed
@@ -245,13 +245,13 @@ fn a_release_whose_wait_fails_over_a_crash_looping_pod_names_the_workload() {
     let s = Scenario::new("flux-wait");
     s.bed.apply(&format!(
         "{}---\n{}",
-        scenario::namespace_and_sources(&s),
+        scenario::namespace_and_charts(&s, "{}"),
         stalling_release(&s.ns)
     ));
-    // kwok moves the pod to Running first (it would overwrite an earlier patch)
+    // kwok writes the new pod's first status (an IP, not ready) before anything else may
     s.bed
-        .wait_for(&s.ns, "pods", "{.items[*].status.phase}", |r| {
-            r == "Running"
+        .wait_for(&s.ns, "pods", "{.items[*].status.podIP}", |ip| {
+            !ip.is_empty()
         });
     s.crash_loop_pods("app=webapp");
     s.bed

@@ -284,7 +284,7 @@ impl Scenario {
         let pods = self
             .bed
             .kubectl(&["-n", &self.ns, "get", "pods", "-l", selector, "-o", "name"]);
-        let patch = r#"{"status":{"conditions":[{"type":"Ready","status":"False","reason":"ContainersNotReady","message":"containers with unready status: [app]"},{"type":"ContainersReady","status":"False","reason":"ContainersNotReady","message":"containers with unready status: [app]"}],"containerStatuses":[{"name":"app","image":"registry.testbed.invalid/webapp:1.2.0","imageID":"","ready":false,"started":false,"restartCount":6,"state":{"waiting":{"reason":"CrashLoopBackOff","message":"back-off 2m40s restarting failed container=app"}},"lastState":{"terminated":{"exitCode":1,"reason":"Error"}}}]}}"#;
+        let patch = r#"{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"False","reason":"ContainersNotReady","message":"containers with unready status: [app]"},{"type":"ContainersReady","status":"False","reason":"ContainersNotReady","message":"containers with unready status: [app]"}],"containerStatuses":[{"name":"app","image":"registry.testbed.invalid/webapp:1.2.0","imageID":"","ready":false,"started":false,"restartCount":6,"state":{"waiting":{"reason":"CrashLoopBackOff","message":"back-off 2m40s restarting failed container=app"}},"lastState":{"terminated":{"exitCode":1,"reason":"Error"}}}]}}"#;
         for pod in pods.lines().filter(|l| !l.is_empty()) {
             self.bed.kubectl(&[
                 "-n",
@@ -318,15 +318,12 @@ spec: {{interval: 1m, timeout: 20s, url: "{git}", ref: {{branch: main}}}}
     )
 }
 
-/// The namespace and HelmRepository `charts` labelled for shard `apps` (as one placed under an
-/// app directory inherits it, seed 004): source-controller-apps reconciles it, the main
-/// source-controller (watching `!sharding.fluxcd.io/key`) cannot see it.
-pub fn namespace_and_sharded_charts(s: &Scenario) -> String {
-    format!(
-        "{}---\n{}",
-        namespace(&s.ns),
-        charts(s, "{sharding.fluxcd.io/key: apps}")
-    )
+/// The namespace and HelmRepository `charts` with `labels` (the sharding scenario labels it
+/// for shard `apps`, as one placed under an app directory inherits it, seed 004:
+/// source-controller-apps reconciles it, the main source-controller, watching
+/// `!sharding.fluxcd.io/key`, cannot see it).
+pub fn namespace_and_charts(s: &Scenario, labels: &str) -> String {
+    format!("{}---\n{}", namespace(&s.ns), charts(s, labels))
 }
 
 fn namespace(ns: &str) -> String {
@@ -445,10 +442,11 @@ spec:
     )
 }
 
-/// HelmRelease `webapp` whose install waits on a rollout that cannot finish: its pods count as
-/// available only after an hour, and the Deployment's progress deadline is 5s, so
-/// kube-controller-manager marks it ProgressDeadlineExceeded and helm-controller's wait reads
-/// it as stalled. No retries: the release ends Stalled (RetriesExceeded).
+/// HelmRelease `webapp` whose install waits on a rollout that cannot finish: kwok holds its pod
+/// before Ready for an hour (its `pod-ready` stage delay, from the pod's annotation) and the
+/// Deployment's progress deadline is 5s, so kube-controller-manager marks it
+/// ProgressDeadlineExceeded and helm-controller's wait reads it as stalled. No retries: the
+/// release ends Stalled (RetriesExceeded).
 pub fn stalling_release(ns: &str) -> String {
     format!(
         r#"apiVersion: helm.toolkit.fluxcd.io/v2
@@ -458,7 +456,10 @@ spec:
   interval: 10m
   timeout: 90s
   install: {{remediation: {{retries: 0, remediateLastFailure: false}}}}
-  values: {{minReadySeconds: 3600, progressDeadlineSeconds: 5}}
+  values:
+    progressDeadlineSeconds: 5
+    # kwok waits delay..jitter-delay before its pod-ready stage: both, or the jitter (5s) wins
+    podAnnotations: {{pod-ready.stage.kwok.x-k8s.io/delay: 1h, pod-ready.stage.kwok.x-k8s.io/jitter-delay: 1h}}
   chart:
     spec:
       chart: webapp
