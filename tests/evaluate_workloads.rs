@@ -234,7 +234,10 @@ fn a_fresh_recreate_rollout_is_progressing_despite_an_old_progressing_transition
     let web = find(&objects, "Deployment", "web");
     assert_eq!(web["state"], "progressing", "{web}");
     assert_eq!(web["since"], "2026-11-29T11:59:42Z");
-    assert_eq!(find(&objects, "HelmRelease", "web")["state"], "healthy");
+    // Ready after the upgrade, not yet fully deployed: progressing with its Deployment.
+    let release = find(&objects, "HelmRelease", "web");
+    assert_eq!(release["state"], "progressing", "{release}");
+    assert_eq!(release["root_causes"], serde_json::json!([]), "{release}");
 }
 
 /// Rule 5: an Evicted leftover of a healthy ReplicaSet fails nothing.

@@ -181,6 +181,9 @@ fn combine<'a>(
         Cause::Explainable(set) if finding.state == State::Healthy => {
             let explaining = over(set, false);
             if explaining.is_empty() {
+                if let Some(finding_while) = rolling_out(objects, &finding, set, prerequisites) {
+                    finding = finding_while;
+                }
                 Vec::new()
             } else {
                 finding = degraded(objects, finding, &explaining);
@@ -258,6 +261,33 @@ fn blocked(
     Finding::new(State::Blocked, reason, message)
         .since(own.since)
         .cause(own.cause)
+}
+
+/// Says Ready while a workload it deployed is still rolling out (helm-controller and
+/// kustomize-controller without `wait` report Ready once the apply succeeded): not yet fully
+/// deployed, so `progressing`, never green. Not a problem: nothing alerts, and once the
+/// workload is stuck or failed the object is `degraded` by it instead.
+fn rolling_out(
+    objects: &[Object],
+    own: &Finding,
+    set: EdgeSet,
+    prerequisites: &[Prerequisite],
+) -> Option<Finding> {
+    let (target, workload) = prerequisites.iter().find(|(edge, p)| {
+        set.contains(edge.kind)
+            && p.finding.state == State::Progressing
+            && !objects[edge.target].kind.is_flux()
+    })?;
+    let reason = format!(
+        "{}: {}",
+        label(objects, Root::Object(target.target)),
+        workload.finding.reason
+    );
+    Some(
+        Finding::new(State::Progressing, reason, &own.reason)
+            .since(workload.finding.since)
+            .cause(own.cause),
+    )
 }
 
 /// Says Ready, but what it deployed is not healthy: names each failing object and why (a

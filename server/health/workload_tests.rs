@@ -217,7 +217,11 @@ fn a_shortfall_is_failed_one_second_past_the_threshold_not_at_it() {
     };
     let exactly = at(15 * MIN);
     assert_reason(&exactly, Progressing, "1/3 available, 3 updated");
-    assert_eq!(release(&exactly), Healthy);
+    assert_eq!(
+        release(&exactly),
+        Progressing,
+        "not green before it is fully deployed"
+    );
     let past = at(15 * MIN + 1);
     assert_reason(
         &past,
@@ -292,7 +296,16 @@ fn a_rollout_is_in_progress_while_it_makes_progress_and_stuck_when_it_stops() {
         Progressing,
         "rolling out: 11/20 available, 12 updated, 1 pending termination",
     );
-    assert_eq!(release(&moving), Healthy);
+    // Ready says the upgrade was applied, not that it is fully deployed: the release rolls out
+    // with its Deployment and is never green before it has finished.
+    let shown = moving.verdict("HelmRelease", NS, APP);
+    assert_eq!(shown.state, Progressing);
+    assert_eq!(
+        shown.reason,
+        "Deployment shop/web: rolling out: 11/20 available, 12 updated, 1 pending termination"
+    );
+    assert!(moving.roots("HelmRelease", NS, APP).is_empty());
+    assert_eq!(release(&rollout(15 * MIN + 1)), Degraded);
     assert_reason(
         &rollout(15 * MIN + 1),
         Stuck,
@@ -592,7 +605,11 @@ fn a_recreate_rollout_with_nothing_available_yet_is_progressing() {
     ]));
     assert_reason(&run, Progressing, "rolling out: 0/3 available, 3 updated");
     assert_eq!(web(&run).since, Some(now() - TimeDelta::seconds(20)));
-    assert_eq!(release(&run), Healthy);
+    assert_eq!(
+        release(&run),
+        Progressing,
+        "rolling out, neither failed nor green"
+    );
 }
 
 #[test]
@@ -637,7 +654,11 @@ fn scaling_up_from_zero_is_progressing_not_failed() {
         app_pod("a", 8, false, waiting("ContainerCreating", "")),
     ]));
     assert_reason(&run, Progressing, "0/3 available, 3 updated");
-    assert_eq!(release(&run), Healthy);
+    assert_eq!(
+        release(&run),
+        Progressing,
+        "rolling out, neither failed nor green"
+    );
 }
 
 fn statefulset(replicas: i64, status: Value) -> Value {
