@@ -12,6 +12,8 @@ pub(super) struct Graph {
     pub edges: Vec<Vec<Edge>>,
     /// Per object: what it references that cannot be reconciled (absent, or on another shard).
     pub missing: Vec<Vec<String>>,
+    /// Per object: references to a kind the input holds no object of (no evidence either way).
+    pub uncovered: Vec<Vec<(Kind, String)>>,
     pub liveness: Vec<Liveness>,
     /// Per object: its source object (for revision comparison), when present.
     pub source: Vec<Option<usize>>,
@@ -22,6 +24,7 @@ pub(super) fn build(index: &Index, clusters: &Clusters) -> Graph {
     let mut graph = Graph {
         edges: Vec::with_capacity(count),
         missing: Vec::with_capacity(count),
+        uncovered: Vec::with_capacity(count),
         liveness: Vec::with_capacity(count),
         source: Vec::with_capacity(count),
     };
@@ -32,6 +35,7 @@ pub(super) fn build(index: &Index, clusters: &Clusters) -> Graph {
             object,
             edges: Vec::new(),
             missing: Vec::new(),
+            uncovered: Vec::new(),
         };
         let source = builder.source();
         builder.depends_on();
@@ -52,6 +56,7 @@ pub(super) fn build(index: &Index, clusters: &Clusters) -> Graph {
         }
         graph.edges.push(builder.edges);
         graph.missing.push(builder.missing);
+        graph.uncovered.push(builder.uncovered);
         graph.liveness.push(live);
         graph.source.push(source);
     }
@@ -64,6 +69,7 @@ struct Builder<'i, 'a> {
     object: &'a Object,
     edges: Vec<Edge>,
     missing: Vec<String>,
+    uncovered: Vec<(Kind, String)>,
 }
 
 impl Builder<'_, '_> {
@@ -72,22 +78,26 @@ impl Builder<'_, '_> {
     }
 
     /// A reference the object needs: resolved to an edge, or recorded as missing — unless its
-    /// kind is unknown to fleetglass or unreadable on the cluster (then there is no evidence).
+    /// kind is unknown to fleetglass or unreadable on the cluster (then there is no evidence),
+    /// or absent from the input altogether (recorded as uncovered).
     fn required(&mut self, kind: EdgeKind, what: &str, reference: &Ref) -> Option<usize> {
         let target_kind: Kind = reference.kind.parse().ok()?;
-        if let Some(found) = self.index.resolve(&self.object.cluster, reference) {
+        let cluster = &self.object.cluster;
+        if let Some(found) = self.index.resolve(cluster, reference) {
             self.edge(kind, found);
             return Some(found);
         }
-        if self
-            .clusters
-            .kind_error(&self.object.cluster, target_kind)
-            .is_none()
-        {
-            self.missing.push(format!(
-                "{what} {target_kind} {}/{} not found",
-                reference.namespace, reference.name
-            ));
+        if self.clusters.kind_error(cluster, target_kind).is_some() {
+            return None;
+        }
+        let named = format!(
+            "{what} {target_kind} {}/{}",
+            reference.namespace, reference.name
+        );
+        if self.clusters.covers(cluster, target_kind) {
+            self.missing.push(format!("{named} not found"));
+        } else {
+            self.uncovered.push((target_kind, named));
         }
         None
     }

@@ -46,6 +46,8 @@ mod controller_tests;
 #[cfg(test)]
 mod crossstack_tests;
 #[cfg(test)]
+mod domains_tests;
+#[cfg(test)]
 mod flux_tests;
 #[cfg(test)]
 mod incident_tests;
@@ -57,7 +59,9 @@ mod roots_tests;
 mod testkit;
 
 pub use crossstack::InventoryEntry;
-pub use input::{ClusterInfo, DomainSpec, FormerCrdProvider, Selection, Thresholds, VersionSource};
+pub use input::{
+    ClusterInfo, DomainSpec, FormerCrdProvider, InputEvidence, Selection, Thresholds, VersionSource,
+};
 pub use state::State;
 pub use verdict::{
     CoOwnership, CrdProvider, Dependency, DomainVerdict, Evaluation, RootCause, Verdict, cluster_id,
