@@ -27,7 +27,8 @@ fn main() {
     } else {
         wanted
     };
-    let dir = std::env::temp_dir().join(format!("fleetglass-bench-evaluate-{}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("fleetglass-bench-evaluate-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     for size in sizes {
         let objects = fleet(size);
@@ -49,10 +50,11 @@ fn main() {
                 per_object(run.wall * 1e6),
                 run.peak_rss_kib
                     .map_or("unknown".into(), |k| format!("{:.0} MB", k as f64 / 1024.0)),
-                run.peak_rss_kib.map_or(
-                    "no /usr/bin/time".into(),
-                    |k| format!("{:.0} bytes/object", per_object(k as f64 * 1024.0))
-                ),
+                run.peak_rss_kib
+                    .map_or("no /usr/bin/time".into(), |k| format!(
+                        "{:.0} bytes/object",
+                        per_object(k as f64 * 1024.0)
+                    )),
             );
         }
     }
@@ -72,7 +74,12 @@ fn evaluate(path: &Path) -> Run {
     let rss_file = path.with_extension("rss");
     let mut command = if time.exists() {
         let mut command = Command::new(time);
-        command.arg("-f").arg("%M").arg("-o").arg(&rss_file).arg(binary);
+        command
+            .arg("-f")
+            .arg("%M")
+            .arg("-o")
+            .arg(&rss_file)
+            .arg(binary);
         command
     } else {
         Command::new(binary)
@@ -138,15 +145,25 @@ fn fleet(size: usize) -> Vec<Value> {
 fn add_app(objects: &mut Vec<Value>, app: usize) {
     let name = format!("app-{app}");
     let namespace = format!("team-{}", app % 50);
-    let depends_on = if app % 10 == 0 {
+    let depends_on = if app.is_multiple_of(10) {
         json!([])
     } else {
         json!([{"name": format!("app-{}", app - 1)}])
     };
     let ready = if app % 100 == 7 {
-        condition("Ready", "False", "BuildFailed", "kustomize build failed: accumulating resources from './apps': missing file")
+        condition(
+            "Ready",
+            "False",
+            "BuildFailed",
+            "kustomize build failed: accumulating resources from './apps': missing file",
+        )
     } else {
-        condition("Ready", "True", "ReconciliationSucceeded", &format!("Applied revision: {REVISION}"))
+        condition(
+            "Ready",
+            "True",
+            "ReconciliationSucceeded",
+            &format!("Applied revision: {REVISION}"),
+        )
     };
     objects.push(json!({
         "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",

@@ -64,14 +64,22 @@ async fn a_cell_blocked_from_another_domain_is_never_shown_healthy() {
             "infra",
             "infra",
             &[],
-            ready("False", "BuildFailed", "kustomize build failed: accumulating resources from './infra'"),
+            ready(
+                "False",
+                "BuildFailed",
+                "kustomize build failed: accumulating resources from './infra'",
+            ),
         ),
         // Applied the current revision long ago: Ready itself, held only by infra.
         kustomization(
             "apps",
             "apps",
             &["infra"],
-            ready("True", "ReconciliationSucceeded", &format!("Applied revision: {SHA}")),
+            ready(
+                "True",
+                "ReconciliationSucceeded",
+                &format!("Applied revision: {SHA}"),
+            ),
         ),
     ];
     for value in &objects {
@@ -104,7 +112,9 @@ async fn a_cell_blocked_from_another_domain_is_never_shown_healthy() {
                 cell["fully_healthy"] == true,
                 "{domain}"
             );
-            assert!(cell["blockers"].as_array().unwrap().is_empty() || cell["fully_healthy"] == false);
+            assert!(
+                cell["blockers"].as_array().unwrap().is_empty() || cell["fully_healthy"] == false
+            );
         }
         for group in domain["groups"].as_array().unwrap() {
             assert_ne!(group["state"], "healthy", "{domain}");

@@ -88,10 +88,19 @@ fn a_blocker_in_another_domain_keeps_the_cell_from_green() {
     );
     let apps = with_label(kustomization("apps", &["infra"]), "domain", "apps");
     let domains = [
-        domain(&format!("{{name: apps, select: {{labels: {{domain: apps}}}}, {VERSION}}}")),
-        domain(&format!("{{name: infra, select: {{labels: {{domain: infra}}}}, {VERSION}}}")),
+        domain(&format!(
+            "{{name: apps, select: {{labels: {{domain: apps}}}}, {VERSION}}}"
+        )),
+        domain(&format!(
+            "{{name: infra, select: {{labels: {{domain: infra}}}}, {VERSION}}}"
+        )),
     ];
-    let run = run_with(&fleet(vec![infra, apps]), &[], &domains, &Thresholds::default());
+    let run = run_with(
+        &fleet(vec![infra, apps]),
+        &[],
+        &domains,
+        &Thresholds::default(),
+    );
     assert_eq!(run.state("Kustomization", "flux-system", "apps"), Healthy);
     let apps = cell(&run, "apps");
     assert_eq!(
@@ -103,7 +112,10 @@ fn a_blocker_in_another_domain_keeps_the_cell_from_green() {
         id("Kustomization", "flux-system", "infra")
     );
     let infra = cell(&run, "infra");
-    assert_eq!((infra.state, infra.fully_healthy, infra.healthy), (Failed, false, 0));
+    assert_eq!(
+        (infra.state, infra.fully_healthy, infra.healthy),
+        (Failed, false, 0)
+    );
     assert_cells_agree(&run.evaluation.domains);
 }
 
@@ -114,11 +126,23 @@ fn the_cell_state_is_healthy_exactly_when_fully_healthy() {
     };
     assert_eq!(all(&[Healthy, Healthy], false, true), Healthy);
     assert_eq!(all(&[Healthy], true, true), Blocked, "blocked from outside");
-    assert_eq!(all(&[Healthy], false, false), Unverifiable, "no version read");
-    assert_eq!(all(&[], false, true), Unverifiable, "no objects: no evidence");
+    assert_eq!(
+        all(&[Healthy], false, false),
+        Unverifiable,
+        "no version read"
+    );
+    assert_eq!(
+        all(&[], false, true),
+        Unverifiable,
+        "no objects: no evidence"
+    );
     assert_eq!(all(&[Healthy, Progressing], false, true), Progressing);
     assert_eq!(all(&[Progressing], true, true), Blocked);
-    assert_eq!(all(&[Failed, Healthy], true, true), Failed, "the worst wins");
+    assert_eq!(
+        all(&[Failed, Healthy], true, true),
+        Failed,
+        "the worst wins"
+    );
     assert_eq!(all(&[Failed], false, false), Failed);
     assert_eq!(all(&[Suspended, Healthy], false, true), Suspended);
 }
@@ -128,10 +152,20 @@ fn a_cell_without_its_version_is_not_green() {
     let domains = [domain(
         "{name: apps, select: {labels: {domain: apps}}, version: {from: chart_version, namespace: apps, name: absent}}",
     )];
-    let run = run_with(&fleet(vec![labelled("apps", "apps")]), &[], &domains, &Thresholds::default());
+    let run = run_with(
+        &fleet(vec![labelled("apps", "apps")]),
+        &[],
+        &domains,
+        &Thresholds::default(),
+    );
     let apps = cell(&run, "apps");
     assert_eq!(
-        (apps.state, apps.fully_healthy, apps.version.as_deref(), apps.healthy),
+        (
+            apps.state,
+            apps.fully_healthy,
+            apps.version.as_deref(),
+            apps.healthy
+        ),
         (Unverifiable, false, None, 1)
     );
 }
@@ -144,7 +178,12 @@ fn labels_select_flux_objects_matching_every_label() {
     let domains = [domain(&format!(
         "{{name: apps, select: {{labels: {{domain: apps, tier: web}}}}, {VERSION}}}"
     ))];
-    let run = run_with(&fleet(vec![both, one, workload]), &[], &domains, &Thresholds::default());
+    let run = run_with(
+        &fleet(vec![both, one, workload]),
+        &[],
+        &domains,
+        &Thresholds::default(),
+    );
     assert_eq!(member_names(&run, "apps"), ["Kustomization/both"]);
     assert_eq!(cell(&run, "apps").objects, 1);
 }
@@ -171,12 +210,21 @@ fn namespaces_select_every_flux_object_in_them_and_nothing_else() {
         run.verdict("HelmRelease", "edge", "envoy").domains,
         ["edge"]
     );
-    assert!(run.verdict("HelmRelease", "other", "envoy").domains.is_empty());
+    assert!(
+        run.verdict("HelmRelease", "other", "envoy")
+            .domains
+            .is_empty()
+    );
 }
 
 #[test]
 fn a_root_is_that_kustomization_and_the_flux_objects_it_applied_recursively() {
-    let child = applied_by(kustomization("child", &[]), "kustomize", "flux-system", "root");
+    let child = applied_by(
+        kustomization("child", &[]),
+        "kustomize",
+        "flux-system",
+        "root",
+    );
     let grandchild = applied_by(
         helm_release("apps", "web", "charts"),
         "kustomize",
@@ -243,11 +291,18 @@ fn an_object_in_several_domains_takes_the_strictest_stuck_after() {
         )],
     );
     slow["spec"]["interval"] = json!("1m");
-    let lenient = format!("{{name: a, stuck_after: 30m, select: {{labels: {{domain: a}}}}, {VERSION}}}");
-    let strict = format!("{{name: b, stuck_after: 5m, select: {{labels: {{team: b}}}}, {VERSION}}}");
+    let lenient =
+        format!("{{name: a, stuck_after: 30m, select: {{labels: {{domain: a}}}}, {VERSION}}}");
+    let strict =
+        format!("{{name: b, stuck_after: 5m, select: {{labels: {{team: b}}}}, {VERSION}}}");
     let state = |domains: &[DomainSpec]| {
-        run_with(&fleet(vec![slow.clone()]), &[], domains, &Thresholds::default())
-            .state("Kustomization", "flux-system", "slow")
+        run_with(
+            &fleet(vec![slow.clone()]),
+            &[],
+            domains,
+            &Thresholds::default(),
+        )
+        .state("Kustomization", "flux-system", "slow")
     };
     assert_eq!(state(&[domain(&lenient)]), Progressing, "10m < 30m");
     assert_eq!(state(&[domain(&strict)]), Stuck, "10m > 5m");
@@ -274,7 +329,11 @@ fn cluster_labels_pick_the_cells() {
         last_good: Some(now()),
         ..ClusterInfo::default()
     };
-    let clusters = [info("prod-1", "prod"), info("canary-1", "canary"), info("prod-2", "prod")];
+    let clusters = [
+        info("prod-1", "prod"),
+        info("canary-1", "canary"),
+        info("prod-2", "prod"),
+    ];
     let placed: Vec<(&str, Value)> = ["prod-1", "canary-1", "unlabelled"]
         .into_iter()
         .flat_map(|cluster| {
@@ -289,7 +348,12 @@ fn cluster_labels_pick_the_cells() {
     let everywhere = domain(&format!(
         "{{name: all, select: {{labels: {{domain: apps}}}}, {VERSION}}}"
     ));
-    let evaluation = evaluate_on(&placed, &clusters, &[prod, everywhere], &Thresholds::default());
+    let evaluation = evaluate_on(
+        &placed,
+        &clusters,
+        &[prod, everywhere],
+        &Thresholds::default(),
+    );
     let cells: Vec<(&str, &str, super::State, usize)> = evaluation
         .domains
         .iter()

@@ -179,7 +179,11 @@ mod tests {
         assert_eq!(finding.state, State::Stuck);
         assert_eq!(finding.reason, "stuck for 15m: Progressing");
         assert_eq!(finding.since, Some(past));
-        assert_eq!(state_after(&timing, None), State::Progressing, "no start known");
+        assert_eq!(
+            state_after(&timing, None),
+            State::Progressing,
+            "no start known"
+        );
     }
 
     #[test]
@@ -202,7 +206,10 @@ mod tests {
         let equal = object(Kind::HelmRelease, None, Some(450));
         assert_eq!(threshold(&equal, &thresholds, None), TimeDelta::minutes(15));
         let above = object(Kind::HelmRelease, None, Some(451));
-        assert_eq!(threshold(&above, &thresholds, None), TimeDelta::seconds(902));
+        assert_eq!(
+            threshold(&above, &thresholds, None),
+            TimeDelta::seconds(902)
+        );
         // No timeout of its own (a Deployment): the configured value.
         let plain = object(Kind::Deployment, None, None);
         assert_eq!(threshold(&plain, &thresholds, None), TimeDelta::minutes(15));

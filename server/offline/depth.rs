@@ -4,8 +4,9 @@
 //! YAML count is an upper bound (indentation levels + sequence dashes + flow brackets), never
 //! below the real depth of the structure.
 
-/// Deepest nesting accepted, the recursion limit serde_json applies to itself.
-pub const MAX_DEPTH: usize = 128;
+/// Deepest nesting accepted: below the parsers' own recursion limits (128), so deep input
+/// always gets this error, naming the limit.
+pub const MAX_DEPTH: usize = 100;
 
 /// Where the input first nests deeper than [`MAX_DEPTH`] (1-based).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

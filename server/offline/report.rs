@@ -5,12 +5,13 @@
 
 use super::{Ignored, Inputs, Skipped};
 use crate::health::{
-    ClusterInfo, DomainSpec, Evaluation, Input, InputEvidence, RootCause, Thresholds, Verdict,
-    evaluate,
+    ClusterInfo, DomainSpec, Evaluation, Input, InputEvidence, RootCause, State, Thresholds,
+    Verdict, evaluate,
 };
+use crate::model::{Kind, ObjectId};
 use chrono::{DateTime, SecondsFormat, Utc};
-use serde::ser::{SerializeMap, SerializeStruct, Serializer};
 use serde::Serialize;
+use serde::ser::{SerializeMap, SerializeStruct, Serializer};
 use std::io::Write;
 
 /// Evaluates what was read as the cluster `cluster` and writes the report (pretty JSON and a
@@ -116,39 +117,39 @@ impl<'a, T, V: Serialize> Serialize for Each<'a, T, V> {
 struct VerdictOut<'a> {
     cluster: &'a str,
     id: &'a str,
-    kind: &'a str,
+    kind: Kind,
     message: &'a str,
     name: &'a str,
     namespace: &'a str,
     reason: &'a str,
-    root_causes: &'a [crate::model::ObjectId],
+    root_causes: &'a [ObjectId],
     since: Option<String>,
-    state: &'a str,
+    state: State,
 }
 
 fn verdict_out(v: &Verdict) -> VerdictOut<'_> {
     VerdictOut {
         cluster: &v.cluster,
         id: v.id.as_str(),
-        kind: v.kind.as_str(),
+        kind: v.kind,
         message: &v.message,
         name: &v.name,
         namespace: &v.namespace,
         reason: &v.reason,
         root_causes: &v.root_causes,
         since: v.since.map(rfc3339),
-        state: v.state.as_str(),
+        state: v.state,
     }
 }
 
 /// A root cause's five contract fields.
 #[derive(Serialize)]
 struct CauseOut<'a> {
-    affected: &'a [crate::model::ObjectId],
+    affected: &'a [ObjectId],
     id: &'a str,
     message: &'a str,
     reason: &'a str,
-    state: &'a str,
+    state: State,
 }
 
 fn cause_out(r: &RootCause) -> CauseOut<'_> {
@@ -157,7 +158,7 @@ fn cause_out(r: &RootCause) -> CauseOut<'_> {
         id: r.id.as_str(),
         message: &r.message,
         reason: &r.reason,
-        state: r.state.as_str(),
+        state: r.state,
     }
 }
 

@@ -24,7 +24,10 @@ pub(super) struct DocumentSeed<F>(pub F);
 impl<'de, T, F: FnMut(usize, Value) -> T> DeserializeSeed<'de> for DocumentSeed<F> {
     type Value = Document<T>;
 
-    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_any(DocumentVisitor(self.0))
     }
 }
@@ -47,7 +50,14 @@ impl<'de, T, F: FnMut(usize, Value) -> T> Visitor<'de> for DocumentVisitor<F> {
         f.write_str("a Kubernetes object or List")
     }
 
-    not_a_mapping!(visit_bool(bool), visit_i64(i64), visit_u64(u64), visit_f64(f64), visit_str(&str), visit_bytes(&[u8]));
+    not_a_mapping!(
+        visit_bool(bool),
+        visit_i64(i64),
+        visit_u64(u64),
+        visit_f64(f64),
+        visit_str(&str),
+        visit_bytes(&[u8])
+    );
 
     fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
         Ok(Document::Empty)
@@ -89,7 +99,10 @@ struct ItemsSeed<'f, F>(&'f mut F);
 impl<'de, T, F: FnMut(usize, Value) -> T> DeserializeSeed<'de> for ItemsSeed<'_, F> {
     type Value = Option<Vec<T>>;
 
-    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_any(ItemsVisitor(self.0))
     }
 }
@@ -111,7 +124,16 @@ impl<'de, T, F: FnMut(usize, Value) -> T> Visitor<'de> for ItemsVisitor<'_, F> {
         f.write_str("a List's items")
     }
 
-    not_an_array!(visit_bool(bool), visit_i64(i64), visit_u64(u64), visit_f64(f64), visit_str(&str), visit_bytes(&[u8]), visit_unit(), visit_none());
+    not_an_array!(
+        visit_bool(bool),
+        visit_i64(i64),
+        visit_u64(u64),
+        visit_f64(f64),
+        visit_str(&str),
+        visit_bytes(&[u8]),
+        visit_unit(),
+        visit_none()
+    );
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
         IgnoredAny.visit_map(map)?;

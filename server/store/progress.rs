@@ -31,7 +31,10 @@ impl Store {
         .bind(cluster)
         .fetch_all(self.pool())
         .await?;
-        Ok(rows.into_iter().map(|(id, since)| (ObjectId(id), since)).collect())
+        Ok(rows
+            .into_iter()
+            .map(|(id, since)| (ObjectId(id), since))
+            .collect())
     }
 }
 
