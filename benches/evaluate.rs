@@ -43,11 +43,15 @@ fn main() {
             assert_eq!(run.objects, size, "every object has a verdict");
             let per_object = |x: f64| x / size as f64;
             println!(
-                "evaluate {size} objects ({format}, {:.0} MB, {:.0} bytes/object): wall {:.2} s ({:.1} µs/object), peak RSS {} ({})",
+                "evaluate {size} objects ({format}, {:.0} MB, {:.0} bytes/object): wall {:.2} s ({:.1} µs/object), cpu {}, peak RSS {} ({})",
                 bytes as f64 / 1e6,
                 per_object(bytes as f64),
                 run.wall,
                 per_object(run.wall * 1e6),
+                run.cpu.map_or("unknown".into(), |cpu| format!(
+                    "{cpu:.2} s ({:.1} µs/object)",
+                    per_object(cpu * 1e6)
+                )),
                 run.peak_rss_kib
                     .map_or("unknown".into(), |k| format!("{:.0} MB", k as f64 / 1024.0)),
                 run.peak_rss_kib
@@ -58,11 +62,18 @@ fn main() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    // FLEETGLASS_BENCH_KEEP=1 keeps the generated files (for profiling), and says where.
+    if std::env::var_os("FLEETGLASS_BENCH_KEEP").is_some() {
+        println!("inputs kept in {}", dir.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
 
 struct Run {
     wall: f64,
+    /// User + system CPU seconds: on a shared machine, what the run itself cost.
+    cpu: Option<f64>,
     peak_rss_kib: Option<u64>,
     objects: usize,
 }
@@ -76,7 +87,7 @@ fn evaluate(path: &Path) -> Run {
         let mut command = Command::new(time);
         command
             .arg("-f")
-            .arg("%M")
+            .arg("%M %U %S")
             .arg("-o")
             .arg(&rss_file)
             .arg(binary);
@@ -98,12 +109,16 @@ fn evaluate(path: &Path) -> Run {
         String::from_utf8_lossy(&output.stderr)
     );
     let report: Value = serde_json::from_slice(&output.stdout).expect("a JSON report");
-    let peak_rss_kib = std::fs::read_to_string(&rss_file)
+    // `/usr/bin/time` writes "peak-KiB user-s system-s" on its last line.
+    let measured: Vec<f64> = std::fs::read_to_string(&rss_file)
         .ok()
-        .and_then(|text| text.trim().lines().last()?.trim().parse().ok());
+        .and_then(|text| text.trim().lines().last().map(str::to_string))
+        .map(|line| line.split(' ').filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_default();
     Run {
         wall,
-        peak_rss_kib,
+        peak_rss_kib: measured.first().map(|&k| k as u64),
+        cpu: (measured.len() == 3).then(|| measured[1] + measured[2]),
         objects: report["objects"].as_array().map_or(0, Vec::len),
     }
 }

@@ -6,7 +6,6 @@ mod read;
 mod report;
 mod stream;
 
-pub use depth::MAX_DEPTH;
 pub use read::{Ignored, InputError, Inputs, LOCAL_CLUSTER, Skipped, read_inputs};
 pub use report::write_report;
 

@@ -3,7 +3,7 @@
 //! malformed objects are skipped with a reason, the same object given twice is kept once, and
 //! unreadable or too deeply nested input is one error line naming file and position.
 
-use super::depth::{self, MAX_DEPTH};
+use super::depth::{self, JsonDepthGuard, TooDeep};
 use super::stream::{Document, DocumentSeed};
 use crate::model::{Kind, Object, ObjectId, Skip, parse_object};
 use serde::de::DeserializeSeed;
@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::collections::hash_map::{Entry, HashMap};
 use std::fmt;
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 /// The cluster name objects read from files get until the caller names one.
@@ -70,68 +70,108 @@ impl std::error::Error for InputError {}
 pub fn read_inputs(sources: &[PathBuf], cluster: &str) -> Result<Inputs, InputError> {
     let mut gather = Gather::new(cluster);
     for source in sources {
-        let (name, text) = read_source(source)?;
-        documents(&name, &text, &mut gather)?;
+        let (name, mut reader) = open(source)?;
+        let failed = |problem: String| InputError {
+            file: name.clone(),
+            position: None,
+            problem,
+        };
+        // JSON when the text starts like JSON (its errors are clearer), else YAML documents.
+        if starts_like_json(&mut reader).map_err(|e| failed(e.to_string()))? {
+            json_documents(&name, reader, &mut gather)?;
+        } else {
+            let mut bytes = Vec::new();
+            reader
+                .read_to_end(&mut bytes)
+                .map_err(|e| failed(e.to_string()))?;
+            let text = String::from_utf8(bytes).map_err(|_| failed("not UTF-8 text".into()))?;
+            yaml_documents(&name, &text, &mut gather)?;
+        }
     }
     Ok(gather.finish())
 }
 
-fn read_source(source: &Path) -> Result<(String, String), InputError> {
-    let is_stdin = source.as_os_str() == "-";
-    let name = if is_stdin {
-        "stdin".to_string()
-    } else {
-        source.display().to_string()
-    };
-    let failed = |problem: String| InputError {
-        file: name.clone(),
-        position: None,
-        problem,
-    };
-    let mut bytes = Vec::new();
-    let read = if is_stdin {
-        std::io::stdin().read_to_end(&mut bytes).map(drop)
-    } else {
-        std::fs::read(source).map(|b| bytes = b)
-    };
-    read.map_err(|e| failed(e.to_string()))?;
-    let text = String::from_utf8(bytes).map_err(|_| failed("not UTF-8 text".into()))?;
-    Ok((name, text))
+fn open(source: &Path) -> Result<(String, BufReader<Box<dyn Read>>), InputError> {
+    if source.as_os_str() == "-" {
+        return Ok(("stdin".into(), BufReader::new(Box::new(std::io::stdin()))));
+    }
+    let name = source.display().to_string();
+    match std::fs::File::open(source) {
+        Ok(file) => Ok((name, BufReader::new(Box::new(file)))),
+        Err(e) => Err(InputError {
+            file: name,
+            position: None,
+            problem: e.to_string(),
+        }),
+    }
 }
 
-/// JSON when the text starts like JSON (its errors are clearer), else YAML documents; each
-/// document is added as soon as it is read. The nesting depth is checked first.
-fn documents(name: &str, text: &str, gather: &mut Gather) -> Result<(), InputError> {
-    let error = |problem: String, line: usize, column: usize| InputError {
+/// Whether the first byte after leading whitespace opens a JSON object or array.
+fn starts_like_json(reader: &mut impl BufRead) -> std::io::Result<bool> {
+    loop {
+        let buffer = reader.fill_buf()?;
+        let Some(&first) = buffer.first() else {
+            return Ok(false);
+        };
+        if !first.is_ascii_whitespace() {
+            return Ok(matches!(first, b'{' | b'['));
+        }
+        let blank = buffer
+            .iter()
+            .take_while(|b| b.is_ascii_whitespace())
+            .count();
+        reader.consume(blank);
+    }
+}
+
+fn input_error(name: &str, problem: String, line: usize, column: usize) -> InputError {
+    InputError {
         file: name.to_string(),
         position: (line > 0).then_some((line, column)),
         problem: without_position(&problem),
-    };
-    let is_json = text.trim_start().starts_with(['{', '[']);
-    let depth = if is_json {
-        depth::check_json(text)
-    } else {
-        depth::check_yaml(text)
-    };
-    depth.map_err(|at| {
-        let problem = format!("nested more than {MAX_DEPTH} levels deep (the limit)");
-        error(problem, at.line, at.column)
-    })?;
-    let mut index = 0;
-    if is_json {
-        let mut deserializer = serde_json::Deserializer::from_str(text);
-        while deserializer.end().is_err() {
-            let added = gather.document(&format!("{name}#{index}"), &mut deserializer);
-            added.map_err(|e| error(e.to_string(), e.line(), e.column()))?;
-            index += 1;
-        }
-        return Ok(());
     }
+}
+
+/// JSON values one after another, streamed from the reader (never the whole text in memory)
+/// through the depth guard, each added as soon as it is read.
+fn json_documents(name: &str, reader: impl Read, gather: &mut Gather) -> Result<(), InputError> {
+    let error = |e: serde_json::Error| {
+        if !e.is_io() {
+            return input_error(name, e.to_string(), e.line(), e.column());
+        }
+        let io = std::io::Error::from(e);
+        match io
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<TooDeep>())
+        {
+            Some(at) => input_error(name, at.to_string(), at.line, at.column),
+            None => input_error(name, io.to_string(), 0, 0),
+        }
+    };
+    let mut deserializer = serde_json::Deserializer::from_reader(JsonDepthGuard::new(reader));
+    let mut index = 0;
+    loop {
+        match deserializer.end() {
+            Ok(()) => return Ok(()),
+            Err(e) if e.is_io() => return Err(error(e)),
+            Err(_) => {}
+        }
+        gather
+            .document(&format!("{name}#{index}"), &mut deserializer)
+            .map_err(error)?;
+        index += 1;
+    }
+}
+
+/// YAML documents, the nesting depth checked on the whole text first.
+fn yaml_documents(name: &str, text: &str, gather: &mut Gather) -> Result<(), InputError> {
+    depth::check_yaml(text).map_err(|at| input_error(name, at.to_string(), at.line, at.column))?;
+    let mut index = 0;
     for document in serde_yaml::Deserializer::from_str(text) {
         let added = gather.document(&format!("{name}#{index}"), document);
         if added.map_err(|e| {
             let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
-            error(e.to_string(), line, column)
+            input_error(name, e.to_string(), line, column)
         })? {
             index += 1;
         }
