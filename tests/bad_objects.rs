@@ -193,6 +193,21 @@ fn a_document_that_is_not_utf8_is_refused_with_where() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// The state and since of the Kustomization `never-started` in the runner's newest evaluation.
+fn never_started_verdict(
+    latest: &fleetglass::ingest::Latest,
+) -> (String, Option<chrono::DateTime<Utc>>) {
+    let evaluated = latest.borrow().clone();
+    let verdict = evaluated
+        .evaluation
+        .objects
+        .iter()
+        .find(|v| v.name == "never-started")
+        .cloned()
+        .expect("evaluated");
+    (verdict.state.as_str().to_string(), verdict.since)
+}
+
 /// A new generation the controller never starts on has no start time of its own; the runner
 /// remembers when it first saw it in progress, so days later it is `stuck`, not forever
 /// `progressing`, and its verdict says since when.
@@ -209,17 +224,6 @@ async fn work_that_never_starts_becomes_stuck_from_when_it_was_first_seen() {
     never_started["metadata"]["generation"] = json!(2);
     apply(&mut runner, &git_repository());
     apply(&mut runner, &never_started);
-    let state_at = |runner_latest: &fleetglass::ingest::Latest| {
-        let evaluated = runner_latest.borrow().clone();
-        let verdict = evaluated
-            .evaluation
-            .objects
-            .iter()
-            .find(|v| v.name == "never-started")
-            .cloned()
-            .expect("evaluated");
-        (verdict.state.as_str().to_string(), verdict.since)
-    };
     let first_seen = Utc::now();
     for (days, cluster_alive) in [
         (0, first_seen),
@@ -232,11 +236,73 @@ async fn work_that_never_starts_becomes_stuck_from_when_it_was_first_seen() {
         runner
             .run_round(first_seen + chrono::TimeDelta::days(days))
             .await;
-        let (state, since) = state_at(&latest);
+        let (state, since) = never_started_verdict(&latest);
         if days == 0 {
             assert_eq!((state.as_str(), since), ("progressing", None));
         } else {
             assert_eq!((state.as_str(), since), ("stuck", Some(first_seen)));
         }
     }
+}
+
+/// The first sighting in progress is kept in Postgres: a collector restarted (a new runner on
+/// the same database) measures the stuck window from the first sighting, not from its start,
+/// and the sighting goes when the object leaves progress.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_keeps_the_window_of_work_without_a_start_time() {
+    let store = fresh_store().await;
+    let config = web_support::common::one_cluster_config(CLUSTER);
+    let id = format!("{CLUSTER}/Kustomization/apps/never-started");
+    let first_seen: chrono::DateTime<Utc> = "2026-12-01T00:00:00Z".parse().unwrap();
+    let mut object = kustomization(
+        "never-started",
+        &[],
+        ready("True", "ReconciliationSucceeded", "applied"),
+    );
+    object["metadata"]["generation"] = json!(2);
+    // Threshold: twice the default timeout of a 10m interval (9m30s) = 19m.
+    let round =
+        async |runner: &mut Runner, latest: &fleetglass::ingest::Latest, object: &Value, at| {
+            apply(runner, &git_repository());
+            apply(runner, object);
+            runner.apply(SourceEvent::ClusterAlive {
+                cluster: CLUSTER.into(),
+                at,
+            });
+            runner.run_round(at).await;
+            never_started_verdict(latest)
+        };
+    let stored = async || -> Option<chrono::DateTime<Utc>> {
+        sqlx::query_scalar("SELECT since FROM seen_in_progress WHERE id = $1")
+            .bind(&id)
+            .fetch_optional(store.pool())
+            .await
+            .unwrap()
+    };
+
+    let (mut first, latest) = Runner::new(RunnerSettings::from_config(&config), store.clone());
+    let seen = round(&mut first, &latest, &object, first_seen).await;
+    assert_eq!((seen.0.as_str(), seen.1), ("progressing", None));
+    assert_eq!(stored().await, Some(first_seen));
+    drop(first);
+
+    let (mut restarted, latest) = Runner::new(RunnerSettings::from_config(&config), store.clone());
+    let later = first_seen + chrono::TimeDelta::minutes(20);
+    let seen = round(&mut restarted, &latest, &object, later).await;
+    assert_eq!(
+        (seen.0.as_str(), seen.1),
+        ("stuck", Some(first_seen)),
+        "20m since the first sighting, though the runner only just started"
+    );
+
+    // Converged: the sighting goes, and new work starts a new window.
+    object["status"]["observedGeneration"] = json!(2);
+    let seen = round(&mut restarted, &latest, &object, later).await;
+    assert_eq!(seen.0, "healthy");
+    assert_eq!(stored().await, None);
+    object["metadata"]["generation"] = json!(3);
+    let again = later + chrono::TimeDelta::minutes(1);
+    let seen = round(&mut restarted, &latest, &object, again).await;
+    assert_eq!((seen.0.as_str(), seen.1), ("progressing", None));
+    assert_eq!(stored().await, Some(again));
 }

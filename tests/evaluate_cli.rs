@@ -269,3 +269,184 @@ spec: {group: helm.toolkit.fluxcd.io, names: {kind: HelmRelease, plural: helmrel
         .unwrap();
     assert_eq!(netop["state"], "healthy", "{netop}");
 }
+
+fn report_of(output: &Output) -> Value {
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+fn verdicts_named<'a>(report: &'a Value, kind: &str, name: &str) -> Vec<&'a Value> {
+    report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["kind"] == kind && o["name"] == name)
+        .collect()
+}
+
+#[test]
+fn deep_nesting_exits_2_at_once_naming_the_limit() {
+    let depth = 200_000;
+    let yaml_flow = format!("a: {}{}\n", "[".repeat(depth), "]".repeat(depth));
+    let yaml_block: String = (0..5_000)
+        .map(|level| format!("{}k{level}:\n", " ".repeat(level)))
+        .collect();
+    let yaml_dashes = format!("{}x\n", "- ".repeat(depth));
+    let json = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    for (name, text) in [
+        ("flow.yaml", yaml_flow),
+        ("block.yaml", yaml_block),
+        ("dashes.yaml", yaml_dashes),
+        ("deep.json", json),
+    ] {
+        let file = write(name, &text);
+        let started = std::time::Instant::now();
+        let output = evaluate(&[&file], None);
+        let took = started.elapsed();
+        assert_eq!(output.status.code(), Some(2), "{name}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains(name)
+                && stderr.contains("nested more than 100 levels deep (the limit)"),
+            "{stderr}"
+        );
+        assert!(took.as_secs_f64() < 1.0, "{name} took {took:?}");
+    }
+    // Through stdin too, and a real object nested deep inside its spec.
+    let deep_spec = format!(
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: a, namespace: b}}\nspec:\n  patches: {}{}\n",
+        "{x: ".repeat(300),
+        "}".repeat(300)
+    );
+    let output = evaluate(&["-"], Some(&deep_spec));
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("stdin: line 5 column"));
+}
+
+/// FLEET's GitRepository, at [`SHA`].
+fn git_source() -> &'static str {
+    FLEET
+        .split("---")
+        .nth(2)
+        .expect("FLEET holds a GitRepository")
+}
+
+fn ready_kustomization(name: &str, revision: &str) -> String {
+    format!(
+        r#"
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {{name: {name}, namespace: flux-system, generation: 1}}
+spec: {{interval: 10m, sourceRef: {{kind: GitRepository, name: flux-system}}}}
+status:
+  observedGeneration: 1
+  lastAttemptedRevision: "{revision}"
+  lastAppliedRevision: "{revision}"
+  conditions:
+    - {{type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: {revision}", lastTransitionTime: "2026-11-28T10:00:00Z", observedGeneration: 1}}
+"#
+    )
+}
+
+const SHA: &str = "main@sha1:1111111111111111111111111111111111111111";
+
+#[test]
+fn the_same_object_twice_gives_one_verdict_unverifiable_when_the_copies_differ() {
+    let apps = ready_kustomization("apps", SHA);
+    let same = format!("{}---{apps}---{apps}", git_source());
+    let report = report_of(&evaluate(&["-"], Some(&same)));
+    let verdicts = verdicts_named(&report, "Kustomization", "apps");
+    assert_eq!(verdicts.len(), 1, "{report}");
+    assert_eq!(verdicts[0]["state"], "healthy");
+
+    let older = ready_kustomization("apps", "main@sha1:0000000000000000000000000000000000000000");
+    let differing = format!("{}---{apps}---{older}", git_source());
+    let file = write("copies.yaml", &differing);
+    let report = report_of(&evaluate(&["--now", "2026-11-29T12:00:00Z", &file], None));
+    let verdicts = verdicts_named(&report, "Kustomization", "apps");
+    assert_eq!(verdicts.len(), 1, "{report}");
+    assert_eq!(verdicts[0]["state"], "unverifiable");
+    assert_eq!(verdicts[0]["reason"], "2 differing copies in the input");
+    let message = verdicts[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("copies.yaml#1") && message.contains("copies.yaml#2"),
+        "{message}"
+    );
+    assert_eq!(
+        verdicts[0]["root_causes"],
+        serde_json::json!(["local/Kustomization/flux-system/apps"])
+    );
+}
+
+#[test]
+fn lists_inside_lists_are_read() {
+    let object = |name: &str| {
+        serde_json::json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepository",
+            "metadata": {"name": name, "namespace": "flux-system"}, "spec": {"type": "oci", "url": "oci://r"}})
+    };
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [
+        object("outer"),
+        {"apiVersion": "v1", "kind": "List", "items": [
+            object("inner"),
+            {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepositoryList", "items": [object("innermost"), "garbage"]}
+        ]}
+    ]});
+    for text in [list.to_string(), serde_yaml::to_string(&list).unwrap()] {
+        let report = report_of(&evaluate(&["-"], Some(&text)));
+        let mut names: Vec<&str> = report["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["name"].as_str().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["inner", "innermost", "outer"], "{report}");
+        assert_eq!(
+            report["skipped"][0]["document"],
+            "stdin#0.items[1].items[1].items[1]"
+        );
+    }
+}
+
+#[test]
+fn a_kind_absent_from_the_input_is_unverifiable_not_not_found() {
+    // Only Kustomizations piped in: their GitRepository may well exist.
+    let only = ready_kustomization("apps", SHA);
+    let report = report_of(&evaluate(&["-"], Some(&only)));
+    let apps = verdicts_named(&report, "Kustomization", "apps")[0];
+    assert_eq!(apps["state"], "unverifiable", "{apps}");
+    assert_eq!(apps["reason"], "GitRepository not in the input");
+    assert!(
+        apps["message"]
+            .as_str()
+            .unwrap()
+            .contains("source GitRepository flux-system/flux-system"),
+        "{apps}"
+    );
+
+    // With GitRepositories in the input, a missing one is evidence: not found.
+    let other_source =
+        git_source().replace("name: flux-system, namespace", "name: other, namespace");
+    let report = report_of(&evaluate(&["-"], Some(&format!("{other_source}---{only}"))));
+    let apps = verdicts_named(&report, "Kustomization", "apps")[0];
+    assert_eq!(apps["state"], "failed", "{apps}");
+    assert_eq!(
+        apps["reason"],
+        "source GitRepository flux-system/flux-system not found"
+    );
+
+    let report = report_of(&evaluate(
+        &["-"],
+        Some(&format!("{}---{only}", git_source())),
+    ));
+    assert_eq!(
+        verdicts_named(&report, "Kustomization", "apps")[0]["state"],
+        "healthy"
+    );
+}

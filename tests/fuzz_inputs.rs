@@ -55,7 +55,7 @@ proptest! {
     fn arbitrary_bytes_through_the_evaluate_reader_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
         let path = std::env::temp_dir().join(format!("fleetglass-fuzz-{}.yaml", std::process::id()));
         std::fs::write(&path, &bytes).unwrap();
-        let _ = fleetglass::offline::read_inputs(&[path]);
+        let _ = fleetglass::offline::read_inputs(&[path], "local");
     }
 }
 

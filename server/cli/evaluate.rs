@@ -2,10 +2,9 @@
 //! document on stdout. Exit 0 when it evaluated (whatever the states), 2 on unreadable input.
 
 use crate::config;
-use crate::offline::{read_inputs, report};
+use crate::offline::{LOCAL_CLUSTER, read_inputs, write_report};
 use chrono::{DateTime, Utc};
 use clap::Args;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -15,7 +14,7 @@ pub struct EvaluateArgs {
     #[arg(long, value_parser = parse_now)]
     pub now: Option<DateTime<Utc>>,
     /// Name of the cluster the objects come from (ids are cluster/Kind/namespace/name).
-    #[arg(long, default_value = "local")]
+    #[arg(long, default_value = LOCAL_CLUSTER)]
     pub cluster: String,
     /// Config file for thresholds and domains (same format as serve).
     #[arg(long, short)]
@@ -42,23 +41,18 @@ pub fn run(args: EvaluateArgs) -> ExitCode {
         Some(Ok(config)) => config,
         None => config::Config::default(),
     };
-    let inputs = match read_inputs(&args.files) {
+    let inputs = match read_inputs(&args.files, &args.cluster) {
         Ok(inputs) => inputs,
         Err(e) => return usage_error(e.to_string()),
     };
-    let document = report(
-        &inputs.objects,
-        &inputs.skipped,
-        &inputs.ignored,
+    let written = write_report(
+        &inputs,
         &args.cluster,
         args.now.unwrap_or_else(Utc::now),
         &config.thresholds,
         &config.domains,
+        std::io::stdout().lock(),
     );
-    let mut stdout = std::io::stdout().lock();
-    let written = serde_json::to_writer_pretty(&mut stdout, &document)
-        .map_err(std::io::Error::from)
-        .and_then(|()| writeln!(stdout));
     match written {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => usage_error(format!("cannot write the report: {e}")),

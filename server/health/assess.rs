@@ -61,6 +61,9 @@ impl Assessor<'_> {
             let reason = format!("cannot read {} on cluster {cluster}: {error}", object.kind);
             return Some(Finding::new(State::Unverifiable, reason, error).cause(Cause::Cluster));
         }
+        if let Some(copies) = self.clusters.conflicting_copies(cluster, &self.ids[i]) {
+            return Some(conflicting_copies(copies));
+        }
         if object.spec.suspend && object.kind.is_flux() {
             let ready = object.condition("Ready");
             let message = ready.map(|c| c.message.as_str()).unwrap_or("");
@@ -91,6 +94,9 @@ impl Assessor<'_> {
             return Some(
                 Finding::new(State::Failed, reason, message).since(not_ready_since(object)),
             );
+        }
+        if let Some(finding) = uncovered(&self.graph.uncovered[i]) {
+            return Some(finding);
         }
         match &self.graph.liveness[i] {
             &Liveness::Missing(absent) => {
@@ -183,6 +189,30 @@ impl Assessor<'_> {
             _ => Finding::new(State::Healthy, "exists", ""),
         }
     }
+}
+
+/// Copies of one object that disagree: which one is current cannot be told.
+fn conflicting_copies(copies: &[String]) -> Finding {
+    let reason = format!("{} differing copies in the input", copies.len());
+    let message = format!("the input holds this object at {}", copies.join(", "));
+    Finding::new(State::Unverifiable, reason, message)
+}
+
+/// References to kinds the input holds nothing of: neither present nor proven absent.
+fn uncovered(references: &[(Kind, String)]) -> Option<Finding> {
+    let (kind, _) = references.first()?;
+    let more = references.iter().filter(|(k, _)| k != kind).count();
+    let reason = if more > 0 {
+        format!("{kind} not in the input (and {more} more)")
+    } else {
+        format!("{kind} not in the input")
+    };
+    let named: Vec<&str> = references.iter().map(|(_, r)| r.as_str()).collect();
+    let message = format!(
+        "{} cannot be checked: the input holds no object of its kind",
+        named.join("; ")
+    );
+    Some(Finding::new(State::Unverifiable, reason, message))
 }
 
 /// A structural fault shows since the object last stopped being Ready, when it says so.

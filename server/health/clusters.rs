@@ -1,8 +1,8 @@
 //! Cluster freshness: whether the evidence collected from a cluster (or for one kind on it)
 //! can be trusted at all. A cluster without a ClusterInfo is fresh (files have no age).
 
-use super::ClusterInfo;
-use crate::model::{Kind, human};
+use super::{ClusterInfo, InputEvidence};
+use crate::model::{Kind, ObjectId, human};
 use chrono::{DateTime, TimeDelta, Utc};
 use std::collections::HashMap;
 
@@ -52,6 +52,22 @@ impl<'a> Clusters<'a> {
             .kind_errors
             .get(&kind)
             .map(String::as_str)
+    }
+
+    /// Whether the absence of an object of `kind` is evidence: always for what the collector
+    /// lists, only for the kinds an input holds.
+    pub fn covers(&self, cluster: &str, kind: Kind) -> bool {
+        self.input(cluster)
+            .is_none_or(|input| input.kinds.contains(&kind))
+    }
+
+    /// Where the input gives differing copies of `id`, if it does.
+    pub fn conflicting_copies(&self, cluster: &str, id: &ObjectId) -> Option<&'a [String]> {
+        self.input(cluster)?.conflicting.get(id).map(Vec::as_slice)
+    }
+
+    fn input(&self, cluster: &str) -> Option<&'a InputEvidence> {
+        self.info(cluster)?.input.as_ref()
     }
 
     /// The reason shown on the cluster's own root-cause entry.

@@ -260,11 +260,12 @@ fn consume_crd(
         .get(&(entry.group, entry.kind))
         .map(|&c| objects[c].name.as_str())
         .or_else(|| {
+            // Only the CRDs among what inventories hold (a range of the sorted keys): scanning
+            // every key per consumer was quadratic in the size of the cluster.
+            let prefix = crd_key("");
             view.providers
-                .keys()
-                .filter_map(|key| {
-                    key.strip_prefix("CustomResourceDefinition.apiextensions.k8s.io/")
-                })
+                .range(prefix.clone()..)
+                .map_while(|(key, _)| key.strip_prefix(prefix.as_str()))
                 .find(|name| name_serves(name, entry.group, entry.kind))
         });
     if let Some(name) = crd {

@@ -164,11 +164,6 @@ fn cell(
     resolved: &[Resolved],
     root_id: &dyn Fn(Root) -> ObjectId,
 ) -> DomainVerdict {
-    let state = members
-        .iter()
-        .map(|&m| resolved[m].finding.state)
-        .reduce(State::worst)
-        .unwrap_or(State::Unverifiable);
     let healthy = members
         .iter()
         .filter(|&&m| resolved[m].finding.state == State::Healthy)
@@ -179,17 +174,39 @@ fn cell(
         .map(|&root| root_id(root))
         .collect();
     let version = versions::read(index, &domain.version, cluster);
+    let state = cell_state(
+        members.iter().map(|&m| resolved[m].finding.state),
+        !blockers.is_empty(),
+        version.is_some(),
+    );
     DomainVerdict {
         domain: domain.name.clone(),
         cluster: cluster.to_string(),
-        fully_healthy: !members.is_empty()
-            && healthy == members.len()
-            && blockers.is_empty()
-            && version.is_some(),
+        fully_healthy: state == State::Healthy,
         version,
         state,
         objects: members.len(),
         healthy,
         blockers: blockers.into_iter().collect(),
     }
+}
+
+/// The one decision on a cell's state, so state, `fully_healthy` and blockers cannot disagree:
+/// `healthy` (fully healthy) only when it has objects, all healthy, nothing upstream blocks it
+/// and its version was read. A blocker outside the cell's own objects (a Kustomization of
+/// another domain it depends on) makes an otherwise healthy cell `blocked`, its symptom; no
+/// objects or no version read leaves nothing proven: `unverifiable`.
+pub(super) fn cell_state(
+    members: impl Iterator<Item = State>,
+    blocked: bool,
+    version_read: bool,
+) -> State {
+    let mut state = members.reduce(State::worst).unwrap_or(State::Unverifiable);
+    if blocked {
+        state = state.worst(State::Blocked);
+    }
+    if !version_read {
+        state = state.worst(State::Unverifiable);
+    }
+    state
 }

@@ -13,6 +13,8 @@ pub(super) struct Graph {
     pub edges: Vec<Vec<Edge>>,
     /// Per object: what it references that cannot be reconciled (absent, or on another shard).
     pub missing: Vec<Vec<String>>,
+    /// Per object: references to a kind the input holds no object of (no evidence either way).
+    pub uncovered: Vec<Vec<(Kind, String)>>,
     pub liveness: Vec<Liveness>,
     /// The controller Deployments objects need and the input lacks.
     pub absent: Absences,
@@ -25,6 +27,7 @@ pub(super) fn build(index: &Index, clusters: &Clusters, now: DateTime<Utc>) -> G
     let mut graph = Graph {
         edges: Vec::with_capacity(count),
         missing: Vec::with_capacity(count),
+        uncovered: Vec::with_capacity(count),
         liveness: Vec::with_capacity(count),
         absent: Absences::default(),
         source: Vec::with_capacity(count),
@@ -36,6 +39,7 @@ pub(super) fn build(index: &Index, clusters: &Clusters, now: DateTime<Utc>) -> G
             object,
             edges: Vec::new(),
             missing: Vec::new(),
+            uncovered: Vec::new(),
         };
         let source = builder.source();
         builder.depends_on();
@@ -56,6 +60,7 @@ pub(super) fn build(index: &Index, clusters: &Clusters, now: DateTime<Utc>) -> G
         }
         graph.edges.push(builder.edges);
         graph.missing.push(builder.missing);
+        graph.uncovered.push(builder.uncovered);
         graph.liveness.push(live);
         graph.source.push(source);
     }
@@ -68,6 +73,7 @@ struct Builder<'i, 'a> {
     object: &'a Object,
     edges: Vec<Edge>,
     missing: Vec<String>,
+    uncovered: Vec<(Kind, String)>,
 }
 
 impl Builder<'_, '_> {
@@ -76,22 +82,26 @@ impl Builder<'_, '_> {
     }
 
     /// A reference the object needs: resolved to an edge, or recorded as missing — unless its
-    /// kind is unknown to fleetglass or unreadable on the cluster (then there is no evidence).
+    /// kind is unknown to fleetglass or unreadable on the cluster (then there is no evidence),
+    /// or absent from the input altogether (recorded as uncovered).
     fn required(&mut self, kind: EdgeKind, what: &str, reference: &Ref) -> Option<usize> {
         let target_kind: Kind = reference.kind.parse().ok()?;
-        if let Some(found) = self.index.resolve(&self.object.cluster, reference) {
+        let cluster = &self.object.cluster;
+        if let Some(found) = self.index.resolve(cluster, reference) {
             self.edge(kind, found);
             return Some(found);
         }
-        if self
-            .clusters
-            .kind_error(&self.object.cluster, target_kind)
-            .is_none()
-        {
-            self.missing.push(format!(
-                "{what} {target_kind} {}/{} not found",
-                reference.namespace, reference.name
-            ));
+        if self.clusters.kind_error(cluster, target_kind).is_some() {
+            return None;
+        }
+        let named = format!(
+            "{what} {target_kind} {}/{}",
+            reference.namespace, reference.name
+        );
+        if self.clusters.covers(cluster, target_kind) {
+            self.missing.push(format!("{named} not found"));
+        } else {
+            self.uncovered.push((target_kind, named));
         }
         None
     }

@@ -1,10 +1,10 @@
 //! What the engine is given besides the objects: clusters and their freshness, thresholds,
 //! and the domains to roll up. Config files deserialize straight into these types.
 
-use crate::model::{Kind, serde_go};
+use crate::model::{Kind, ObjectId, serde_go};
 use chrono::{DateTime, TimeDelta, Utc};
 use serde::Deserialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// What the engine knows about one cluster's data. Absent for a cluster = evidence is fresh
 /// (the `evaluate` command reads files, which have no age).
@@ -20,6 +20,19 @@ pub struct ClusterInfo {
     pub kind_errors: BTreeMap<Kind, String>,
     /// Who provided each CRD the last time it was seen (history kept by the collector).
     pub former_crd_providers: Vec<FormerCrdProvider>,
+    /// Set when the objects were read from files (`evaluate`), not listed by the collector.
+    pub input: Option<InputEvidence>,
+}
+
+/// What files given to `evaluate` hold. The collector lists every kind it can read, so an
+/// object it did not see is absent; an input holds only what the user put in it, so absence
+/// is evidence only for the kinds it covers.
+#[derive(Debug, Clone, Default)]
+pub struct InputEvidence {
+    /// The kinds the input holds at least one object of.
+    pub kinds: BTreeSet<Kind>,
+    /// Objects the input gives more than once with different contents: where each copy is.
+    pub conflicting: HashMap<ObjectId, Vec<String>>,
 }
 
 /// A CRD's provider as last seen, so a consumer of a vanished CRD can name who removed it.

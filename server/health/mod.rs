@@ -57,6 +57,8 @@ mod crossstack_tests;
 #[cfg(test)]
 mod cycle_tests;
 #[cfg(test)]
+mod domains_tests;
+#[cfg(test)]
 mod flux_tests;
 #[cfg(test)]
 mod incident_tests;
@@ -80,7 +82,9 @@ mod testkit;
 mod workload_tests;
 
 pub use crossstack::InventoryEntry;
-pub use input::{ClusterInfo, DomainSpec, FormerCrdProvider, Selection, Thresholds, VersionSource};
+pub use input::{
+    ClusterInfo, DomainSpec, FormerCrdProvider, InputEvidence, Selection, Thresholds, VersionSource,
+};
 pub use state::State;
 pub use verdict::{
     CoOwnership, CrdProvider, Dependency, DomainVerdict, Evaluation, RootCause, Verdict, cluster_id,

@@ -159,4 +159,72 @@ mod tests {
             TimeDelta::minutes(3)
         );
     }
+
+    fn timing(seen_since: Option<DateTime<Utc>>) -> Timing {
+        Timing {
+            threshold: TimeDelta::minutes(15),
+            now: "2026-11-29T12:00:00Z".parse().unwrap(),
+            seen_since,
+        }
+    }
+
+    fn state_after(timing: &Timing, since: Option<DateTime<Utc>>) -> State {
+        timing
+            .in_progress("Progressing", "", since, EdgeSet::NONE)
+            .state
+    }
+
+    #[test]
+    fn exactly_at_the_threshold_is_progressing_one_second_past_is_stuck() {
+        let timing = timing(None);
+        let at = timing.now - timing.threshold;
+        assert_eq!(state_after(&timing, Some(at)), State::Progressing);
+        let past = at - TimeDelta::seconds(1);
+        let finding = timing.in_progress("Progressing", "msg", Some(past), EdgeSet::NONE);
+        assert_eq!(finding.state, State::Stuck);
+        assert_eq!(finding.reason, "stuck for 15m: Progressing");
+        assert_eq!(finding.since, Some(past));
+        assert_eq!(
+            state_after(&timing, None),
+            State::Progressing,
+            "no start known"
+        );
+    }
+
+    #[test]
+    fn without_a_start_of_its_own_the_first_sighting_counts() {
+        let now: DateTime<Utc> = "2026-11-29T12:00:00Z".parse().unwrap();
+        let at = now - TimeDelta::minutes(15);
+        assert_eq!(state_after(&timing(Some(at)), None), State::Progressing);
+        let past = at - TimeDelta::seconds(1);
+        let seen = timing(Some(past));
+        let finding = seen.in_progress("Progressing", "", None, EdgeSet::NONE);
+        assert_eq!((finding.state, finding.since), (State::Stuck, Some(past)));
+        // The object's own start wins over the sighting.
+        assert_eq!(state_after(&seen, Some(now)), State::Progressing);
+    }
+
+    #[test]
+    fn twice_the_timeout_against_the_configured_minimum_at_the_boundary() {
+        let thresholds = Thresholds::default();
+        // 7m30s timeout: twice is exactly the 15m default.
+        let equal = object(Kind::HelmRelease, None, Some(450));
+        assert_eq!(threshold(&equal, &thresholds, None), TimeDelta::minutes(15));
+        let above = object(Kind::HelmRelease, None, Some(451));
+        assert_eq!(
+            threshold(&above, &thresholds, None),
+            TimeDelta::seconds(902)
+        );
+        // No timeout of its own (a Deployment): the configured value.
+        let plain = object(Kind::Deployment, None, None);
+        assert_eq!(threshold(&plain, &thresholds, None), TimeDelta::minutes(15));
+        // A Kustomization's default timeout is its interval less 30s: 1h interval → 59m30s.
+        let hourly = object(Kind::Kustomization, Some(3600), None);
+        assert_eq!(
+            threshold(&hourly, &thresholds, None),
+            TimeDelta::seconds(2 * 3570)
+        );
+        let exact = object(Kind::Kustomization, Some(60), None);
+        assert_eq!(effective_timeout(&exact), Some(TimeDelta::seconds(30)));
+    }
 }

@@ -47,9 +47,12 @@ pub struct DomainVerdict {
     pub cluster: String,
     /// The version read as configured; None when the version object is missing.
     pub version: Option<String>,
-    /// The worst state among the domain's objects on the cluster.
+    /// The worst state among the domain's objects on the cluster, at least `blocked` while a
+    /// blocker upstream holds it and `unverifiable` without objects or a version read: `healthy`
+    /// exactly when `fully_healthy`.
     pub state: State,
-    /// Every object of the domain on the cluster is healthy and at the version.
+    /// Every object of the domain on the cluster is healthy and at the version, and nothing it
+    /// depends on is a problem (no blockers).
     pub fully_healthy: bool,
     pub objects: usize,
     pub healthy: usize,

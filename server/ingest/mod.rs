@@ -7,6 +7,7 @@ mod leases;
 mod ownership;
 pub mod retention;
 mod runner;
+mod sightings;
 mod snapshot;
 
 pub use leases::LeaseKeeper;

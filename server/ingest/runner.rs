@@ -6,14 +6,15 @@
 use super::changes::{RollupChanges, Written};
 use super::crd_history::CrdHistory;
 use super::ownership::{ClusterSet, Ownership, leases_changed};
+use super::sightings::Sightings;
 use super::{RunnerSettings, Snapshot};
 use crate::health::CrdProvider;
-use crate::health::{self, ClusterInfo, Evaluation, Input, SeenInProgress, State};
+use crate::health::{self, ClusterInfo, Evaluation, Input};
 use crate::metrics;
 use crate::sources::{EventReceiver, SourceEvent};
 use crate::store::{
-    ChangeSet, ObjectFilter, Store, record_crd_providers, replace_dependencies, replace_rollups,
-    upsert_clusters, write_changes,
+    ChangeSet, ObjectFilter, SightingChanges, Store, record_crd_providers, replace_dependencies,
+    replace_rollups, upsert_clusters, write_changes, write_seen_in_progress,
 };
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
@@ -53,7 +54,7 @@ pub struct Runner {
     /// CRD providers seen but not yet recorded.
     pending_providers: Vec<CrdProvider>,
     /// When each object now in progress was first seen so (for work without a start time).
-    seen_in_progress: SeenInProgress,
+    sightings: Sightings,
 }
 
 impl Runner {
@@ -70,7 +71,7 @@ impl Runner {
             ownership: None,
             crd_history: CrdHistory::default(),
             pending_providers: Vec::new(),
-            seen_in_progress: SeenInProgress::default(),
+            sightings: Sightings::default(),
         };
         (runner, receiver)
     }
@@ -159,6 +160,7 @@ impl Runner {
             pending.deletes.retain(|k| k.cluster != cluster);
             pending.transitions.retain(|t| t.key.cluster != cluster);
             self.pending_rollups.forget(&cluster);
+            self.sightings.forget_cluster(&cluster);
             metrics::set_cluster_held(&cluster, false);
         }
         for cluster in change.gained {
@@ -174,6 +176,7 @@ impl Runner {
                     tracing::warn!(%cluster, %error, "cannot read what the previous collector wrote; starting afresh");
                 }
             }
+            self.sightings.restore(&self.store, Some(&cluster)).await;
             self.snapshot.add_cluster(ClusterInfo {
                 name: cluster.clone(),
                 labels: self
@@ -192,6 +195,9 @@ impl Runner {
     #[tracing::instrument(skip_all)]
     pub async fn run_round(&mut self, now: DateTime<Utc>) {
         self.crd_history.load_once(&self.store).await;
+        if self.ownership.is_none() {
+            self.sightings.load_all_once(&self.store).await;
+        }
         let evaluation = tokio::task::block_in_place(|| {
             let mut clusters: Vec<_> = self.snapshot.clusters().cloned().collect();
             self.crd_history.inject(&mut clusters);
@@ -201,10 +207,9 @@ impl Runner {
                 domains: &self.settings.domains,
                 thresholds: &self.settings.thresholds,
                 now,
-                seen_in_progress: &self.seen_in_progress,
+                seen_in_progress: self.sightings.seen(),
             })
         });
-        self.seen_in_progress = seen_in_progress(&evaluation, &self.seen_in_progress, now);
         let touched = self.snapshot.take_touched();
         let held = self
             .ownership
@@ -214,6 +219,7 @@ impl Runner {
         let changes =
             self.written
                 .object_changes(&evaluation, &self.snapshot, &touched, &held, now);
+        self.sightings.observe(&evaluation, &changes.deletes, now);
         let mut ready = self.snapshot.cluster_names();
         ready.retain(|c| !held.contains(c));
         let rollups = self.written.rollup_changes(&evaluation, &ready);
@@ -234,13 +240,15 @@ impl Runner {
         metrics::set_objects_tracked(self.snapshot.tracked());
         metrics::evaluated(&evaluation, self.snapshot.clusters());
         let rows = self.pending.len() + clusters.len();
+        let sightings = self.sightings.changes();
         let started = Instant::now();
-        let written = self.write(&clusters, now).await;
+        let written = self.write(&clusters, &sightings, now).await;
         if rows > 0 || !self.pending_rollups.is_empty() {
             metrics::write_batch(rows, started.elapsed(), written.is_ok());
         }
         match written {
             Ok(()) => {
+                self.sightings.written(sightings);
                 self.pending = ChangeSet::default();
                 self.pending_rollups = RollupChanges::default();
                 self.pending_providers.clear();
@@ -259,12 +267,14 @@ impl Runner {
     async fn write(
         &self,
         clusters: &[crate::store::ClusterRow],
+        sightings: &SightingChanges,
         now: DateTime<Utc>,
     ) -> Result<(), sqlx::Error> {
         if self.pending.is_empty()
             && self.pending_rollups.is_empty()
             && clusters.is_empty()
             && self.pending_providers.is_empty()
+            && sightings.is_empty()
         {
             return Ok(());
         }
@@ -277,6 +287,7 @@ impl Runner {
         }
         record_crd_providers(&mut tx, &self.pending_providers, now).await?;
         upsert_clusters(&mut tx, clusters).await?;
+        write_seen_in_progress(&mut tx, sightings).await?;
         tx.commit().await
     }
 
@@ -294,19 +305,4 @@ impl Runner {
             );
         }
     }
-}
-
-/// The objects in progress after `evaluation`, each with when it was first seen so: kept from
-/// `before` while it stays in progress, `now` when it just started.
-fn seen_in_progress(
-    evaluation: &Evaluation,
-    before: &SeenInProgress,
-    now: DateTime<Utc>,
-) -> SeenInProgress {
-    evaluation
-        .objects
-        .iter()
-        .filter(|v| matches!(v.state, State::Progressing | State::Stuck))
-        .map(|v| (v.id.clone(), before.get(&v.id).copied().unwrap_or(now)))
-        .collect()
 }

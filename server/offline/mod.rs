@@ -1,11 +1,13 @@
 //! Offline evaluation behind `fleetglass evaluate` (argument parsing and exit codes stay with
 //! the caller): read Kubernetes objects from files or stdin, evaluate them, print the JSON report.
 
+mod depth;
 mod read;
 mod report;
+mod stream;
 
 pub use read::{Ignored, InputError, Inputs, LOCAL_CLUSTER, Skipped, read_inputs};
-pub use report::report;
+pub use report::write_report;
 
 #[cfg(test)]
 mod tests;

@@ -1,13 +1,17 @@
 //! Reads what `kubectl get -o yaml|json` prints: multi-document YAML, JSON (one value or
-//! several), or a `*List` with `items`. Unknown kinds are counted, malformed objects are
-//! skipped with a reason, and unreadable input is one error line naming file and position.
+//! several), or a `*List` with `items` (Lists inside Lists too). Unknown kinds are counted,
+//! malformed objects are skipped with a reason, the same object given twice is kept once, and
+//! unreadable or too deeply nested input is one error line naming file and position.
 
-use crate::model::{Kind, Object, Skip, parse_object};
-use serde::Deserialize;
-use serde_json::Value;
+use super::depth::{self, JsonDepthGuard, TooDeep};
+use super::stream::{Document, DocumentSeed};
+use crate::model::{Kind, Object, ObjectId, Skip, parse_object};
+use serde::de::DeserializeSeed;
+use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::collections::hash_map::{Entry, HashMap};
 use std::fmt;
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 /// The cluster name objects read from files get until the caller names one.
@@ -18,6 +22,9 @@ pub struct Inputs {
     pub objects: Vec<Object>,
     pub skipped: Vec<Skipped>,
     pub ignored: Ignored,
+    /// Objects given more than once with different contents (one verdict each, unverifiable),
+    /// with where each copy was read.
+    pub conflicting: HashMap<ObjectId, Vec<String>>,
 }
 
 /// A document that was not an object fleetglass can evaluate.
@@ -59,65 +66,117 @@ impl fmt::Display for InputError {
 
 impl std::error::Error for InputError {}
 
-/// Reads every source in order; `-` is stdin.
-pub fn read_inputs(sources: &[PathBuf]) -> Result<Inputs, InputError> {
-    let mut inputs = Inputs::default();
+/// Reads every source in order (`-` is stdin), naming the objects' cluster `cluster`.
+pub fn read_inputs(sources: &[PathBuf], cluster: &str) -> Result<Inputs, InputError> {
+    let mut gather = Gather::new(cluster);
     for source in sources {
-        let (name, text) = read_source(source)?;
-        for (index, document) in documents(&name, &text)?.into_iter().enumerate() {
-            inputs.add_document(&format!("{name}#{index}"), &document);
+        let (name, mut reader) = open(source)?;
+        let failed = |problem: String| InputError {
+            file: name.clone(),
+            position: None,
+            problem,
+        };
+        // JSON when the text starts like JSON (its errors are clearer), else YAML documents.
+        if starts_like_json(&mut reader).map_err(|e| failed(e.to_string()))? {
+            json_documents(&name, reader, &mut gather)?;
+        } else {
+            let mut bytes = Vec::new();
+            reader
+                .read_to_end(&mut bytes)
+                .map_err(|e| failed(e.to_string()))?;
+            let text = String::from_utf8(bytes).map_err(|_| failed("not UTF-8 text".into()))?;
+            yaml_documents(&name, &text, &mut gather)?;
         }
     }
-    Ok(inputs)
+    Ok(gather.finish())
 }
 
-fn read_source(source: &Path) -> Result<(String, String), InputError> {
-    let is_stdin = source.as_os_str() == "-";
-    let name = if is_stdin {
-        "stdin".to_string()
-    } else {
-        source.display().to_string()
-    };
-    let failed = |problem: String| InputError {
-        file: name.clone(),
-        position: None,
-        problem,
-    };
-    let mut bytes = Vec::new();
-    let read = if is_stdin {
-        std::io::stdin().read_to_end(&mut bytes).map(drop)
-    } else {
-        std::fs::read(source).map(|b| bytes = b)
-    };
-    read.map_err(|e| failed(e.to_string()))?;
-    let text = String::from_utf8(bytes).map_err(|_| failed("not UTF-8 text".into()))?;
-    Ok((name, text))
+fn open(source: &Path) -> Result<(String, BufReader<Box<dyn Read>>), InputError> {
+    if source.as_os_str() == "-" {
+        return Ok(("stdin".into(), BufReader::new(Box::new(std::io::stdin()))));
+    }
+    let name = source.display().to_string();
+    match std::fs::File::open(source) {
+        Ok(file) => Ok((name, BufReader::new(Box::new(file)))),
+        Err(e) => Err(InputError {
+            file: name,
+            position: None,
+            problem: e.to_string(),
+        }),
+    }
 }
 
-/// JSON when the text starts like JSON (its errors are clearer), else YAML documents.
-fn documents(name: &str, text: &str) -> Result<Vec<Value>, InputError> {
-    let error = |problem: String, line: usize, column: usize| InputError {
+/// Whether the first byte after leading whitespace opens a JSON object or array.
+fn starts_like_json(reader: &mut impl BufRead) -> std::io::Result<bool> {
+    loop {
+        let buffer = reader.fill_buf()?;
+        let Some(&first) = buffer.first() else {
+            return Ok(false);
+        };
+        if !first.is_ascii_whitespace() {
+            return Ok(matches!(first, b'{' | b'['));
+        }
+        let blank = buffer
+            .iter()
+            .take_while(|b| b.is_ascii_whitespace())
+            .count();
+        reader.consume(blank);
+    }
+}
+
+fn input_error(name: &str, problem: String, line: usize, column: usize) -> InputError {
+    InputError {
         file: name.to_string(),
         position: (line > 0).then_some((line, column)),
         problem: without_position(&problem),
-    };
-    if text.trim_start().starts_with(['{', '[']) {
-        return serde_json::Deserializer::from_str(text)
-            .into_iter::<Value>()
-            .map(|value| value.map_err(|e| error(e.to_string(), e.line(), e.column())))
-            .collect();
     }
-    let mut values = Vec::new();
+}
+
+/// JSON values one after another, streamed from the reader (never the whole text in memory)
+/// through the depth guard, each added as soon as it is read.
+fn json_documents(name: &str, reader: impl Read, gather: &mut Gather) -> Result<(), InputError> {
+    let error = |e: serde_json::Error| {
+        if !e.is_io() {
+            return input_error(name, e.to_string(), e.line(), e.column());
+        }
+        let io = std::io::Error::from(e);
+        match io
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<TooDeep>())
+        {
+            Some(at) => input_error(name, at.to_string(), at.line, at.column),
+            None => input_error(name, io.to_string(), 0, 0),
+        }
+    };
+    let mut deserializer = serde_json::Deserializer::from_reader(JsonDepthGuard::new(reader));
+    let mut index = 0;
+    loop {
+        match deserializer.end() {
+            Ok(()) => return Ok(()),
+            Err(e) if e.is_io() => return Err(error(e)),
+            Err(_) => {}
+        }
+        gather
+            .document(&format!("{name}#{index}"), &mut deserializer)
+            .map_err(error)?;
+        index += 1;
+    }
+}
+
+/// YAML documents, the nesting depth checked on the whole text first.
+fn yaml_documents(name: &str, text: &str, gather: &mut Gather) -> Result<(), InputError> {
+    depth::check_yaml(text).map_err(|at| input_error(name, at.to_string(), at.line, at.column))?;
+    let mut index = 0;
     for document in serde_yaml::Deserializer::from_str(text) {
-        let value = Value::deserialize(document).map_err(|e| {
+        let added = gather.document(&format!("{name}#{index}"), document);
+        if added.map_err(|e| {
             let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
-            error(e.to_string(), line, column)
-        })?;
-        if !value.is_null() {
-            values.push(value);
+            input_error(name, e.to_string(), line, column)
+        })? {
+            index += 1;
         }
     }
-    Ok(values)
+    Ok(())
 }
 
 /// Parser messages end with "at line N column M…"; the position is printed separately.
@@ -130,25 +189,76 @@ fn without_position(problem: &str) -> String {
         .to_string()
 }
 
-impl Inputs {
-    fn add_document(&mut self, document: &str, value: &Value) {
-        let is_list = value
-            .get("kind")
-            .and_then(Value::as_str)
-            .is_some_and(|k| k.ends_with("List"));
-        match value.get("items").and_then(Value::as_array) {
-            Some(items) if is_list => {
-                for (index, item) in items.iter().enumerate() {
-                    self.add_object(&format!("{document}.items[{index}]"), item);
-                }
-            }
-            _ => self.add_object(document, value),
+/// What one value of the input is: a List (its items, Lists inside Lists too) or an object.
+type Parsed = Vec<(String, Result<Object, Skip>)>;
+
+/// Inputs as they are read: each object once (copies of one object merged, and named when
+/// they differ).
+struct Gather {
+    cluster: String,
+    inputs: Inputs,
+    /// Where each object was first read, by id.
+    first: HashMap<ObjectId, (usize, String)>,
+    /// Objects read more than once: every place, and whether the copies differ.
+    copies: BTreeMap<usize, (Vec<String>, bool)>,
+}
+
+impl Gather {
+    fn new(cluster: &str) -> Self {
+        Gather {
+            cluster: cluster.to_string(),
+            inputs: Inputs::default(),
+            first: HashMap::new(),
+            copies: BTreeMap::new(),
         }
     }
 
-    fn add_object(&mut self, document: &str, value: &Value) {
-        match parse_object(LOCAL_CLUSTER, value) {
-            Ok(object) => self.objects.push(object),
+    /// Reads one document; false when it was empty.
+    fn document<'de, D: serde::Deserializer<'de>>(
+        &mut self,
+        document: &str,
+        deserializer: D,
+    ) -> Result<bool, D::Error> {
+        let cluster = self.cluster.clone();
+        let read = DocumentSeed(|index, item: Value| {
+            parse_value(&cluster, &format!("{document}.items[{index}]"), &item)
+        })
+        .deserialize(deserializer)?;
+        let parsed = match read {
+            Document::Empty => return Ok(false),
+            Document::NotAMapping => vec![(document.to_string(), Err(not_a_mapping()))],
+            Document::Mapping { fields, items } => match items {
+                Some(items) if is_list(&fields) => items.into_iter().flatten().collect(),
+                _ => {
+                    let object = Value::Object(fields);
+                    vec![(document.to_string(), parse_object(&cluster, &object))]
+                }
+            },
+        };
+        for (document, result) in parsed {
+            self.add(document, result);
+        }
+        Ok(true)
+    }
+
+    fn add(&mut self, document: String, parsed: Result<Object, Skip>) {
+        let inputs = &mut self.inputs;
+        match parsed {
+            Ok(object) => match self.first.entry(object.id()) {
+                Entry::Vacant(entry) => {
+                    entry.insert((inputs.objects.len(), document));
+                    inputs.objects.push(object);
+                }
+                Entry::Occupied(entry) => {
+                    let (at, first) = entry.get();
+                    let (places, differ) = self
+                        .copies
+                        .entry(*at)
+                        .or_insert_with(|| (vec![first.clone()], false));
+                    places.push(document);
+                    *differ |= inputs.objects[*at] != object;
+                }
+            },
             Err(Skip::UnknownKind { api_version, kind }) => {
                 // A known kind under another group (kustomize.config.k8s.io Kustomization) says so.
                 let key = if kind.parse::<Kind>().is_ok() {
@@ -156,13 +266,46 @@ impl Inputs {
                 } else {
                     kind
                 };
-                self.ignored.count += 1;
-                *self.ignored.kinds.entry(key).or_default() += 1;
+                inputs.ignored.count += 1;
+                *inputs.ignored.kinds.entry(key).or_default() += 1;
             }
-            Err(Skip::Invalid(reason)) => self.skipped.push(Skipped {
-                document: document.to_string(),
-                reason,
-            }),
+            Err(Skip::Invalid(reason)) => inputs.skipped.push(Skipped { document, reason }),
         }
+    }
+
+    fn finish(mut self) -> Inputs {
+        for (at, (places, differ)) in self.copies {
+            if differ {
+                let id = self.inputs.objects[at].id();
+                self.inputs.conflicting.insert(id, places);
+            }
+        }
+        self.inputs
+    }
+}
+
+fn is_list(fields: &Map<String, Value>) -> bool {
+    fields
+        .get("kind")
+        .and_then(Value::as_str)
+        .is_some_and(|kind| kind.ends_with("List"))
+}
+
+fn not_a_mapping() -> Skip {
+    Skip::Invalid("not a mapping".into())
+}
+
+/// A value inside a List: an object, or a List whose items are read in turn.
+fn parse_value(cluster: &str, document: &str, value: &Value) -> Parsed {
+    let items = value.get("items").and_then(Value::as_array);
+    match items {
+        Some(items) if value.as_object().is_some_and(is_list) => items
+            .iter()
+            .enumerate()
+            .flat_map(|(index, item)| {
+                parse_value(cluster, &format!("{document}.items[{index}]"), item)
+            })
+            .collect(),
+        _ => vec![(document.to_string(), parse_object(cluster, value))],
     }
 }

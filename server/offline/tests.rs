@@ -1,7 +1,15 @@
+use super::report::{Report, evaluate_inputs};
 use super::*;
 use crate::health::Thresholds;
 use chrono::{DateTime, Utc};
+use serde_json::Value;
 use std::path::PathBuf;
+
+/// The report on `inputs` as JSON, at [`now`] with default thresholds.
+fn report(inputs: &Inputs, cluster: &str) -> Value {
+    let evaluation = evaluate_inputs(inputs, cluster, now(), &Thresholds::default(), &[]);
+    serde_json::to_value(Report::new(inputs, cluster, now(), &evaluation)).unwrap()
+}
 
 /// A file under the temp dir, unique per test, removed when dropped.
 struct TempFile(PathBuf);
@@ -60,7 +68,7 @@ fn now() -> DateTime<Utc> {
 #[test]
 fn reads_multi_document_yaml_counting_unknown_kinds_and_skipping_malformed_objects() {
     let file = TempFile::new("apps.yaml", MULTI_DOC);
-    let inputs = read_inputs(std::slice::from_ref(&file.0)).unwrap();
+    let inputs = read_inputs(std::slice::from_ref(&file.0), LOCAL_CLUSTER).unwrap();
     assert_eq!(inputs.objects.len(), 1);
     assert_eq!(
         inputs.objects[0].id().as_str(),
@@ -89,7 +97,7 @@ fn reads_a_json_list() {
         "garbage"
     ]}"#;
     let file = TempFile::new("list.json", list);
-    let inputs = read_inputs(std::slice::from_ref(&file.0)).unwrap();
+    let inputs = read_inputs(std::slice::from_ref(&file.0), LOCAL_CLUSTER).unwrap();
     assert_eq!(inputs.objects.len(), 1);
     assert_eq!(inputs.ignored.kinds["Service"], 1);
     assert!(inputs.skipped[0].document.ends_with("list.json#0.items[2]"));
@@ -102,14 +110,14 @@ fn syntax_errors_are_one_line_with_file_and_position() {
         "broken.yaml",
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n  labels: {a: b\n bad\n",
     );
-    let error = read_inputs(std::slice::from_ref(&file.0))
+    let error = read_inputs(std::slice::from_ref(&file.0), LOCAL_CLUSTER)
         .unwrap_err()
         .to_string();
     assert!(error.contains("broken.yaml: line "), "{error}");
     assert!(error.contains(" column "), "{error}");
     assert!(!error.contains('\n'), "{error}");
     let indented = TempFile::new("indent.yaml", "kind: Pod\n  name: x\n");
-    let error = read_inputs(std::slice::from_ref(&indented.0))
+    let error = read_inputs(std::slice::from_ref(&indented.0), LOCAL_CLUSTER)
         .unwrap_err()
         .to_string();
     assert!(
@@ -120,7 +128,7 @@ fn syntax_errors_are_one_line_with_file_and_position() {
     );
 
     let json = TempFile::new("broken.json", "{\"kind\": \"Pod\",\n  \"metadata\": }");
-    let error = read_inputs(std::slice::from_ref(&json.0)).unwrap_err();
+    let error = read_inputs(std::slice::from_ref(&json.0), LOCAL_CLUSTER).unwrap_err();
     assert_eq!(error.position, Some((2, 15)));
     assert!(
         error
@@ -129,7 +137,7 @@ fn syntax_errors_are_one_line_with_file_and_position() {
         "{error}"
     );
 
-    let missing = read_inputs(&[PathBuf::from("/nonexistent/apps.yaml")])
+    let missing = read_inputs(&[PathBuf::from("/nonexistent/apps.yaml")], LOCAL_CLUSTER)
         .unwrap_err()
         .to_string();
     assert!(missing.starts_with("/nonexistent/apps.yaml: "), "{missing}");
@@ -138,16 +146,8 @@ fn syntax_errors_are_one_line_with_file_and_position() {
 #[test]
 fn the_report_follows_the_json_contract() {
     let file = TempFile::new("report.yaml", MULTI_DOC);
-    let inputs = read_inputs(std::slice::from_ref(&file.0)).unwrap();
-    let report = report(
-        &inputs.objects,
-        &inputs.skipped,
-        &inputs.ignored,
-        "staging",
-        now(),
-        &Thresholds::default(),
-        &[],
-    );
+    let inputs = read_inputs(std::slice::from_ref(&file.0), "staging").unwrap();
+    let report = report(&inputs, "staging");
     let keys: Vec<&str> = report
         .as_object()
         .unwrap()
@@ -172,11 +172,13 @@ fn the_report_follows_the_json_contract() {
     assert_eq!(report["cluster"], "staging");
     let object = &report["objects"][0];
     assert_eq!(object["id"], "staging/Kustomization/flux-system/apps");
-    assert_eq!(object["state"], "failed");
-    assert_eq!(object["since"], "2026-11-29T11:00:00Z");
+    // The input holds no GitRepository at all: its absence proves nothing.
+    assert_eq!(object["state"], "unverifiable");
+    assert_eq!(object["since"], Value::Null);
+    assert_eq!(object["reason"], "GitRepository not in the input");
     assert_eq!(
-        object["reason"],
-        "source GitRepository flux-system/flux-system not found"
+        object["message"],
+        "source GitRepository flux-system/flux-system cannot be checked: the input holds no object of its kind"
     );
     assert_eq!(
         object["root_causes"][0],

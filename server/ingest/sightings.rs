@@ -1,0 +1,104 @@
+//! When each object was first seen in progress: the start of work that carries no start time
+//! of its own. Kept in Postgres (restored when a cluster is taken on), so a restart of the
+//! collector does not reopen the window before such work can be called `stuck`. An entry
+//! lives while its object is in progress, and goes when the object leaves progress or is gone.
+
+use crate::health::{Evaluation, SeenInProgress, State};
+use crate::model::ObjectId;
+use crate::store::{ObjectKey, SightingChanges, Store};
+use chrono::{DateTime, Utc};
+
+#[derive(Debug, Default)]
+pub struct Sightings {
+    /// Every first sighting known, including restored ones whose object has not arrived yet.
+    since: SeenInProgress,
+    /// What the store holds, as far as this collector knows.
+    stored: SeenInProgress,
+    /// Whether the sightings of every cluster were read (without leases).
+    loaded_all: bool,
+}
+
+impl Sightings {
+    /// What the engine is given.
+    pub fn seen(&self) -> &SeenInProgress {
+        &self.since
+    }
+
+    /// Reads every stored sighting the first time it is needed (one collector for the whole
+    /// fleet); an outage leaves it for the next round rather than stopping the collector.
+    pub async fn load_all_once(&mut self, store: &Store) {
+        if !self.loaded_all {
+            self.loaded_all = self.restore(store, None).await;
+        }
+    }
+
+    /// Reads the stored sightings of `cluster` (or of all); false when the store did not answer.
+    pub async fn restore(&mut self, store: &Store, cluster: Option<&str>) -> bool {
+        match store.seen_in_progress(cluster).await {
+            Ok(rows) => {
+                for (id, since) in rows {
+                    self.stored.insert(id.clone(), since);
+                    self.since.entry(id).or_insert(since);
+                }
+                true
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot read when objects were first seen in progress yet");
+                false
+            }
+        }
+    }
+
+    /// Forgets a cluster this collector no longer holds (its rows stay for the next holder).
+    pub fn forget_cluster(&mut self, cluster: &str) {
+        let other = |id: &ObjectId| id.parts().is_none_or(|(c, ..)| c != cluster);
+        self.since.retain(|id, _| other(id));
+        self.stored.retain(|id, _| other(id));
+    }
+
+    /// Takes in an evaluation: objects in progress keep their first sighting (now when new),
+    /// objects out of progress and objects gone (`deleted`) lose theirs.
+    pub fn observe(&mut self, evaluation: &Evaluation, deleted: &[ObjectKey], now: DateTime<Utc>) {
+        for verdict in &evaluation.objects {
+            if matches!(verdict.state, State::Progressing | State::Stuck) {
+                if !self.since.contains_key(&verdict.id) {
+                    self.since.insert(verdict.id.clone(), now);
+                }
+            } else {
+                self.since.remove(&verdict.id);
+            }
+        }
+        for key in deleted {
+            let id = ObjectId(format!(
+                "{}/{}/{}/{}",
+                key.cluster, key.kind, key.namespace, key.name
+            ));
+            self.since.remove(&id);
+        }
+    }
+
+    /// What to write so the store holds what is known now.
+    pub fn changes(&self) -> SightingChanges {
+        let upserts = self
+            .since
+            .iter()
+            .filter(|&(id, since)| self.stored.get(id) != Some(since))
+            .map(|(id, &since)| (id.clone(), since))
+            .collect();
+        let deletes = self
+            .stored
+            .keys()
+            .filter(|id| !self.since.contains_key(*id))
+            .cloned()
+            .collect();
+        SightingChanges { upserts, deletes }
+    }
+
+    /// Records that `changes` reached the store.
+    pub fn written(&mut self, changes: SightingChanges) {
+        for id in changes.deletes {
+            self.stored.remove(&id);
+        }
+        self.stored.extend(changes.upserts);
+    }
+}

@@ -1,0 +1,72 @@
+//! First sightings in progress (`seen_in_progress`): read when a collector takes a cluster on,
+//! written with each batch, only what changed.
+
+use super::Store;
+use crate::model::ObjectId;
+use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
+
+/// What changed in the first sightings since the last write.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SightingChanges {
+    pub upserts: Vec<(ObjectId, DateTime<Utc>)>,
+    pub deletes: Vec<ObjectId>,
+}
+
+impl SightingChanges {
+    pub fn is_empty(&self) -> bool {
+        self.upserts.is_empty() && self.deletes.is_empty()
+    }
+}
+
+impl Store {
+    /// The stored first sightings, of one cluster or of all.
+    pub async fn seen_in_progress(
+        &self,
+        cluster: Option<&str>,
+    ) -> Result<Vec<(ObjectId, DateTime<Utc>)>, sqlx::Error> {
+        let rows: Vec<(String, DateTime<Utc>)> = sqlx::query_as(
+            "SELECT id, since FROM seen_in_progress WHERE $1::text IS NULL OR cluster = $1",
+        )
+        .bind(cluster)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, since)| (ObjectId(id), since))
+            .collect())
+    }
+}
+
+pub async fn write_seen_in_progress(
+    conn: &mut PgConnection,
+    changes: &SightingChanges,
+) -> Result<(), sqlx::Error> {
+    if !changes.deletes.is_empty() {
+        let ids: Vec<&str> = changes.deletes.iter().map(ObjectId::as_str).collect();
+        sqlx::query("DELETE FROM seen_in_progress WHERE id = ANY($1::text[])")
+            .bind(ids)
+            .execute(&mut *conn)
+            .await?;
+    }
+    if !changes.upserts.is_empty() {
+        let ids: Vec<&str> = changes.upserts.iter().map(|(id, _)| id.as_str()).collect();
+        let clusters: Vec<&str> = changes
+            .upserts
+            .iter()
+            .map(|(id, _)| id.parts().map_or("", |(cluster, ..)| cluster))
+            .collect();
+        let since: Vec<DateTime<Utc>> = changes.upserts.iter().map(|&(_, s)| s).collect();
+        sqlx::query(
+            "INSERT INTO seen_in_progress (id, cluster, since)
+             SELECT * FROM UNNEST($1::text[], $2::text[], $3::timestamptz[])
+             ON CONFLICT (id) DO UPDATE SET since = excluded.since",
+        )
+        .bind(ids)
+        .bind(clusters)
+        .bind(since)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
