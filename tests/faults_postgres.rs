@@ -304,6 +304,14 @@ async fn readyz_and_pages_follow_a_stopped_and_an_exhausted_database() {
         .unwrap();
     let mut hogs = Vec::new();
     let mut refusal = String::new();
+    // While the hog holds the slots, fleetglass may not win one back: its runner, dispatcher
+    // and delivery workers reconnect within milliseconds of being cut, and a refused attempt
+    // still holds a slot while it starts, so the hog can be refused one slot short. Its role
+    // is shut out until the hog lets go.
+    sqlx::query("ALTER ROLE app CONNECTION LIMIT 0")
+        .execute(&mut admin)
+        .await
+        .unwrap();
     for _ in 0..20 {
         sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'app'")
             .execute(&mut admin)
@@ -332,8 +340,10 @@ async fn readyz_and_pages_follow_a_stopped_and_an_exhausted_database() {
             break;
         }
     }
-    assert!(refusal.contains("connection slots"), "{refusal}");
-    drop(admin);
+    assert!(
+        refusal.contains("connection slots") || refusal.contains("too many clients"),
+        "{refusal}"
+    );
     eventually(
         "/readyz 503 while connections are exhausted",
         DEADLINE,
@@ -344,14 +354,21 @@ async fn readyz_and_pages_follow_a_stopped_and_an_exhausted_database() {
         .await
         .unwrap();
     assert_eq!(status, 503, "{body}");
+    sqlx::query("ALTER ROLE app CONNECTION LIMIT -1")
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    drop(admin);
     drop(hogs);
     let released = Instant::now();
     eventually("ready once connections are free", DEADLINE, ready).await;
     let exhaustion_recovery = released.elapsed();
     let log = std::fs::read_to_string(&log).unwrap();
     assert!(
-        log.contains("connection slots") || log.contains("too many clients"),
-        "the log names the exhaustion"
+        log.contains("connection slots")
+            || log.contains("too many clients")
+            || log.contains("too many connections for role"),
+        "the log names the refusal"
     );
     println!(
         "recovery: ready {restart_recovery:?} after the Postgres restart, {exhaustion_recovery:?} after connections were released"
