@@ -315,8 +315,9 @@ fn pods_are_found_by_selector_when_they_have_no_owner_reference() {
     );
 }
 
-#[test]
-fn a_kustomization_depends_on_the_release_it_applied() {
+/// The `apps` Kustomization (Ready, kustomize-controller without `wait`) and the netop release
+/// it applied, whose status is `release_conditions`.
+fn kustomization_over_release(release_conditions: Vec<serde_json::Value>) -> Run {
     let mut values = release_with_pods(vec![], 3);
     values.push(git_repository("flux-system", SHA));
     values.push(kustomization("apps", &[]));
@@ -326,13 +327,41 @@ fn a_kustomization_depends_on_the_release_it_applied() {
         .unwrap();
     *release = with_conditions(
         applied_by(release.clone(), "kustomize", "flux-system", "apps"),
-        vec![not_ready("InstallFailed", "install failed", 5)],
+        release_conditions,
     );
-    let run = run(&values);
+    run(&values)
+}
+
+#[test]
+fn a_kustomization_depends_on_the_release_it_applied() {
+    let run = kustomization_over_release(vec![not_ready("InstallFailed", "install failed", 5)]);
     let apps = run.verdict("Kustomization", "flux-system", "apps");
     assert_eq!(apps.state, Degraded);
     assert_eq!(
         run.roots("Kustomization", "flux-system", "apps"),
         [id("HelmRelease", "networking", "netop")]
     );
+}
+
+/// helm-controller marks a release Reconciling with "Running '<action>' action with timeout of
+/// <timeout>" and mirrors it in Ready=Unknown while the action runs
+/// (fluxcd/helm-controller internal/reconcile/atomic_release.go). The Kustomization that applied
+/// the release is Ready the moment the apply succeeded, but what it deployed is still upgrading:
+/// not fully deployed, so progressing and naming the release, with no root cause (nothing failed).
+#[test]
+fn a_kustomization_over_a_release_still_upgrading_is_progressing_not_healthy() {
+    let running = "Running 'upgrade' action with timeout of 5m0s";
+    let run = kustomization_over_release(vec![
+        condition("Ready", "Unknown", "Progressing", running, 1),
+        condition("Reconciling", "True", "Progressing", running, 1),
+    ]);
+    assert_eq!(run.state("HelmRelease", "networking", "netop"), Progressing);
+    let apps = run.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!(apps.state, Progressing);
+    assert!(
+        apps.reason.starts_with("HelmRelease networking/netop: "),
+        "{}",
+        apps.reason
+    );
+    assert!(run.roots("Kustomization", "flux-system", "apps").is_empty());
 }

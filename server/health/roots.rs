@@ -263,9 +263,10 @@ fn blocked(
         .cause(own.cause)
 }
 
-/// Says Ready while a workload it deployed is still rolling out (helm-controller and
-/// kustomize-controller without `wait` report Ready once the apply succeeded): not yet fully
-/// deployed, so `progressing`, never green. Not a problem: nothing alerts, and once the
+/// Says Ready while something it deployed is still rolling out — a workload, or a release or
+/// Kustomization it applied that is still reconciling (helm-controller and kustomize-controller
+/// without `wait` report Ready once the apply succeeded): not yet fully deployed, so
+/// `progressing`, never green. Not a problem: nothing alerts, and once the
 /// workload is stuck or failed the object is `degraded` by it instead.
 fn rolling_out(
     objects: &[Object],
@@ -273,11 +274,9 @@ fn rolling_out(
     set: EdgeSet,
     prerequisites: &[Prerequisite],
 ) -> Option<Finding> {
-    let (target, workload) = prerequisites.iter().find(|(edge, p)| {
-        set.contains(edge.kind)
-            && p.finding.state == State::Progressing
-            && !objects[edge.target].kind.is_flux()
-    })?;
+    let (target, workload) = prerequisites
+        .iter()
+        .find(|(edge, p)| set.contains(edge.kind) && p.finding.state == State::Progressing)?;
     let reason = format!(
         "{}: {}",
         label(objects, Root::Object(target.target)),
