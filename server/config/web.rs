@@ -4,6 +4,7 @@
 //! mode mean `tokens`, and settings that contradict each other refuse to start.
 
 use super::web_limits::WebLimits;
+use ipnet::IpNet;
 use serde::{Deserialize, Deserializer};
 use std::fmt;
 use std::net::IpAddr;
@@ -124,38 +125,17 @@ fn default_user_header() -> String {
 
 /// An address range written `address/prefix`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cidr {
-    network: IpAddr,
-    prefix: u8,
-}
+pub struct Cidr(IpNet);
 
 impl Cidr {
+    /// Whether `address` is in the range; an IPv4 client seen on a dual-stack socket
+    /// (`::ffff:a.b.c.d`) matches the IPv4 range it comes from.
     pub fn contains(&self, address: IpAddr) -> bool {
         let address = match address {
             IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(address, IpAddr::V4),
             v4 => v4,
         };
-        match (self.network, address) {
-            (IpAddr::V4(net), IpAddr::V4(a)) => {
-                prefix_matches(&net.octets(), &a.octets(), self.prefix)
-            }
-            (IpAddr::V6(net), IpAddr::V6(a)) => {
-                prefix_matches(&net.octets(), &a.octets(), self.prefix)
-            }
-            _ => false,
-        }
-    }
-}
-
-fn prefix_matches(net: &[u8], address: &[u8], prefix: u8) -> bool {
-    let bits = usize::from(prefix);
-    let (whole, rest) = (bits / 8, bits % 8);
-    if net[..whole] != address[..whole] {
-        return false;
-    }
-    rest == 0 || {
-        let mask = 0xffu8 << (8 - rest);
-        net[whole] & mask == address[whole] & mask
+        self.0.contains(&address)
     }
 }
 
@@ -163,15 +143,9 @@ impl std::str::FromStr for Cidr {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let bad = || format!("{text:?} is not an address range like 127.0.0.1/32");
-        let (address, prefix) = text.split_once('/').ok_or_else(bad)?;
-        let network: IpAddr = address.parse().map_err(|_| bad())?;
-        let prefix: u8 = prefix.parse().map_err(|_| bad())?;
-        let max = if network.is_ipv4() { 32 } else { 128 };
-        if prefix > max {
-            return Err(bad());
-        }
-        Ok(Cidr { network, prefix })
+        text.parse()
+            .map(Cidr)
+            .map_err(|_| format!("{text:?} is not an address range like 127.0.0.1/32"))
     }
 }
 
@@ -276,6 +250,10 @@ mod tests {
         let ten: Cidr = "10.0.0.0/12".parse().unwrap();
         assert!(ten.contains("10.15.255.1".parse().unwrap()));
         assert!(!ten.contains("10.16.0.1".parse().unwrap()));
+        let six: Cidr = "fd00::/8".parse().unwrap();
+        assert!(six.contains("fd12::1".parse().unwrap()));
+        assert!(!six.contains("fe80::1".parse().unwrap()));
+        assert!(!six.contains("10.0.0.1".parse().unwrap()));
         assert!("10.0.0.0/33".parse::<Cidr>().is_err());
         assert!("localhost".parse::<Cidr>().is_err());
     }

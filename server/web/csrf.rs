@@ -153,15 +153,23 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Equal bytes, compared without an early exit so timing does not reveal a common prefix.
+/// Equal bytes, compared in constant time so timing does not reveal a common prefix.
 pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    subtle::ConstantTimeEq::ct_eq(a, b).into()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::web::hosts::HostPolicy;
+
+    #[test]
+    fn constant_time_comparison_needs_the_same_length_and_bytes() {
+        assert!(constant_time_eq(b"token", b"token"));
+        assert!(!constant_time_eq(b"token", b"tokem"));
+        assert!(!constant_time_eq(b"token", b"tok"));
+        assert!(!constant_time_eq(b"", b"t"));
+    }
 
     fn site(public_url: Option<&str>) -> Site {
         Site {

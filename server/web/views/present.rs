@@ -5,6 +5,7 @@ use crate::health::State;
 use crate::model::{Object, human};
 use crate::store::ObjectRecord;
 use chrono::{DateTime, Utc};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::Serialize;
 
 /// A time shown both ways: relative for reading, absolute UTC on hover and in `datetime`.
@@ -168,17 +169,17 @@ pub fn label_of_id(id: &str) -> String {
     }
 }
 
+/// What a URL component (path segment or query value) keeps unencoded: RFC 3986's unreserved
+/// characters.
+const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
 /// Percent-encodes one URL component (path segment or query value).
 pub fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(text, COMPONENT).to_string()
 }
 
 #[cfg(test)]
