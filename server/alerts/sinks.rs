@@ -5,6 +5,7 @@
 use super::slack::Slack;
 use super::{Event, Notice};
 use crate::config::{SlackTarget, WebhookTarget};
+use chrono::{DateTime, Utc};
 use reqwest::{Response, StatusCode};
 use serde_json::json;
 use std::time::Duration;
@@ -134,11 +135,27 @@ pub fn check_status(response: &Response) -> Result<(), SendError> {
             .headers()
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
+            .and_then(|v| retry_after(v, Utc::now()))
     {
-        return Err(SendError::RetryAfter(Duration::from_secs(wait)));
+        return Err(SendError::RetryAfter(wait));
     }
     Err(SendError::Failed(format!("HTTP {}", status.as_u16())))
+}
+
+/// A Retry-After value: delay-seconds, or an HTTP-date (RFC 9110 section 10.2.3; the
+/// IMF-fixdate form, `Sun, 06 Nov 1994 08:49:37 GMT`, is the one senders must use). A date
+/// already past means "now".
+fn retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let at = DateTime::parse_from_rfc2822(value).ok()?;
+    Some(
+        (at.with_timezone(&Utc) - now)
+            .to_std()
+            .unwrap_or(Duration::ZERO),
+    )
 }
 
 /// A reqwest error without the URL (a webhook URL is a secret), with its causes.
@@ -161,5 +178,31 @@ impl Event {
     /// Whether a sink that cannot edit gets this event.
     pub fn for_sink(self, updates: bool) -> bool {
         self != Event::Update || updates
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> DateTime<Utc> {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_http_dates() {
+        let now = at("2026-12-01T08:49:07Z");
+        assert_eq!(retry_after(" 30 ", now), Some(Duration::from_secs(30)));
+        assert_eq!(
+            retry_after("Tue, 01 Dec 2026 08:49:37 GMT", now),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(
+            retry_after("Tue, 01 Dec 2026 08:00:00 GMT", now),
+            Some(Duration::ZERO),
+            "a date already past means now"
+        );
+        assert_eq!(retry_after("soon", now), None);
+        assert_eq!(retry_after("-5", now), None);
     }
 }
