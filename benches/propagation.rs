@@ -15,7 +15,8 @@ mod support;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use common::collector::{config, eventually, ready_status};
+use common::collector::{config, ready_status};
+use common::eventually;
 
 /// A Kustomization status that has applied the source's revision, so fleetglass and the live
 /// listing judge the same evidence.

@@ -4,11 +4,11 @@
 //! crash between sending and recording found in Slack instead of posted twice, secrets kept
 //! out of errors.
 
-mod alerts_support;
 mod common;
 
-use alerts_support::{Receiver, Reply, cause, evaluation, eventually};
 use chrono::Utc;
+use common::alerts::{Receiver, Reply, cause, evaluation};
+use common::eventually;
 use fleetglass::alerts::rules::Policy;
 use fleetglass::alerts::{DeliverySettings, Dispatcher, Sinks, Worker};
 use fleetglass::config::{AlertsConfig, Secret, SlackTarget, WebhookTarget};
@@ -17,6 +17,9 @@ use fleetglass::store::Store;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// How long a delivery the test arranged may take to arrive.
+const DELIVERY: Duration = Duration::from_secs(20);
 
 fn sinks(url: String, timeout: Duration) -> Arc<Sinks> {
     let slack = SlackTarget::Webhook {
@@ -139,7 +142,10 @@ async fn delivers_after_500s_and_timeouts_without_loss_or_duplicates() {
     );
     queue(&store, &sinks, 3).await;
     let task = tokio::spawn(worker(&store, sinks).run());
-    eventually("all three delivered", || receiver.accepted().len() >= 3).await;
+    eventually("all three delivered", DELIVERY, async || {
+        (receiver.accepted().len() >= 3).then_some(())
+    })
+    .await;
     let statuses = all_delivered(&store).await;
     task.abort();
     assert_eq!(receiver.requests().len(), 8, "5 failures, then 3 successes");
@@ -161,7 +167,10 @@ async fn retry_after_is_honoured() {
     // Honoured up to max_backoff.
     let settings = settings(Duration::from_secs(5));
     let task = tokio::spawn(Worker::new(store.clone(), sinks, settings).run());
-    eventually("delivered after the 429", || receiver.accepted().len() == 1).await;
+    eventually("delivered after the 429", DELIVERY, async || {
+        (receiver.accepted().len() == 1).then_some(())
+    })
+    .await;
     task.abort();
     let requests = receiver.requests();
     assert_eq!(requests.len(), 2);
@@ -183,13 +192,19 @@ async fn a_restart_in_the_middle_of_a_retry_loses_nothing() {
     let first_sinks = sinks(url.clone(), Duration::from_secs(60));
     queue(&store, &first_sinks, 1).await;
     let first = tokio::spawn(worker(&store, first_sinks).run());
-    eventually("the retry is in flight", || receiver.requests().len() == 2).await;
+    eventually("the retry is in flight", DELIVERY, async || {
+        (receiver.requests().len() == 2).then_some(())
+    })
+    .await;
     first.abort();
     let _ = first.await;
     assert!(receiver.accepted().is_empty());
 
     let second = tokio::spawn(worker(&store, sinks(url, Duration::from_secs(5))).run());
-    eventually("the new worker delivers", || receiver.accepted().len() == 1).await;
+    eventually("the new worker delivers", DELIVERY, async || {
+        (receiver.accepted().len() == 1).then_some(())
+    })
+    .await;
     loop {
         let statuses = outbox_statuses(&store).await;
         if statuses[0].0 == "delivered" {
@@ -210,7 +225,10 @@ async fn several_workers_deliver_each_notification_exactly_once() {
     let workers: Vec<_> = (0..3)
         .map(|_| tokio::spawn(worker(&store, sinks.clone()).run()))
         .collect();
-    eventually("twenty delivered", || receiver.accepted().len() >= 20).await;
+    eventually("twenty delivered", DELIVERY, async || {
+        (receiver.accepted().len() >= 20).then_some(())
+    })
+    .await;
     loop {
         if outbox_statuses(&store)
             .await
@@ -264,7 +282,10 @@ async fn a_hanging_slack_does_not_delay_the_pager_webhook() {
     queue(&store, &sinks, 5).await;
     let queued = Instant::now();
     let task = tokio::spawn(worker(&store, sinks).run());
-    eventually("the pager's five alerts", || pager.accepted().len() == 5).await;
+    eventually("the pager's five alerts", DELIVERY, async || {
+        (pager.accepted().len() == 5).then_some(())
+    })
+    .await;
     let delays: Vec<Duration> = pager.accepted().iter().map(|r| r.at - queued).collect();
     let slack_requests = slack.requests();
     task.abort();
@@ -295,9 +316,12 @@ async fn an_enormous_retry_after_waits_max_backoff_and_blocks_no_other_sink() {
     queue(&store, &sinks, 3).await;
     let max_backoff = Duration::from_secs(1);
     let task = tokio::spawn(Worker::new(store.clone(), sinks, settings(max_backoff)).run());
-    eventually("the pager's three alerts", || pager.accepted().len() == 3).await;
-    eventually("slack's three, after the throttle", || {
-        slack.accepted().len() == 3
+    eventually("the pager's three alerts", DELIVERY, async || {
+        (pager.accepted().len() == 3).then_some(())
+    })
+    .await;
+    eventually("slack's three, after the throttle", DELIVERY, async || {
+        (slack.accepted().len() == 3).then_some(())
     })
     .await;
     let requests = slack.requests();
@@ -338,8 +362,8 @@ async fn a_crash_between_posting_and_recording_finds_the_slack_message_instead_o
         Arc::new(Sinks::new(Some(slack_bot(&slack)), Vec::new(), Duration::from_secs(60)).unwrap());
     queue(&store, &sinks, 1).await;
     let first = tokio::spawn(worker(&store, sinks.clone()).run());
-    eventually("the message is in the channel", || {
-        slack.accepted().len() == 1
+    eventually("the message is in the channel", DELIVERY, async || {
+        (slack.accepted().len() == 1).then_some(())
     })
     .await;
     // The process dies before it can record the delivery.
@@ -397,12 +421,15 @@ async fn a_crash_between_sending_and_recording_resends_a_webhook_with_the_same_i
     let sinks = slack_and_pager(slack_webhook(&slack), &pager, Duration::from_secs(60));
     queue(&store, &sinks, 1).await;
     let first = tokio::spawn(worker(&store, sinks.clone()).run());
-    eventually("the pager took it", || pager.accepted().len() == 1).await;
+    eventually("the pager took it", DELIVERY, async || {
+        (pager.accepted().len() == 1).then_some(())
+    })
+    .await;
     first.abort();
     let _ = first.await;
     let restarted = tokio::spawn(worker(&store, sinks).run());
-    eventually("sent again after the claim expired", || {
-        pager.accepted().len() == 2
+    eventually("sent again after the claim expired", DELIVERY, async || {
+        (pager.accepted().len() == 2).then_some(())
     })
     .await;
     restarted.abort();
@@ -417,8 +444,8 @@ async fn a_crash_between_sending_and_recording_resends_a_webhook_with_the_same_i
 }
 
 fn delivered_causes_in(
-    requests: &[alerts_support::Request],
-    cause: impl Fn(&alerts_support::Request) -> String,
+    requests: &[common::alerts::Request],
+    cause: impl Fn(&common::alerts::Request) -> String,
 ) -> Vec<String> {
     let mut causes: Vec<String> = requests.iter().map(cause).collect();
     causes.sort();

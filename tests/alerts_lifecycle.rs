@@ -1,11 +1,10 @@
 //! Alerts end to end against real Postgres and a local receiver: one message per root cause,
 //! edits instead of new messages, resolves in the thread, silences, and the demo fleet.
 
-mod alerts_support;
 mod common;
 
-use alerts_support::{Receiver, block_kit_problems, cause, evaluation};
 use chrono::{TimeDelta, Utc};
+use common::alerts::{Receiver, block_kit_problems, cause, evaluation};
 use fleetglass::alerts::rules::Policy;
 use fleetglass::alerts::silences::{self, NewSilence};
 use fleetglass::alerts::{DeliverySettings, Dispatcher, Sinks, Worker};

@@ -3,14 +3,13 @@
 //! the token's name), form tokens are bound to the session and the user, and without
 //! authentication nothing can be written and no form is shown.
 
-mod alerts_support;
 mod common;
 
-use alerts_support::{cause, evaluation};
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode, header};
 use chrono::{TimeDelta, Utc};
+use common::alerts::{cause, evaluation};
 use fleetglass::alerts::rules::Policy;
 use fleetglass::alerts::{Dispatcher, Route};
 use fleetglass::config::{AlertsConfig, Config};

@@ -3,14 +3,14 @@
 //! dependsOn cycle, a ten-thousand-deep dependsOn chain, and a document that is not UTF-8.
 //! Nothing panics, nothing is green that should not be, and the rest of the fleet is served.
 
-mod web_support;
+mod common;
 
 use chrono::Utc;
+use common::web::{app, fresh_store, get, get_json};
 use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::model::parse_object;
 use fleetglass::sources::SourceEvent;
 use serde_json::{Value, json};
-use web_support::{app, fresh_store, get, get_json};
 
 const CLUSTER: &str = "c1";
 
@@ -47,7 +47,7 @@ fn apply(runner: &mut Runner, value: &Value) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pathological_objects_are_evaluated_stored_and_served() {
     let store = fresh_store().await;
-    let config = web_support::common::one_cluster_config(CLUSTER);
+    let config = common::one_cluster_config(CLUSTER);
     let (mut runner, latest) = Runner::new(RunnerSettings::from_config(&config), store.clone());
     runner.apply(SourceEvent::ClusterAlive {
         cluster: CLUSTER.into(),
@@ -214,7 +214,7 @@ fn never_started_verdict(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn work_that_never_starts_becomes_stuck_from_when_it_was_first_seen() {
     let store = fresh_store().await;
-    let config = web_support::common::one_cluster_config(CLUSTER);
+    let config = common::one_cluster_config(CLUSTER);
     let (mut runner, latest) = Runner::new(RunnerSettings::from_config(&config), store.clone());
     let mut never_started = kustomization(
         "never-started",
@@ -251,7 +251,7 @@ async fn work_that_never_starts_becomes_stuck_from_when_it_was_first_seen() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_keeps_the_window_of_work_without_a_start_time() {
     let store = fresh_store().await;
-    let config = web_support::common::one_cluster_config(CLUSTER);
+    let config = common::one_cluster_config(CLUSTER);
     let id = format!("{CLUSTER}/Kustomization/apps/never-started");
     let first_seen: chrono::DateTime<Utc> = "2026-12-01T00:00:00Z".parse().unwrap();
     let mut object = kustomization(

@@ -4,8 +4,9 @@
 //! run writes target/screenshots/). Needs `scripts/deps browser` (chromium, chromium-driver).
 //! One test binary, so chromium starts once.
 
-mod web_support;
+mod common;
 
+use common::web::{app, demo_config, fresh_store};
 use fantoccini::{Client, ClientBuilder, Locator};
 use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::sources;
@@ -13,7 +14,6 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use web_support::{app, demo_config, fresh_store};
 
 /// Chromium flags for a machine without network: without them it hangs on lookups.
 const CHROME_ARGS: [&str; 8] = [
@@ -269,7 +269,7 @@ async fn the_dashboard_in_a_real_browser() {
             .unwrap()
     };
     assert!(warning().await.is_null(), "no warning while refreshes work");
-    web_support::common::set_database_outage(&database, true).await;
+    common::set_database_outage(&database, true).await;
     wait_until("the refresh-failed warning", || async {
         !warning().await.is_null()
     })
@@ -281,7 +281,7 @@ async fn the_dashboard_in_a_real_browser() {
         "{text}"
     );
     screenshot(&client, "refresh-failed").await;
-    web_support::common::set_database_outage(&database, false).await;
+    common::set_database_outage(&database, false).await;
     wait_until("the warning cleared by a good refresh", || async {
         warning().await.is_null()
     })

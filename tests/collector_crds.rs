@@ -4,7 +4,8 @@
 
 mod common;
 
-use common::collector::{apply, config, eventually, objects_in, set_status};
+use common::collector::{apply, config, objects_in, set_status};
+use common::eventually;
 use fleetglass::sources::kube::Collector;
 use std::time::Duration;
 

@@ -3,7 +3,8 @@
 
 mod common;
 
-use common::collector::{cluster_row, config, eventually, flux_pair, objects_in};
+use common::collector::{cluster_row, config, flux_pair, objects_in};
+use common::eventually;
 use fleetglass::sources::kube::Collector;
 use std::time::Duration;
 

@@ -3,7 +3,8 @@
 
 mod common;
 
-use common::collector::{config, eventually, flux_pair, objects_in, ready_of, ready_status};
+use common::collector::{config, flux_pair, objects_in, ready_of, ready_status};
+use common::eventually;
 use fleetglass::sources::kube::Collector;
 use std::time::Duration;
 

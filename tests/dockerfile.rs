@@ -3,9 +3,9 @@
 //! runtime stage's `COPY --from=build` must find the binary it names. So the image cannot drift
 //! from Cargo.toml (a bench or a template the build stage does not copy) without a test failing.
 
-mod dockerfile_support;
+mod common;
 
-use dockerfile_support::{Dockerfile, Ignore, Instruction, context_files};
+use common::dockerfile::{Dockerfile, Ignore, Instruction, context_files};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

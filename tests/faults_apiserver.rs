@@ -7,9 +7,10 @@
 mod common;
 
 use common::collector::{
-    apply, cluster_row, config, eventually, flux_pair, objects_in, ready_of, ready_status,
-    set_status, unique_namespace,
+    apply, cluster_row, config, flux_pair, objects_in, ready_of, ready_status, set_status,
+    unique_namespace,
 };
+use common::eventually;
 use common::fault_proxy::{FaultProxy, Mode};
 use common::kubeconfig::EditedKubeconfig;
 use common::testbed::Testbed;

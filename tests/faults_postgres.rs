@@ -4,11 +4,10 @@
 //! page to a "not answering" error — never to old green — and the service recovers without a
 //! restart of its own.
 
-mod alerts_support;
 mod common;
 
-use alerts_support::Receiver;
-use common::collector::eventually;
+use common::alerts::Receiver;
+use common::eventually;
 use common::own_postgres::OwnPostgres;
 use fleetglass::alerts::rules::Policy;
 use fleetglass::alerts::{DeliverySettings, Dispatcher, Sinks, Worker};

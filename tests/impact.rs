@@ -3,15 +3,15 @@
 //! after the upgrade removed the CRD, NetOp is failed at once, naming the CRD and its former
 //! provider, and `fleetglass impact` exits 1 / 0 / 2 as CI needs.
 
-mod web_support;
+mod common;
 
 use chrono::Utc;
+use common::web::{fresh_store, get, get_json};
 use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::model::parse_object;
 use fleetglass::sources::SourceEvent;
 use serde_json::{Value, json};
 use std::process::Command;
-use web_support::{fresh_store, get, get_json};
 
 const CLUSTER: &str = "dev-1";
 const CRD: &str = "ratelimitconfigs.ratelimit.solo.io";
@@ -111,7 +111,7 @@ async fn a_removed_crd_is_caught_on_day_0_and_the_impact_query_warned_before() {
         at: Utc::now(),
     });
     runner.run_round(Utc::now()).await;
-    let app = web_support::app(store.clone(), &config);
+    let app = common::web::app(store.clone(), &config);
 
     // Before: the gateway provides the CRD NetOp consumes.
     let uri = format!(
@@ -140,7 +140,7 @@ async fn a_removed_crd_is_caught_on_day_0_and_the_impact_query_warned_before() {
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    let served = web_support::app(store.clone(), &config);
+    let served = common::web::app(store.clone(), &config);
     tokio::spawn(async move { axum::serve(listener, served).await.unwrap() });
     let args = [
         "--cluster",

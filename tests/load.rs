@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::collector::eventually;
+use common::eventually;
 use std::time::{Duration, Instant};
 
 const PATHS: [&str; 6] = [

@@ -6,7 +6,8 @@
 mod common;
 
 use chrono::{TimeDelta, Utc};
-use common::collector::{config, eventually};
+use common::collector::config;
+use common::eventually;
 use common::testbed::Testbed;
 use fleetglass::sources::demo::world;
 use fleetglass::sources::kube::Collector;

@@ -5,18 +5,17 @@
 //! and writes must come from this site; a loopback instance answers only to its own names;
 //! every response carries the security headers.
 
-#[path = "web_support/mod.rs"]
-mod web_support;
+mod common;
 
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Method, Request, StatusCode};
+use common::web::{app, demo_app, demo_config, fresh_store, send};
 use fleetglass::web::{API_PATHS, AppState, PAGE_PATHS, Site};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use tower::ServiceExt;
-use web_support::{app, demo_app, demo_config, fresh_store, send};
 
 const TOKEN: &str = "fg-access-test-token-7d1c";
 

@@ -4,16 +4,15 @@
 //! that says so, never "the database is not answering". (Config and evaluate input:
 //! tests/fuzz_inputs.rs.)
 
-#[path = "web_support/mod.rs"]
-mod web_support;
+mod common;
 
 use axum::http::StatusCode;
 use chrono::TimeDelta;
+use common::web::{demo_app, get};
 use fleetglass::model::parse_go_duration;
 use proptest::prelude::*;
 use sha2::Digest;
 use std::sync::OnceLock;
-use web_support::{demo_app, get};
 
 /// One router over the demo fleet for every case (building it per case would dominate).
 fn runtime_and_app() -> &'static (tokio::runtime::Runtime, axum::Router) {
@@ -135,15 +134,15 @@ fn control_characters_in_paths_and_queries_are_400s_saying_so() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn control_characters_and_broken_json_in_bodies_are_400s() {
-    let store = web_support::fresh_store().await;
-    let mut config = web_support::demo_config();
+    let store = common::web::fresh_store().await;
+    let mut config = common::web::demo_config();
     let hash: String = sha2::Sha256::digest(b"fg-inputs-token")
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
     config.web =
         serde_yaml::from_str(&format!("auth: {{tokens: [{{name: ci, sha256: {hash}}}]}}")).unwrap();
-    let app = web_support::app(store.clone(), &config);
+    let app = common::web::app(store.clone(), &config);
     let until = (chrono::Utc::now() + TimeDelta::hours(1)).to_rfc3339();
     let bodies = [
         format!(r#"{{"domain": "gate\u0000way", "until": "{until}"}}"#),
@@ -159,7 +158,7 @@ async fn control_characters_and_broken_json_in_bodies_are_400s() {
             .header("authorization", "Bearer fg-inputs-token")
             .body(axum::body::Body::from(body.clone()))
             .unwrap();
-        let (status, answer) = web_support::send(&app, request).await;
+        let (status, answer) = common::web::send(&app, request).await;
         assert!(status.is_client_error(), "{body}: {status} {answer}");
         let json: serde_json::Value = serde_json::from_str(&answer)
             .unwrap_or_else(|e| panic!("{body}: not JSON ({e}): {answer}"));
@@ -170,7 +169,7 @@ async fn control_characters_and_broken_json_in_bodies_are_400s() {
         .header("authorization", "Bearer fg-inputs-token")
         .body(axum::body::Body::from("csrf=x&domain=%00&duration=1h"))
         .unwrap();
-    let (status, _) = web_support::send(&app, form).await;
+    let (status, _) = common::web::send(&app, form).await;
     assert!(status.is_client_error(), "{status}");
     let silences: i64 = sqlx::query_scalar("SELECT count(*) FROM silences")
         .fetch_one(store.pool())

@@ -5,12 +5,14 @@
 #[path = "common/mod.rs"]
 mod common;
 
+use common::eventually;
+
 use fleetglass::web::{API_PATHS, PAGE_PATHS};
 use sha2::{Digest, Sha256};
 use sqlx::Connection;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
@@ -98,15 +100,6 @@ fn sha256_hex(text: &str) -> String {
         .collect()
 }
 
-/// Polls until `check` holds or the deadline passes.
-async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
-    let start = Instant::now();
-    while !check().await {
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-}
-
 fn concrete(pattern: &str) -> String {
     pattern
         .replace("{name}", "payments")
@@ -148,14 +141,17 @@ async fn no_secret_reaches_logs_pages_api_metrics_or_errors() {
         .timeout(Duration::from_secs(30))
         .build()
         .unwrap();
-    eventually("/readyz", async || {
+    eventually("/readyz", DEADLINE, async || {
         matches!(client.get(format!("{base}/readyz")).send().await, Ok(r) if r.status() == 200)
+            .then_some(())
     })
     .await;
     // The secrets must actually be in use, or the search below proves nothing.
-    eventually("an alert posted to the Slack stand-in", async || {
-        !slack_received.lock().unwrap().is_empty()
-    })
+    eventually(
+        "an alert posted to the Slack stand-in",
+        DEADLINE,
+        async || (!slack_received.lock().unwrap().is_empty()).then_some(()),
+    )
     .await;
     let first_post = slack_received.lock().unwrap()[0].clone();
     assert!(

@@ -4,14 +4,14 @@
 //! their CSRF pair, writes from other sites are still refused, and the JSON API's writes
 //! still need a bearer token.
 
-mod web_support;
+mod common;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
+use common::web::{app, demo_app, demo_config};
 use http_body_util::BodyExt;
 use sha2::{Digest, Sha256};
 use tower::ServiceExt;
-use web_support::{app, demo_app, demo_config};
 
 const TOKEN: &str = "fg-signin-test-token-52a9";
 const HOST: &str = "fleet.example.com";

@@ -2,11 +2,11 @@
 //! every documented path answers, filters reject bad input with clear messages, unknown
 //! names are 404s, and the OpenAPI document matches the router.
 
-mod web_support;
+mod common;
 
 use axum::http::StatusCode;
+use common::web::{demo_app, get, get_json};
 use serde_json::Value;
-use web_support::{demo_app, get, get_json};
 
 /// The documented path with its parameters filled from the seeded fleet.
 fn concrete(path: &str, object: &Value) -> String {
@@ -390,14 +390,14 @@ async fn refused_bodies_are_json_errors_too() {
     use axum::http::Request;
     use sha2::{Digest, Sha256};
     let (_, store) = demo_app().await;
-    let mut config = web_support::demo_config();
+    let mut config = common::web::demo_config();
     let hash: String = Sha256::digest(b"api-errors-token")
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
     config.web =
         serde_yaml::from_str(&format!("auth: {{tokens: [{{name: ci, sha256: {hash}}}]}}")).unwrap();
-    let app = web_support::app(store, &config);
+    let app = common::web::app(store, &config);
     let post = |content_type: &str, body: &'static str| {
         Request::post("/api/v1/silences")
             .header("authorization", "Bearer api-errors-token")
@@ -419,7 +419,7 @@ async fn refused_bodies_are_json_errors_too() {
             StatusCode::BAD_REQUEST,
         ),
     ] {
-        let (status, body) = web_support::send(&app, request).await;
+        let (status, body) = common::web::send(&app, request).await;
         assert_eq!(status, expected, "{body}");
         let json: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
         assert!(

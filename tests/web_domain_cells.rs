@@ -2,15 +2,15 @@
 //! page, `/api/v1/fleet`, `/api/v1/domains/{name}` and the wait endpoint all say the cell is not
 //! healthy, and state, `fully_healthy` and blockers agree (real engine, real Postgres).
 
-mod web_support;
+mod common;
 
 use chrono::Utc;
+use common::web::{app, fresh_store, get, get_json};
 use fleetglass::config::from_yaml_str;
 use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::model::parse_object;
 use fleetglass::sources::SourceEvent;
 use serde_json::{Value, json};
-use web_support::{app, fresh_store, get, get_json};
 
 const CLUSTER: &str = "prod-eu-1";
 const SHA: &str = "main@sha1:3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b";

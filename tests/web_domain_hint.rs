@@ -1,11 +1,11 @@
 //! The hint on `/` for a fleet with no domains configured: one suggested domain per top-level
 //! Kustomization the clusters hold, gone once a domain is written.
 
-mod web_support;
+mod common;
 
+use common::web::{app, demo_app, demo_config, get};
 use fleetglass::store::{ObjectFilter, ObjectRecord};
 use std::collections::BTreeSet;
-use web_support::{app, demo_app, demo_config, get};
 
 /// Who applied a stored Kustomization, from Flux's labels on it.
 fn applier(record: &ObjectRecord) -> Option<(String, String)> {

@@ -2,14 +2,14 @@
 //! renders its answer in words and icons, bad input is a 400 page, unknown names 404 pages,
 //! and tokens / proxy authentication let in only who they should.
 
-mod web_support;
+mod common;
 
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode};
+use common::web::{app, demo_app, demo_config, fresh_store, get, send};
 use sha2::{Digest, Sha256};
 use std::net::SocketAddr;
-use web_support::{app, demo_app, demo_config, fresh_store, get, send};
 
 /// Pages keep the CSP honest: no inline scripts, no style attributes, no hx-on.
 fn assert_no_inline_code(uri: &str, html: &str) {

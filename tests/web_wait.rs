@@ -2,13 +2,13 @@
 //! request waits, and it times out naming the blockers; `fleetglass wait` maps that to exit
 //! codes 0, 1 and 2.
 
-mod web_support;
+mod common;
 
 use chrono::Utc;
+use common::web::{app, cause_row, cluster_row, domain_row, fresh_store, get_json, seed_rollups};
 use fleetglass::config::Config;
 use fleetglass::store::Store;
 use std::process::Command;
-use web_support::{app, cause_row, cluster_row, domain_row, fresh_store, get_json, seed_rollups};
 
 const CAUSE: &str = "prod-1/Kustomization/flux-system/infra-policies";
 

@@ -4,7 +4,6 @@ use super::testbed::Testbed;
 use fleetglass::config::{ClusterConfig, Config, from_yaml_str};
 use fleetglass::store::{ClusterRow, ObjectFilter, ObjectRecord, Store};
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 /// A config for the given clusters with short freshness, probe and lease periods.
 pub fn config(kubeconfig: &Path, clusters: &[&str]) -> Config {
@@ -23,25 +22,6 @@ pub fn config(kubeconfig: &Path, clusters: &[&str]) -> Config {
         })
         .collect();
     config
-}
-
-/// Polls `check` until it returns `Some`, or panics naming `what` after `deadline`.
-pub async fn eventually<T, F, Fut>(what: &str, deadline: Duration, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let start = Instant::now();
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            start.elapsed() < deadline,
-            "timed out after {deadline:?} waiting for: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 pub async fn objects_in(store: &Store, cluster: &str, namespace: &str) -> Vec<ObjectRecord> {

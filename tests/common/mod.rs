@@ -2,13 +2,16 @@
 //! that the test command started (`DATABASE_URL`).
 #![allow(dead_code)] // each test binary uses a different part of this module
 
+pub mod alerts;
 pub mod collector;
+pub mod dockerfile;
 pub mod fault_proxy;
 pub mod kubeconfig;
 pub mod own_postgres;
 pub mod player;
 pub mod pod;
 pub mod testbed;
+pub mod web;
 
 use fleetglass::store::Store;
 use sqlx::Connection;
@@ -176,5 +179,25 @@ pub async fn set_database_outage(database: &str, down: bool) {
             .execute(&mut admin)
             .await
             .unwrap();
+    }
+}
+
+/// Polls `check` until it returns `Some` (its value is returned), or panics naming `what` once
+/// `deadline` has passed. The one way tests wait for something to happen.
+pub async fn eventually<T>(
+    what: &str,
+    deadline: std::time::Duration,
+    mut check: impl AsyncFnMut() -> Option<T>,
+) -> T {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            start.elapsed() < deadline,
+            "timed out after {deadline:?} waiting for: {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }

@@ -343,12 +343,3 @@ pub fn evaluation(clusters: &[&str], causes: Vec<RootCause>) -> Evaluation {
         ..Evaluation::default()
     }
 }
-
-/// Polls `check` until it holds or 20 s pass (then panics with `what`).
-pub async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}

@@ -17,9 +17,7 @@ use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
-#[path = "../common/mod.rs"]
-pub mod common;
-pub use common::fresh_store;
+pub use super::fresh_store;
 
 pub fn demo_config() -> Config {
     let mut config = Config::default();
