@@ -365,3 +365,53 @@ fn a_kustomization_over_a_release_still_upgrading_is_progressing_not_healthy() {
     );
     assert!(run.roots("Kustomization", "flux-system", "apps").is_empty());
 }
+
+/// kustomize-controller marks a Kustomization Ready=Unknown "Reconciliation in progress" and
+/// Reconciling=True "Fetching manifests for revision <rev> with a timeout of <timeout>", both
+/// with reason Progressing, when it starts applying
+/// (fluxcd/kustomize-controller internal/controller/kustomization_controller.go, `reconcile`).
+/// The parent that applied that child is Ready, but the child has not applied yet: the parent is
+/// progressing and names the child, with no root cause.
+#[test]
+fn a_kustomization_over_a_child_kustomization_still_applying_is_progressing_not_healthy() {
+    let fetching = format!("Fetching manifests for revision {SHA} with a timeout of 5m0s");
+    let mut values = flux_controllers();
+    values.push(git_repository("flux-system", SHA));
+    values.push(kustomization("flux-system", &[]));
+    values.push(with_conditions(
+        applied_by(
+            kustomization("apps", &[]),
+            "kustomize",
+            "flux-system",
+            "flux-system",
+        ),
+        vec![
+            condition(
+                "Ready",
+                "Unknown",
+                "Progressing",
+                "Reconciliation in progress",
+                1,
+            ),
+            condition("Reconciling", "True", "Progressing", &fetching, 1),
+        ],
+    ));
+    let run = run(&values);
+    assert_eq!(
+        run.state("Kustomization", "flux-system", "apps"),
+        Progressing
+    );
+    let parent = run.verdict("Kustomization", "flux-system", "flux-system");
+    assert_eq!(parent.state, Progressing);
+    assert!(
+        parent
+            .reason
+            .starts_with("Kustomization flux-system/apps: "),
+        "{}",
+        parent.reason
+    );
+    assert!(
+        run.roots("Kustomization", "flux-system", "flux-system")
+            .is_empty()
+    );
+}
