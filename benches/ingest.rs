@@ -100,6 +100,7 @@ fn changes(batch: usize, round: usize) -> ChangeSet {
             root_causes: vec![],
             domains: vec![],
             body: json!({"status": {"workload": {"ready": round}}}),
+            edges: Vec::new(),
         });
         set.transitions.push(TransitionRow {
             key,

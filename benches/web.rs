@@ -157,6 +157,7 @@ async fn seed(store: &Store) -> String {
                 root_causes: Vec::new(),
                 domains: vec![domain],
                 body: json!({"labels": {"domain": format!("d{}", i % DOMAINS)}, "spec": {}, "status": {}}),
+                edges: Vec::new(),
             });
         }
         let causes: Vec<RootCauseRow> = (0..CAUSES_PER_CLUSTER)
@@ -201,6 +202,7 @@ async fn seed(store: &Store) -> String {
             error: None,
             kind_errors: json!({}),
             state_counts: json!({"healthy": objects_per_cluster().saturating_sub(21), "failed": 21}),
+            controllers: json!([]),
             updated_at: now,
         };
         let mut tx = store.pool().begin().await.unwrap();

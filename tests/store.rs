@@ -29,6 +29,7 @@ fn row(name: &str, state: &str) -> ObjectRow {
         root_causes: vec![format!("prod-eu-1/Kustomization/flux-system/{name}")],
         domains: Vec::new(),
         body: json!({"name": name}),
+        edges: Vec::new(),
     }
 }
 
@@ -178,6 +179,7 @@ async fn rollups_are_replaced_per_cluster() {
             error: None,
             kind_errors: json!({}),
             state_counts: json!({"healthy": 3}),
+            controllers: json!([]),
             updated_at: now,
         }],
     )

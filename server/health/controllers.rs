@@ -5,7 +5,7 @@
 
 use super::index::Index;
 use super::pods::pod_failure;
-use crate::model::Object;
+use crate::model::{Kind, Object, ObjectId};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 
@@ -50,6 +50,16 @@ pub(super) struct Absent {
 }
 
 impl Absent {
+    /// Where the Deployment would be: what objects needing it point at.
+    pub fn id(&self) -> ObjectId {
+        ObjectId::new(
+            &self.cluster,
+            Kind::Deployment,
+            &self.namespace,
+            &self.deployment,
+        )
+    }
+
     /// What is missing, as the root cause says it.
     pub fn reason(&self) -> String {
         let serves = if self.shard.is_empty() {

@@ -3,10 +3,13 @@
 
 use super::State;
 use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 
-/// Why one object is a prerequisite of another (DESIGN.md "Root causes").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum EdgeKind {
+/// Why one object is a prerequisite of another (DESIGN.md "Root causes"). The names are
+/// stored with the verdicts (`depends_on`, `source`, …), so renaming one is a migration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeKind {
     DependsOn,
     Source,
     Controller,

@@ -1,16 +1,19 @@
 //! Each object's prerequisites (DESIGN.md "Root causes"): dependsOn, source, controller,
 //! health checks, what it applied, and for pods their workload. References that point at
-//! nothing are collected as findings instead, since a missing prerequisite is itself the cause.
+//! nothing are collected as findings instead, since a missing prerequisite is itself the cause
+//! (and kept as dangling edges, so pages can show what the object asked for).
 
 use super::clusters::Clusters;
 use super::controllers::{Absences, Liveness, liveness};
 use super::finding::{Edge, EdgeKind};
 use super::index::Index;
-use crate::model::{Kind, Object, Ref};
+use crate::model::{Kind, Object, ObjectId, Ref};
 use chrono::{DateTime, Utc};
 
 pub(super) struct Graph {
     pub edges: Vec<Vec<Edge>>,
+    /// Per object: references of a known kind that resolve to nothing in the input.
+    pub dangling: Vec<Vec<(EdgeKind, ObjectId)>>,
     /// Per object: what it references that cannot be reconciled (absent, or on another shard).
     pub missing: Vec<Vec<String>>,
     /// Per object: references to a kind the input holds no object of (no evidence either way).
@@ -26,6 +29,7 @@ pub(super) fn build(index: &Index, clusters: &Clusters, now: DateTime<Utc>) -> G
     let count = index.objects.len();
     let mut graph = Graph {
         edges: Vec::with_capacity(count),
+        dangling: Vec::with_capacity(count),
         missing: Vec::with_capacity(count),
         uncovered: Vec::with_capacity(count),
         liveness: Vec::with_capacity(count),
@@ -38,6 +42,7 @@ pub(super) fn build(index: &Index, clusters: &Clusters, now: DateTime<Utc>) -> G
             clusters,
             object,
             edges: Vec::new(),
+            dangling: Vec::new(),
             missing: Vec::new(),
             uncovered: Vec::new(),
         };
@@ -59,6 +64,7 @@ pub(super) fn build(index: &Index, clusters: &Clusters, now: DateTime<Utc>) -> G
             builder.edge(EdgeKind::Owner, owner);
         }
         graph.edges.push(builder.edges);
+        graph.dangling.push(builder.dangling);
         graph.missing.push(builder.missing);
         graph.uncovered.push(builder.uncovered);
         graph.liveness.push(live);
@@ -72,6 +78,7 @@ struct Builder<'i, 'a> {
     clusters: &'i Clusters<'a>,
     object: &'a Object,
     edges: Vec<Edge>,
+    dangling: Vec<(EdgeKind, ObjectId)>,
     missing: Vec<String>,
     uncovered: Vec<(Kind, String)>,
 }
@@ -91,6 +98,7 @@ impl Builder<'_, '_> {
             self.edge(kind, found);
             return Some(found);
         }
+        self.dangle(kind, target_kind, reference);
         if self.clusters.kind_error(cluster, target_kind).is_some() {
             return None;
         }
@@ -121,8 +129,20 @@ impl Builder<'_, '_> {
         for reference in &self.object.spec.health_checks {
             if let Some(found) = self.index.resolve(&self.object.cluster, reference) {
                 self.edge(EdgeKind::HealthCheck, found);
+            } else if let Ok(target_kind) = reference.kind.parse() {
+                self.dangle(EdgeKind::HealthCheck, target_kind, reference);
             }
         }
+    }
+
+    fn dangle(&mut self, kind: EdgeKind, target_kind: Kind, reference: &Ref) {
+        let target = ObjectId::new(
+            &self.object.cluster,
+            target_kind,
+            &reference.namespace,
+            &reference.name,
+        );
+        self.dangling.push((kind, target));
     }
 
     /// The source edge; returns the object whose artifact the object consumes.

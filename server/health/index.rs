@@ -2,7 +2,7 @@
 //! a scan: objects by identity, objects by the Flux object that applied them, pods by the
 //! workload that owns them, controller Deployments by name.
 
-use crate::model::{Kind, Object, Ref, controller_of_deployment};
+use crate::model::{Kind, Object, Ref, controller_shard_of_deployment};
 use std::collections::HashMap as StdHashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -93,8 +93,7 @@ impl<'a> Index<'a> {
                 .or_default()
                 .push(i);
         }
-        if let Some(controller) = controller_of(object) {
-            let shard = object.name[controller.len()..].trim_start_matches('-');
+        if let Some((controller, shard)) = controller_of(object) {
             // Usually in flux-system; when several namespaces hold one, flux-system wins.
             let slot = self
                 .controllers
@@ -155,6 +154,11 @@ impl<'a> Index<'a> {
         self.controllers.get(&(cluster, controller, shard)).copied()
     }
 
+    /// Every controller Deployment matched, on every cluster.
+    pub fn controller_deployments(&self) -> impl Iterator<Item = usize> + '_ {
+        self.controllers.values().copied()
+    }
+
     /// Where the cluster's Flux controllers run, when the input holds any of them.
     pub fn controllers_namespace(&self, cluster: &str) -> Option<&'a str> {
         self.controller_namespaces.get(cluster).copied()
@@ -192,9 +196,9 @@ impl<'a> Index<'a> {
     }
 }
 
-/// The Flux controller a Deployment runs (shards included), if it is one.
-pub(super) fn controller_of(object: &Object) -> Option<&'static str> {
-    (object.kind == Kind::Deployment).then(|| controller_of_deployment(&object.name))?
+/// The Flux controller a Deployment runs and its shard ("" for the main one), if it is one.
+pub(super) fn controller_of(object: &Object) -> Option<(&'static str, &str)> {
+    (object.kind == Kind::Deployment).then(|| controller_shard_of_deployment(&object.name))?
 }
 
 fn key(object: &Object) -> Key<'_> {

@@ -4,7 +4,7 @@
 //!
 //! Pipeline: index the input → build each object's prerequisite edges → find dependsOn cycles
 //! → assess each object on its own evidence → resolve root causes through the edges → roll up
-//! domains.
+//! domains. The edges go out with the verdicts: the engine is the graph's only owner.
 //!
 //! Decisions worth knowing:
 //! - Own-evidence precedence (assess.rs): stale cluster data / unreadable kind (unverifiable,
@@ -34,6 +34,7 @@ mod controllers;
 mod crossstack;
 mod cycles;
 mod domains;
+mod edges;
 mod finding;
 mod flux;
 mod graph;
@@ -59,6 +60,8 @@ mod cycle_tests;
 #[cfg(test)]
 mod domains_tests;
 #[cfg(test)]
+mod edge_tests;
+#[cfg(test)]
 mod flux_tests;
 #[cfg(test)]
 mod incident_tests;
@@ -82,12 +85,14 @@ mod testkit;
 mod workload_tests;
 
 pub use crossstack::InventoryEntry;
+pub use finding::EdgeKind;
 pub use input::{
     ClusterInfo, DomainSpec, FormerCrdProvider, InputEvidence, Selection, Thresholds, VersionSource,
 };
 pub use state::State;
 pub use verdict::{
-    CoOwnership, CrdProvider, Dependency, DomainVerdict, Evaluation, RootCause, Verdict, cluster_id,
+    CoOwnership, CrdProvider, Dependency, DomainVerdict, Evaluation, ObjectEdge, RootCause,
+    Verdict, cluster_id,
 };
 pub use versions::{image_tag, short_revision};
 
@@ -134,6 +139,8 @@ pub fn evaluate(input: &Input) -> Evaluation {
         now: input.now,
     };
     let own = (0..objects.len()).map(|i| assessor.assess(i)).collect();
+    let edges = edges::of_objects(&ids, &graph);
+    let controllers = edges::controllers(&index, &ids, &graph);
     let resolved = roots::resolve(objects, &graph.absent.list, &graph.edges, own, &cycle_of);
     let root_causes = output::root_causes(&ids, &resolved, &clusters);
     let domains = domains::roll_up(
@@ -145,7 +152,7 @@ pub fn evaluate(input: &Input) -> Evaluation {
         &output::root_id(&ids),
     );
     let names = domains::names_by_object(&index, input.domains, &membership, input.clusters);
-    let verdicts = output::verdicts(objects, ids, resolved, names);
+    let verdicts = output::verdicts(objects, ids, resolved, names, edges);
     Evaluation {
         objects: verdicts,
         root_causes,
@@ -153,5 +160,6 @@ pub fn evaluate(input: &Input) -> Evaluation {
         dependencies: cross.dependencies,
         co_ownerships: cross.co_ownerships,
         crd_providers: cross.crd_providers,
+        controllers,
     }
 }

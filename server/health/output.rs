@@ -4,19 +4,15 @@
 use super::clusters::Clusters;
 use super::index::HashMap;
 use super::roots::{Resolved, Root};
+use super::verdict::ObjectEdge;
 use super::{RootCause, State, Verdict, cluster_id};
-use crate::model::{Kind, Object, ObjectId};
+use crate::model::{Object, ObjectId};
 
 pub(super) fn root_id(ids: &[ObjectId]) -> impl Fn(Root) -> ObjectId + '_ {
     move |root| match root {
         Root::Object(i) => ids[i].clone(),
         Root::Cluster(name) => cluster_id(name),
-        Root::Absent(absent) => ObjectId::new(
-            &absent.cluster,
-            Kind::Deployment,
-            &absent.namespace,
-            &absent.deployment,
-        ),
+        Root::Absent(absent) => absent.id(),
     }
 }
 
@@ -82,6 +78,7 @@ pub(super) fn verdicts(
     ids: Vec<ObjectId>,
     resolved: Vec<Resolved>,
     mut domains: Vec<Vec<String>>,
+    mut edges: Vec<Vec<ObjectEdge>>,
 ) -> Vec<Verdict> {
     let root_lists: Vec<Vec<ObjectId>> = {
         let to_id = root_id(&ids);
@@ -111,6 +108,7 @@ pub(super) fn verdicts(
                 message: r.finding.message,
                 root_causes,
                 domains: std::mem::take(&mut domains[i]),
+                edges: std::mem::take(&mut edges[i]),
             })
         })
         .collect();

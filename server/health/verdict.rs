@@ -1,9 +1,9 @@
 //! What the engine returns: a verdict per object, the root causes, and the domain roll-ups.
 
-use super::State;
+use super::{EdgeKind, State};
 use crate::model::{Kind, ObjectId};
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One object's verdict. The JSON field names are a contract (the `evaluate` command and the
 /// API both print them): `id, cluster, kind, namespace, name, state, since, reason, message,
@@ -26,6 +26,19 @@ pub struct Verdict {
     /// The domains the object belongs to on its cluster (its domain's Flux objects and what
     /// they applied), sorted.
     pub domains: Vec<String>,
+    /// What the object waits on, as the root-cause walk follows it (sorted). Not part of the
+    /// verdict's JSON contract: the collector stores it, pages read it from the store.
+    #[serde(skip)]
+    pub edges: Vec<ObjectEdge>,
+}
+
+/// One prerequisite of an object: the edge the engine walks from it, and where to. The target
+/// may be absent from the input (a reference to nothing, a controller Deployment not found):
+/// then the edge says what the object needs, and its verdict says it is missing.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ObjectEdge {
+    pub kind: EdgeKind,
+    pub target: ObjectId,
 }
 
 /// A problem none of whose prerequisites is a problem: the thing to fix.
@@ -75,6 +88,10 @@ pub struct Evaluation {
     /// Which Flux object provides each CRD present now (kept as history by the collector, so a
     /// CRD that vanishes can be traced to who provided it).
     pub crd_providers: Vec<CrdProvider>,
+    /// The Flux controller Deployments the engine matched, on every cluster and in whatever
+    /// namespace, and those objects need that are absent; sorted. For the cluster pages.
+    #[serde(skip)]
+    pub controllers: Vec<ObjectId>,
 }
 
 /// `consumer` needs `object` (`CustomResourceDefinition.apiextensions.k8s.io/<name>` or

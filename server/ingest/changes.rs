@@ -3,7 +3,7 @@
 //! root causes or domain verdicts changed.
 
 use super::Snapshot;
-use crate::health::{CoOwnership, Dependency, Evaluation, State, Verdict};
+use crate::health::{CoOwnership, Dependency, Evaluation, ObjectEdge, State, Verdict};
 use crate::model::ObjectId;
 use crate::store::{
     ChangeSet, ClusterRow, DomainRow, ObjectKey, ObjectRecord, ObjectRow, RootCauseRow,
@@ -29,6 +29,7 @@ struct WrittenVerdict {
     message: String,
     root_causes: Vec<ObjectId>,
     domains: Vec<String>,
+    edges: Vec<ObjectEdge>,
 }
 
 impl WrittenVerdict {
@@ -40,6 +41,7 @@ impl WrittenVerdict {
             && self.message == v.message
             && self.root_causes == v.root_causes
             && self.domains == v.domains
+            && self.edges == v.edges
     }
 
     fn new(v: &Verdict) -> Self {
@@ -50,6 +52,7 @@ impl WrittenVerdict {
             message: v.message.clone(),
             root_causes: v.root_causes.clone(),
             domains: v.domains.clone(),
+            edges: v.edges.clone(),
         }
     }
 }
@@ -171,6 +174,7 @@ impl Written {
                 message: verdict.message.clone(),
                 root_causes: verdict.root_causes.iter().map(|id| id.0.clone()).collect(),
                 domains: next.domains.clone(),
+                edges: next.edges.clone(),
                 body,
             });
             self.verdicts.insert(verdict.id.clone(), next);
@@ -277,6 +281,11 @@ impl Written {
                 .entry(verdict.state.as_str())
                 .or_default() += 1;
         }
+        let mut controllers: HashMap<&str, Vec<&ObjectId>> = HashMap::new();
+        for id in &evaluation.controllers {
+            let cluster = id.parts().map_or("", |p| p.0);
+            controllers.entry(cluster).or_default().push(id);
+        }
         let mut rows = Vec::new();
         for info in snapshot.clusters() {
             if held.contains(&info.name) && info.error.is_none() {
@@ -289,6 +298,12 @@ impl Written {
                 error: info.error.clone(),
                 kind_errors: json!(info.kind_errors),
                 state_counts: json!(counts.get(info.name.as_str()).cloned().unwrap_or_default()),
+                controllers: json!(
+                    controllers
+                        .get(info.name.as_str())
+                        .cloned()
+                        .unwrap_or_default()
+                ),
                 updated_at: now,
             };
             let unchanged = self.clusters.get(&info.name).is_some_and(|old| {
@@ -340,6 +355,7 @@ impl Written {
                     message: record.message.clone(),
                     root_causes,
                     domains: record.domains.clone(),
+                    edges: record.edges.0.clone(),
                 },
             );
         }

@@ -319,6 +319,7 @@ mod tests {
             message: String::new(),
             root_causes: Vec::new(),
             domains: Vec::new(),
+            edges: Vec::new(),
         }
     }
 

@@ -172,6 +172,12 @@ pub fn controller_of_deployment(name: &str) -> Option<&'static str> {
         .max_by_key(|controller| controller.len())
 }
 
+/// The controller and the shard a Deployment name stands for; the main one's shard is "".
+pub fn controller_shard_of_deployment(name: &str) -> Option<(&'static str, &str)> {
+    let controller = controller_of_deployment(name)?;
+    Some((controller, name[controller.len()..].trim_start_matches('-')))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,5 +213,13 @@ mod tests {
         );
         assert_eq!(controller_of_deployment("podinfo"), None);
         assert_eq!(controller_of_deployment("kustomize-controllerx"), None);
+        assert_eq!(
+            controller_shard_of_deployment("kustomize-controller-shard1"),
+            Some(("kustomize-controller", "shard1"))
+        );
+        assert_eq!(
+            controller_shard_of_deployment("source-controller"),
+            Some(("source-controller", ""))
+        );
     }
 }

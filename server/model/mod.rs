@@ -7,7 +7,9 @@ mod object;
 mod parse;
 
 pub use duration::{DurationError, format_go_duration, human, parse_go_duration, serde_go};
-pub use kind::{CONTROLLER_NAMES, Kind, UnknownKind, controller_of_deployment};
+pub use kind::{
+    CONTROLLER_NAMES, Kind, UnknownKind, controller_of_deployment, controller_shard_of_deployment,
+};
 pub use labels::Labels;
 pub use object::*;
 pub use parse::{Skip, parse_object};

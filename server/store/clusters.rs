@@ -12,6 +12,8 @@ pub struct ClusterRow {
     pub error: Option<String>,
     pub kind_errors: Value,
     pub state_counts: Value,
+    /// Ids of the Flux controller Deployments the engine matched (or found absent).
+    pub controllers: Value,
     pub updated_at: DateTime<Utc>,
 }
 
@@ -23,12 +25,12 @@ pub async fn upsert_clusters(
         return Ok(());
     }
     sqlx::query(
-        "INSERT INTO clusters (name, labels, last_good, error, kind_errors, state_counts, updated_at)
-         SELECT * FROM UNNEST($1::text[], $2::jsonb[], $3::timestamptz[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[])
+        "INSERT INTO clusters (name, labels, last_good, error, kind_errors, state_counts, updated_at, controllers)
+         SELECT * FROM UNNEST($1::text[], $2::jsonb[], $3::timestamptz[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[], $8::jsonb[])
          ON CONFLICT (name) DO UPDATE SET
              labels = excluded.labels, last_good = excluded.last_good, error = excluded.error,
              kind_errors = excluded.kind_errors, state_counts = excluded.state_counts,
-             updated_at = excluded.updated_at",
+             updated_at = excluded.updated_at, controllers = excluded.controllers",
     )
     .bind(rows.iter().map(|r| r.name.clone()).collect::<Vec<_>>())
     .bind(rows.iter().map(|r| r.labels.clone()).collect::<Vec<_>>())
@@ -37,6 +39,7 @@ pub async fn upsert_clusters(
     .bind(rows.iter().map(|r| r.kind_errors.clone()).collect::<Vec<_>>())
     .bind(rows.iter().map(|r| r.state_counts.clone()).collect::<Vec<_>>())
     .bind(rows.iter().map(|r| r.updated_at).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.controllers.clone()).collect::<Vec<_>>())
     .execute(conn)
     .await?;
     Ok(())

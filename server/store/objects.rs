@@ -1,5 +1,6 @@
 //! Object state and transition history, written in batches: one statement per table per batch.
 
+use crate::health::ObjectEdge;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::PgConnection;
@@ -23,6 +24,8 @@ pub struct ObjectRow {
     /// Names of the domains the object belongs to.
     pub domains: Vec<String>,
     pub body: Value,
+    /// What it waits on, as the engine walked it.
+    pub edges: Vec<ObjectEdge>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -104,18 +107,18 @@ pub async fn write_changes(
         let rows = &changes.upserts;
         let keys = Columns::of(rows.iter().map(|r| &r.key));
         sqlx::query(
-            "INSERT INTO objects (cluster, kind, namespace, name, state, since, reason, message, root_causes, body, updated_at, domains)
+            "INSERT INTO objects (cluster, kind, namespace, name, state, since, reason, message, root_causes, body, updated_at, domains, edges)
              SELECT c, k, ns, n, s, si, r, m, rc, b, $11,
-                    ARRAY(SELECT jsonb_array_elements_text(d))
+                    ARRAY(SELECT jsonb_array_elements_text(d)), e
              FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[],
-                         $7::text[], $8::text[], $9::jsonb[], $10::jsonb[], $12::jsonb[]) AS t(c, k, ns, n, s, si, r, m, rc, b, d)
+                         $7::text[], $8::text[], $9::jsonb[], $10::jsonb[], $12::jsonb[], $13::jsonb[]) AS t(c, k, ns, n, s, si, r, m, rc, b, d, e)
              ON CONFLICT (cluster, kind, namespace, name) DO UPDATE SET
                  state = excluded.state, since = excluded.since, reason = excluded.reason,
                  message = excluded.message, root_causes = excluded.root_causes, body = excluded.body,
-                 updated_at = excluded.updated_at, domains = excluded.domains
-             WHERE (objects.state, objects.since, objects.reason, objects.message, objects.root_causes, objects.body, objects.domains)
+                 updated_at = excluded.updated_at, domains = excluded.domains, edges = excluded.edges
+             WHERE (objects.state, objects.since, objects.reason, objects.message, objects.root_causes, objects.body, objects.domains, objects.edges)
                    IS DISTINCT FROM
-                   (excluded.state, excluded.since, excluded.reason, excluded.message, excluded.root_causes, excluded.body, excluded.domains)",
+                   (excluded.state, excluded.since, excluded.reason, excluded.message, excluded.root_causes, excluded.body, excluded.domains, excluded.edges)",
         )
         .bind(keys.cluster)
         .bind(keys.kind)
@@ -130,6 +133,7 @@ pub async fn write_changes(
         .bind(now)
         // jsonb arrays, because Postgres has no ragged text[][] for UNNEST to split per row.
         .bind(rows.iter().map(|r| Value::from(r.domains.clone())).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| serde_json::json!(r.edges)).collect::<Vec<_>>())
         .execute(&mut *conn)
         .await?;
     }

@@ -2,8 +2,11 @@
 //! formatted into SQL.
 
 use super::{ClusterRow, DomainRow, ObjectKey, RootCauseRow, Store};
+use crate::health::ObjectEdge;
+use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
+use sqlx::types::Json;
 
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct ObjectRecord {
@@ -19,10 +22,21 @@ pub struct ObjectRecord {
     pub domains: Vec<String>,
     pub body: Value,
     pub updated_at: DateTime<Utc>,
+    /// What it waits on, as the engine walked it (sorted by kind, then target).
+    pub edges: Json<Vec<ObjectEdge>>,
+}
+
+impl ObjectRecord {
+    pub fn id(&self) -> ObjectId {
+        ObjectId(format!(
+            "{}/{}/{}/{}",
+            self.cluster, self.kind, self.namespace, self.name
+        ))
+    }
 }
 
 /// The columns of an `ObjectRecord`, in order.
-const OBJECT_COLUMNS: &str = "cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at";
+pub(super) const OBJECT_COLUMNS: &str = "cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges";
 
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct TransitionRecord {
@@ -60,7 +74,7 @@ pub struct ObjectPage {
 
 impl Store {
     pub async fn clusters(&self) -> Result<Vec<ClusterRow>, sqlx::Error> {
-        sqlx::query_as("SELECT name, labels, last_good, error, kind_errors, state_counts, updated_at FROM clusters ORDER BY name")
+        sqlx::query_as("SELECT name, labels, last_good, error, kind_errors, state_counts, controllers, updated_at FROM clusters ORDER BY name")
             .fetch_all(self.pool())
             .await
     }
@@ -156,7 +170,7 @@ impl Store {
     }
 
     pub async fn cluster(&self, name: &str) -> Result<Option<ClusterRow>, sqlx::Error> {
-        sqlx::query_as("SELECT name, labels, last_good, error, kind_errors, state_counts, updated_at FROM clusters WHERE name = $1")
+        sqlx::query_as("SELECT name, labels, last_good, error, kind_errors, state_counts, controllers, updated_at FROM clusters WHERE name = $1")
             .bind(name)
             .fetch_optional(self.pool())
             .await
@@ -198,51 +212,6 @@ impl Store {
         .bind(keys.iter().map(|k| k.kind.clone()).collect::<Vec<_>>())
         .bind(keys.iter().map(|k| k.namespace.clone()).collect::<Vec<_>>())
         .bind(keys.iter().map(|k| k.name.clone()).collect::<Vec<_>>())
-        .fetch_all(self.pool())
-        .await
-    }
-
-    /// What a Kustomization or HelmRelease applied, from Flux's labels on the applied objects.
-    pub async fn applied_by(
-        &self,
-        owner: &ObjectKey,
-        limit: i64,
-    ) -> Result<Vec<ObjectRecord>, sqlx::Error> {
-        let prefix = match owner.kind.as_str() {
-            "Kustomization" => "kustomize.toolkit.fluxcd.io",
-            "HelmRelease" => "helm.toolkit.fluxcd.io",
-            _ => return Ok(Vec::new()),
-        };
-        let labels = serde_json::json!({
-            format!("{prefix}/name"): owner.name,
-            format!("{prefix}/namespace"): owner.namespace,
-        });
-        sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT {OBJECT_COLUMNS} FROM objects WHERE cluster = $1 AND body->'labels' @> $2
-             ORDER BY kind, namespace, name LIMIT $3"
-        )))
-        .bind(&owner.cluster)
-        .bind(labels)
-        .bind(limit)
-        .fetch_all(self.pool())
-        .await
-    }
-
-    /// Objects that name this one in `dependsOn` (same kind) or as their source.
-    pub async fn dependents(&self, of: &ObjectKey) -> Result<Vec<ObjectRecord>, sqlx::Error> {
-        let reference = serde_json::json!({"name": of.name, "namespace": of.namespace});
-        let source =
-            serde_json::json!({"kind": of.kind, "name": of.name, "namespace": of.namespace});
-        sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT {OBJECT_COLUMNS} FROM objects WHERE cluster = $1
-               AND ((kind = $2 AND body->'spec'->'depends_on' @> jsonb_build_array($3::jsonb))
-                    OR body->'spec'->'source_ref' @> $4::jsonb)
-             ORDER BY kind, namespace, name LIMIT 500"
-        )))
-        .bind(&of.cluster)
-        .bind(&of.kind)
-        .bind(reference)
-        .bind(source)
         .fetch_all(self.pool())
         .await
     }

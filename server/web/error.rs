@@ -1,6 +1,7 @@
-//! One error type per surface: pages answer with a plain HTML message, the API with JSON.
-//! Internal detail is logged, never shown. Errors raised outside our handlers (axum's
-//! extractor rejections, 405) are given the same shape by [`uniform`].
+//! One error type per surface, by kind: pages answer with the site's error page, the API with
+//! `{"error": …}`. An unreachable database (503) is told apart from every other internal
+//! failure (500); internal detail is logged, never shown. Errors raised outside our handlers
+//! (axum's extractor rejections, 405) are given the same shape by [`uniform`].
 
 use axum::Json;
 use axum::body::Body;
@@ -9,6 +10,16 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Response};
 use serde_json::json;
+
+/// What API handlers return.
+pub type Result<T, E = ApiError> = std::result::Result<T, E>;
+/// What page handlers return.
+pub type PageResult<T> = Result<T, PageError>;
+
+/// What people are told when the database does not answer (the readiness probe says the same).
+const UNAVAILABLE: &str = "the database is not answering; try again shortly";
+/// What people are told of any other failure: the detail is in the log.
+const INTERNAL: &str = "internal error; the details are in the server's log";
 
 #[derive(Debug)]
 pub enum ApiError {
@@ -26,13 +37,48 @@ pub enum ApiError {
         message: String,
         retry_after: u32,
     },
+    /// Postgres cannot be reached or refuses connections; the detail is logged.
+    Unavailable(String),
+    /// Anything else that should not happen (a failed query, a template error); the detail is
+    /// logged.
     Internal(String),
 }
 
 impl From<sqlx::Error> for ApiError {
     fn from(error: sqlx::Error) -> Self {
-        ApiError::Internal(error.to_string())
+        if unreachable(&error) {
+            ApiError::Unavailable(error.to_string())
+        } else {
+            ApiError::Internal(error.to_string())
+        }
     }
+}
+
+impl From<askama::Error> for ApiError {
+    fn from(error: askama::Error) -> Self {
+        ApiError::Internal(format!("template: {error}"))
+    }
+}
+
+/// Whether an error means the database cannot be reached, rather than that a query failed.
+/// The pool times out when connecting keeps failing (refused, too many connections, starting
+/// up: sqlx-core pool/inner.rs retries those until the acquire timeout).
+fn unreachable(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => true,
+        sqlx::Error::Tls(_) => true,
+        sqlx::Error::Database(db) => db.code().is_some_and(|code| unavailable_sqlstate(&code)),
+        _ => false,
+    }
+}
+
+/// SQLSTATEs of a database that is away (PostgreSQL errcodes appendix): class 08 connection
+/// exceptions, 57P01-57P03 (terminated by an administrator, crash shutdown, cannot connect
+/// now), 53300 too many connections, and 55000 as Postgres answers a connection to a database
+/// with ALLOW_CONNECTIONS false (postinit.c, "database … is not currently accepting
+/// connections").
+fn unavailable_sqlstate(code: &str) -> bool {
+    code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300" | "55000")
 }
 
 impl ApiError {
@@ -45,12 +91,13 @@ impl ApiError {
             ApiError::TooLong(m) => (StatusCode::URI_TOO_LONG, m.clone()),
             ApiError::Misdirected(m) => (StatusCode::MISDIRECTED_REQUEST, m.clone()),
             ApiError::Busy { message, .. } => (StatusCode::SERVICE_UNAVAILABLE, message.clone()),
+            ApiError::Unavailable(detail) => {
+                tracing::warn!(%detail, "request failed: the database is not answering");
+                (StatusCode::SERVICE_UNAVAILABLE, UNAVAILABLE.to_string())
+            }
             ApiError::Internal(detail) => {
                 tracing::error!(%detail, "request failed");
-                (
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "the database is not answering; try again shortly".to_string(),
-                )
+                (StatusCode::INTERNAL_SERVER_ERROR, INTERNAL.to_string())
             }
         }
     }
@@ -122,6 +169,8 @@ struct ErrorPage<'a> {
     access: &'static str,
 }
 
+/// The error page; should the template itself fail, a fixed page that repeats nothing of the
+/// message (the failure is logged).
 fn error_page(status: StatusCode, message: &str) -> String {
     let page = ErrorPage {
         code: status.as_u16(),
@@ -129,12 +178,9 @@ fn error_page(status: StatusCode, message: &str) -> String {
         message,
         access: "",
     };
-    askama::Template::render(&page).unwrap_or_else(|_| {
-        format!(
-            "<!doctype html><meta charset=utf-8><title>fleetglass: {code}</title><p>{text}</p>",
-            code = status.as_u16(),
-            text = escape(message)
-        )
+    askama::Template::render(&page).unwrap_or_else(|error| {
+        tracing::error!(%error, "the error page failed to render");
+        "<!doctype html><meta charset=utf-8><title>fleetglass: error</title><p>error</p>".into()
     })
 }
 
@@ -183,9 +229,59 @@ pub async fn uniform(request: Request, next: Next) -> Response {
     Response::from_parts(parts, Body::from(body))
 }
 
-pub fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unreachable_database_is_unavailable_and_a_failed_query_internal() {
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        for error in [
+            sqlx::Error::PoolTimedOut,
+            sqlx::Error::PoolClosed,
+            sqlx::Error::Io(refused),
+        ] {
+            assert!(
+                matches!(ApiError::from(error), ApiError::Unavailable(_)),
+                "unreachable"
+            );
+        }
+        for error in [
+            sqlx::Error::RowNotFound,
+            sqlx::Error::Protocol("unexpected message".into()),
+            sqlx::Error::ColumnNotFound("edges".into()),
+        ] {
+            assert!(matches!(ApiError::from(error), ApiError::Internal(_)));
+        }
+    }
+
+    #[test]
+    fn sqlstates_of_an_absent_database_are_told_from_query_errors() {
+        for code in ["08006", "08001", "57P01", "57P03", "53300", "55000"] {
+            assert!(unavailable_sqlstate(code), "{code}");
+        }
+        for code in ["42703", "23505", "57014", "22P02"] {
+            assert!(!unavailable_sqlstate(code), "{code}");
+        }
+    }
+
+    #[test]
+    fn statuses_and_messages_by_kind_never_show_internals() {
+        let shown = |error: ApiError| error.status_and_message();
+        assert_eq!(
+            shown(ApiError::Unavailable("connection refused".into())),
+            (StatusCode::SERVICE_UNAVAILABLE, UNAVAILABLE.to_string())
+        );
+        let (status, message) = shown(ApiError::Internal("template: no field x".into()));
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(!message.contains("template") && !message.contains("database"));
+        assert_eq!(
+            shown(ApiError::NotFound("no such path".into())).0,
+            StatusCode::NOT_FOUND
+        );
+        assert_eq!(
+            shown(ApiError::BadRequest("bad kind".into())).0,
+            StatusCode::BAD_REQUEST
+        );
+    }
 }

@@ -11,6 +11,7 @@ mod limits;
 mod listener;
 mod pages;
 mod probes;
+mod request_spans;
 mod signin;
 mod state;
 mod views;
@@ -29,7 +30,6 @@ use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::get;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
-use tower_http::trace::TraceLayer;
 
 /// Largest request body accepted; the API is read-mostly.
 const BODY_LIMIT: usize = 64 * 1024;
@@ -59,7 +59,7 @@ pub fn router(state: AppState) -> Router {
         .layer(from_fn(limits::bounded_input))
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
         .layer(from_fn(error::uniform))
-        .layer(TraceLayer::new_for_http())
+        .layer(request_spans::layer())
         .layer(from_fn(crate::metrics::track_http));
     for (name, value) in security_headers {
         router = router.layer(SetResponseHeaderLayer::overriding(

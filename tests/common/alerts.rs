@@ -321,6 +321,7 @@ pub fn evaluation(clusters: &[&str], causes: Vec<RootCause>) -> Evaluation {
             message: String::new(),
             root_causes: Vec::new(),
             domains: Vec::new(),
+            edges: Vec::new(),
         })
         .collect();
     let domains = causes

@@ -70,6 +70,7 @@ pub fn cluster_row(name: &str, ring: &str, now: DateTime<Utc>) -> ClusterRow {
         error: None,
         kind_errors: json!({}),
         state_counts: json!({"healthy": 3}),
+        controllers: json!([]),
         updated_at: now,
     }
 }

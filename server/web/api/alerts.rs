@@ -8,7 +8,7 @@ use crate::alerts::silences::{self, NewSilence, Silence};
 use crate::alerts::{AlertView, list_alerts};
 use crate::web::AppState;
 use crate::web::auth::Identity;
-use crate::web::error::ApiError;
+use crate::web::error::{ApiError, Result};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
@@ -33,7 +33,7 @@ pub struct AlertsReply {
 }
 
 impl AlertsReply {
-    pub async fn load(state: &AppState) -> Result<AlertsReply, ApiError> {
+    pub async fn load(state: &AppState) -> Result<AlertsReply> {
         let mut conn = state.store.pool().acquire().await?;
         let mut reply = AlertsReply {
             open: Vec::new(),
@@ -51,11 +51,11 @@ impl AlertsReply {
     }
 }
 
-pub async fn alerts(State(state): State<AppState>) -> Result<Json<AlertsReply>, ApiError> {
+pub async fn alerts(State(state): State<AppState>) -> Result<Json<AlertsReply>> {
     Ok(Json(AlertsReply::load(&state).await?))
 }
 
-pub async fn list_silences(State(state): State<AppState>) -> Result<Json<Vec<Silence>>, ApiError> {
+pub async fn list_silences(State(state): State<AppState>) -> Result<Json<Vec<Silence>>> {
     let mut conn = state.store.pool().acquire().await?;
     Ok(Json(silences::active(&mut conn, Utc::now()).await?))
 }
@@ -64,7 +64,7 @@ pub async fn create_silence(
     State(state): State<AppState>,
     Extension(identity): Extension<Identity>,
     Json(silence): Json<NewSilence>,
-) -> Result<(StatusCode, Json<Silence>), ApiError> {
+) -> Result<(StatusCode, Json<Silence>)> {
     let created = add_silence(&state, silence, &identity).await?;
     Ok((StatusCode::CREATED, Json(created)))
 }
@@ -75,7 +75,7 @@ pub async fn add_silence(
     state: &AppState,
     silence: NewSilence,
     identity: &Identity,
-) -> Result<Silence, ApiError> {
+) -> Result<Silence> {
     let now = Utc::now();
     let silence = silence
         .validated(now)

@@ -2,7 +2,7 @@
 //! `/api/v1/domains/{name}/wait?version=V&timeout=D`.
 
 use crate::web::AppState;
-use crate::web::error::ApiError;
+use crate::web::error::{ApiError, Result};
 use crate::web::views::domain::DomainDetail;
 use crate::web::views::filters::label_pair;
 use crate::web::views::gate::{self, GateVerdict};
@@ -12,7 +12,7 @@ use chrono::Utc;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
-pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+pub async fn list(State(state): State<AppState>) -> Result<Json<Value>> {
     let domains = DomainDetail::load_all(&state.store, &state.site, Utc::now()).await?;
     Ok(Json(json!({"domains": domains})))
 }
@@ -21,7 +21,7 @@ pub async fn one(
     State(state): State<AppState>,
     Path(name): Path<String>,
     Query(params): Query<HashMap<String, String>>,
-) -> Result<Json<DomainDetail>, ApiError> {
+) -> Result<Json<DomainDetail>> {
     let label = match params.get("label").filter(|l| !l.is_empty()) {
         Some(label) => Some(label_pair(label)?),
         None => None,
@@ -35,7 +35,7 @@ pub async fn wait(
     State(state): State<AppState>,
     Path(name): Path<String>,
     Query(params): Query<HashMap<String, String>>,
-) -> Result<Json<GateVerdict>, ApiError> {
+) -> Result<Json<GateVerdict>> {
     let version = params
         .get("version")
         .map(|v| v.trim())

@@ -2,7 +2,7 @@
 //! what breaks if this stack goes.
 
 use crate::web::AppState;
-use crate::web::error::ApiError;
+use crate::web::error::{ApiError, Result};
 use crate::web::views::impact::ImpactView;
 use crate::web::views::object::key_from_path;
 use axum::Json;
@@ -13,7 +13,7 @@ use std::collections::HashMap;
 pub async fn impact(
     State(state): State<AppState>,
     Query(params): Query<HashMap<String, String>>,
-) -> Result<Json<ImpactView>, ApiError> {
+) -> Result<Json<ImpactView>> {
     let field = |key: &str| {
         params
             .get(key)
@@ -55,7 +55,7 @@ pub async fn impact(
 }
 
 /// Every cluster the domain is evaluated on.
-async fn domain_clusters(state: &AppState, domain: &str) -> Result<Vec<String>, ApiError> {
+async fn domain_clusters(state: &AppState, domain: &str) -> Result<Vec<String>> {
     if !state.site.domains.iter().any(|d| d.name == domain) {
         return Err(ApiError::NotFound(format!("no domain named {domain:?}")));
     }

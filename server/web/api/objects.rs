@@ -2,7 +2,7 @@
 //! and `/api/v1/owner` ("what reconciles this?").
 
 use crate::web::AppState;
-use crate::web::error::ApiError;
+use crate::web::error::{ApiError, Result};
 use crate::web::views::filters::ObjectQuery;
 use crate::web::views::object::{ObjectDetail, key_from_path};
 use crate::web::views::owner::OwnerView;
@@ -17,7 +17,7 @@ use std::collections::HashMap;
 pub async fn list(
     State(state): State<AppState>,
     Query(params): Query<Vec<(String, String)>>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>> {
     let query = ObjectQuery::parse(&params, &state.site)?;
     let page = state
         .store
@@ -36,14 +36,14 @@ pub async fn list(
 pub async fn one(
     State(state): State<AppState>,
     Path((cluster, kind, namespace, name)): Path<(String, String, String, String)>,
-) -> Result<Json<ObjectDetail>, ApiError> {
+) -> Result<Json<ObjectDetail>> {
     let key = key_from_path(cluster, &kind, &namespace, name)?;
     Ok(Json(
         ObjectDetail::load(&state.store, &state.site, &key, Utc::now()).await?,
     ))
 }
 
-pub async fn problems(State(state): State<AppState>) -> Result<Json<ProblemsView>, ApiError> {
+pub async fn problems(State(state): State<AppState>) -> Result<Json<ProblemsView>> {
     Ok(Json(
         ProblemsView::load(&state.store, &state.site, Utc::now()).await?,
     ))
@@ -52,7 +52,7 @@ pub async fn problems(State(state): State<AppState>) -> Result<Json<ProblemsView
 pub async fn owner(
     State(state): State<AppState>,
     Query(params): Query<HashMap<String, String>>,
-) -> Result<Json<OwnerView>, ApiError> {
+) -> Result<Json<OwnerView>> {
     let field = |key: &str| {
         params
             .get(key)

@@ -9,7 +9,7 @@ use crate::web::AppState;
 use crate::web::api::alerts::{AlertsReply, add_silence};
 use crate::web::auth::Identity;
 use crate::web::csrf;
-use crate::web::error::{ApiError, PageError};
+use crate::web::error::{ApiError, PageResult};
 use crate::web::views::contacts::{Contact, contacts};
 use crate::web::views::icons::Icon as _;
 use crate::web::views::present::Live;
@@ -87,7 +87,7 @@ pub async fn page(
     Extension(identity): Extension<Identity>,
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
-) -> Result<Response, PageError> {
+) -> PageResult<Response> {
     let now = Utc::now();
     let reply = AlertsReply::load(&state).await?;
     let mut conn = state.store.pool().acquire().await?;
@@ -159,7 +159,7 @@ pub async fn add(
     Extension(identity): Extension<Identity>,
     headers: HeaderMap,
     Form(form): Form<SilenceForm>,
-) -> Result<Response, PageError> {
+) -> PageResult<Response> {
     check_csrf(&state, &identity, &headers, &form.csrf)?;
     let duration = parse_duration(&form.duration).ok_or_else(|| {
         ApiError::BadRequest(format!(
@@ -189,7 +189,7 @@ pub async fn expire(
     Path(id): Path<i64>,
     headers: HeaderMap,
     Form(form): Form<CsrfOnly>,
-) -> Result<Response, PageError> {
+) -> PageResult<Response> {
     check_csrf(&state, &identity, &headers, &form.csrf)?;
     let mut conn = state.store.pool().acquire().await?;
     if !silences::expire(&mut conn, id, Utc::now()).await? {
@@ -203,7 +203,7 @@ fn check_csrf(
     identity: &Identity,
     headers: &HeaderMap,
     submitted: &str,
-) -> Result<(), PageError> {
+) -> PageResult<()> {
     let requester = identity.requester();
     if csrf::verify(headers, &state.site, &state.csrf_key, &requester, submitted) {
         Ok(())

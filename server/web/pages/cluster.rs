@@ -2,7 +2,7 @@
 
 use super::render;
 use crate::web::AppState;
-use crate::web::error::PageError;
+use crate::web::error::PageResult;
 use crate::web::views::cluster::ClusterDetail;
 use crate::web::views::icons::Icon as _;
 use crate::web::views::present::Live;
@@ -23,7 +23,7 @@ pub async fn page(
     State(state): State<AppState>,
     OriginalUri(uri): OriginalUri,
     Path(name): Path<String>,
-) -> Result<Response, PageError> {
+) -> PageResult<Response> {
     let now = Utc::now();
     let view = ClusterDetail::load(&state.store, &state.site, &name, now).await?;
     render(&ClusterPage {

@@ -3,7 +3,7 @@
 
 use super::render;
 use crate::web::AppState;
-use crate::web::error::PageError;
+use crate::web::error::PageResult;
 use crate::web::views::domain::DomainDetail;
 use crate::web::views::filters::label_pair;
 use crate::web::views::icons::Icon as _;
@@ -27,7 +27,7 @@ pub async fn page(
     OriginalUri(uri): OriginalUri,
     Path(name): Path<String>,
     Query(params): Query<HashMap<String, String>>,
-) -> Result<Response, PageError> {
+) -> PageResult<Response> {
     let label = match params.get("label").filter(|l| !l.is_empty()) {
         Some(label) => Some(label_pair(label)?),
         None => None,

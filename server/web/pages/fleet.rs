@@ -2,7 +2,7 @@
 
 use super::render;
 use crate::web::AppState;
-use crate::web::error::PageError;
+use crate::web::error::PageResult;
 use crate::web::fleet_view::FleetView;
 use crate::web::views::domain_hint::DomainHint;
 use crate::web::views::icons::Icon as _;
@@ -26,7 +26,7 @@ struct FleetFragment {
     view: FleetView,
 }
 
-pub async fn page(State(state): State<AppState>) -> Result<Response, PageError> {
+pub async fn page(State(state): State<AppState>) -> PageResult<Response> {
     let view = FleetView::load(&state.store, &state.site, Utc::now()).await?;
     let hint = if state.site.domains.is_empty() {
         Some(DomainHint::load(&state.store).await?)
@@ -41,7 +41,7 @@ pub async fn page(State(state): State<AppState>) -> Result<Response, PageError> 
 }
 
 /// The live part of the page, for htmx to swap in place.
-pub async fn fragment(State(state): State<AppState>) -> Result<Response, PageError> {
+pub async fn fragment(State(state): State<AppState>) -> PageResult<Response> {
     let view = FleetView::load(&state.store, &state.site, Utc::now()).await?;
     render(&FleetFragment { view })
 }

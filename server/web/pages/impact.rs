@@ -2,7 +2,7 @@
 
 use super::render;
 use crate::web::AppState;
-use crate::web::error::PageError;
+use crate::web::error::PageResult;
 use crate::web::views::icons::Icon as _;
 use crate::web::views::impact::ImpactView;
 use crate::web::views::object::key_from_path;
@@ -22,7 +22,7 @@ struct ImpactPage {
 pub async fn page(
     State(state): State<AppState>,
     Path((cluster, kind, namespace, name)): Path<(String, String, String, String)>,
-) -> Result<Response, PageError> {
+) -> PageResult<Response> {
     let key = key_from_path(cluster, &kind, &namespace, name)?;
     let clusters = [key.cluster.clone()];
     let view = ImpactView::load(

@@ -11,7 +11,7 @@ mod owner;
 mod problems;
 
 use super::AppState;
-use super::error::PageError;
+use super::error::PageResult;
 use askama::Template;
 use axum::Router;
 use axum::response::{Html, IntoResponse, Response};
@@ -61,10 +61,7 @@ pub fn router() -> Router<AppState> {
         .merge(alerts::router())
 }
 
-/// Renders any page template into a response.
-pub(super) fn render(template: &impl Template) -> Result<Response, PageError> {
-    template
-        .render()
-        .map(|html| Html(html).into_response())
-        .map_err(|e| PageError(super::error::ApiError::Internal(format!("template: {e}"))))
+/// Renders any page template into a response; a template that fails is an internal error.
+pub(super) fn render(template: &impl Template) -> PageResult<Response> {
+    Ok(Html(template.render()?).into_response())
 }

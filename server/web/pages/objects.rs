@@ -5,7 +5,7 @@ use super::render;
 use crate::health::State as Health;
 use crate::model::Kind;
 use crate::web::AppState;
-use crate::web::error::PageError;
+use crate::web::error::PageResult;
 use crate::web::views::filters::ObjectQuery;
 use crate::web::views::icons::Icon as _;
 use crate::web::views::present::{Live, ObjectItem};
@@ -36,7 +36,7 @@ pub async fn page(
     State(state): State<AppState>,
     OriginalUri(uri): OriginalUri,
     Query(params): Query<Vec<(String, String)>>,
-) -> Result<Response, PageError> {
+) -> PageResult<Response> {
     let query = ObjectQuery::parse(&params, &state.site)?;
     let page = state
         .store

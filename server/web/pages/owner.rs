@@ -3,7 +3,7 @@
 
 use super::render;
 use crate::web::AppState;
-use crate::web::error::PageError;
+use crate::web::error::PageResult;
 use crate::web::views::icons::Icon as _;
 use crate::web::views::object::key_from_path;
 use crate::web::views::owner::OwnerView;
@@ -25,7 +25,7 @@ pub async fn page(
     State(state): State<AppState>,
     OriginalUri(uri): OriginalUri,
     Path((cluster, kind, namespace, name)): Path<(String, String, String, String)>,
-) -> Result<Response, PageError> {
+) -> PageResult<Response> {
     let key = key_from_path(cluster, &kind, &namespace, name)?;
     let now = Utc::now();
     let view = OwnerView::load(&state.store, &state.site, &key, now).await?;

@@ -2,7 +2,7 @@
 
 use super::render;
 use crate::web::AppState;
-use crate::web::error::PageError;
+use crate::web::error::PageResult;
 use crate::web::views::icons::Icon as _;
 use crate::web::views::problems::ProblemsView;
 use askama::Template;
@@ -23,7 +23,7 @@ struct ProblemsFragment {
     view: ProblemsView,
 }
 
-pub async fn page(State(state): State<AppState>) -> Result<Response, PageError> {
+pub async fn page(State(state): State<AppState>) -> PageResult<Response> {
     let view = ProblemsView::load(&state.store, &state.site, Utc::now()).await?;
     render(&ProblemsPage {
         view,
@@ -32,7 +32,7 @@ pub async fn page(State(state): State<AppState>) -> Result<Response, PageError> 
 }
 
 /// The live part of the page, for htmx to swap in place.
-pub async fn fragment(State(state): State<AppState>) -> Result<Response, PageError> {
+pub async fn fragment(State(state): State<AppState>) -> PageResult<Response> {
     let view = ProblemsView::load(&state.store, &state.site, Utc::now()).await?;
     render(&ProblemsFragment { view })
 }

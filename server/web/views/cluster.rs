@@ -1,11 +1,11 @@
-//! One cluster: how fresh its data is, its Flux controllers and whether they run, its
-//! objects by state, and the dependsOn tree of its Kustomizations and HelmReleases.
+//! One cluster: how fresh its data is, its Flux controllers (those the engine matched, in
+//! whatever namespace) and whether they run, its objects by state, and the dependsOn tree of
+//! its Kustomizations and HelmReleases (the engine's dependsOn edges).
 
-use super::graph::CONTROLLER_NAMESPACE;
 use super::present::{Moment, ObjectItem, body_of, encode};
-use crate::health::State;
+use crate::health::{EdgeKind, State};
 use crate::model::{CONTROLLER_NAMES, Kind, controller_of_deployment};
-use crate::store::{ObjectRecord, Store};
+use crate::store::{Linked, ObjectRecord, Store};
 use crate::web::error::ApiError;
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
@@ -59,14 +59,15 @@ impl ClusterDetail {
             .await?
             .ok_or_else(|| ApiError::NotFound(format!("no cluster named {name:?}")))?;
         let records = store
-            .objects_of_kinds(name, &["Kustomization", "HelmRelease", "Deployment"])
+            .objects_of_kinds(name, &["Kustomization", "HelmRelease"])
             .await?;
+        let controllers = controllers(&store.controllers(name).await?, now);
         let fresh = row.error.is_none()
             && row
                 .last_good
                 .is_some_and(|t| now - t <= site.thresholds.freshness);
         Ok(ClusterDetail {
-            controllers: controllers(&records, now),
+            controllers,
             tree: tree(&records, now),
             state_counts: serde_json::from_value(row.state_counts).unwrap_or_default(),
             last_good_moment: Moment::of(row.last_good, now),
@@ -95,19 +96,21 @@ impl ClusterDetail {
     }
 }
 
-fn controllers(records: &[ObjectRecord], now: DateTime<Utc>) -> Vec<Controller> {
-    let mut found: Vec<Controller> = records
+fn controllers(matched: &[Linked], now: DateTime<Utc>) -> Vec<Controller> {
+    let mut found: Vec<Controller> = matched
         .iter()
-        .filter(|r| r.kind == "Deployment" && r.namespace == CONTROLLER_NAMESPACE)
-        .filter_map(|r| {
-            let controller = controller_of_deployment(&r.name)?;
-            let ready = body_of(r)
+        .filter_map(|linked| {
+            let (_, _, _, deployment) = linked.id.parts()?;
+            let controller = controller_of_deployment(deployment)?;
+            let record = linked.record.as_ref();
+            let ready = record
+                .and_then(body_of)
                 .and_then(|o| o.status.workload)
                 .map(|w| format!("{}/{} ready", w.ready, w.desired));
             Some(Controller {
                 controller: controller.to_string(),
-                deployment: r.name.clone(),
-                object: Some(ObjectItem::new(r, now)),
+                deployment: deployment.to_string(),
+                object: record.map(|r| ObjectItem::new(r, now)),
                 ready,
             })
         })
@@ -132,19 +135,15 @@ fn tree(records: &[ObjectRecord], now: DateTime<Utc>) -> Vec<TreeNode> {
         .iter()
         .filter(|r| r.kind == Kind::Kustomization.as_str() || r.kind == Kind::HelmRelease.as_str())
         .collect();
-    let id = |r: &ObjectRecord| format!("{}/{}/{}", r.kind, r.namespace, r.name);
-    let mut children: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut children: HashMap<&str, Vec<usize>> = HashMap::new();
     let mut has_parent = vec![false; flux.len()];
     for (i, record) in flux.iter().enumerate() {
-        let Some(object) = body_of(record) else {
-            continue;
-        };
-        for dependency in &object.spec.depends_on {
-            let parent = format!(
-                "{}/{}/{}",
-                record.kind, dependency.namespace, dependency.name
-            );
-            children.entry(parent).or_default().push(i);
+        for edge in record
+            .edges
+            .iter()
+            .filter(|e| e.kind == EdgeKind::DependsOn)
+        {
+            children.entry(edge.target.as_str()).or_default().push(i);
             has_parent[i] = true;
         }
     }
@@ -171,7 +170,12 @@ fn tree(records: &[ObjectRecord], now: DateTime<Utc>) -> Vec<TreeNode> {
             if repeated {
                 continue;
             }
-            for &child in children.get(&id(flux[i])).into_iter().flatten().rev() {
+            for &child in children
+                .get(flux[i].id().as_str())
+                .into_iter()
+                .flatten()
+                .rev()
+            {
                 stack.push((child, depth + 1));
             }
         }

@@ -66,11 +66,11 @@ mod tests {
 
     fn suggestion(name: &str, source: Option<&str>) -> SuggestedDomain {
         SuggestedDomain {
-            namespace: "flux-system".into(),
+            namespace: "gitops".into(),
             name: name.into(),
             clusters: 3,
             source_kind: source.map(String::from),
-            source_namespace: source.map(|_| "flux-system".into()),
+            source_namespace: source.map(|_| "gitops".into()),
             source_name: source.map(|_| "fleet".into()),
         }
     }
@@ -86,7 +86,7 @@ mod tests {
         assert_eq!(names, ["apps", "infrastructure"]);
         assert_eq!(
             config.domains[0].select.root.as_deref(),
-            Some("flux-system/apps")
+            Some("gitops/apps")
         );
     }
 
@@ -98,7 +98,7 @@ mod tests {
             DomainHint::from_suggestions(vec![suggestion("apps", Some("GitRepository")), other]);
         let config = crate::config::from_yaml_str(&hint.yaml).unwrap();
         let names: Vec<&str> = config.domains.iter().map(|d| d.name.as_str()).collect();
-        assert_eq!(names, ["flux-system-apps", "team-b-apps"]);
+        assert_eq!(names, ["gitops-apps", "team-b-apps"]);
     }
 
     #[test]
@@ -110,7 +110,7 @@ mod tests {
         let hint = DomainHint::from_suggestions(vec![suggestion("apps", Some("ExternalArtifact"))]);
         assert!(
             hint.yaml.contains(
-                "version: {from: source_revision, kind: ExternalArtifact, namespace: flux-system, name: fleet}"
+                "version: {from: source_revision, kind: ExternalArtifact, namespace: gitops, name: fleet}"
             ),
             "{}",
             hint.yaml

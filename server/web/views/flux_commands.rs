@@ -102,33 +102,33 @@ mod tests {
         let ks = object(
             "Kustomization",
             "kustomize.toolkit.fluxcd.io/v1",
-            "flux-system",
+            "gitops",
             "apps",
         );
         let commands = flux_commands(Some(&ks), true, &site);
         assert_eq!(
             commands.reconcile.as_deref(),
             Some(
-                "flux reconcile kustomization apps -n flux-system --context arn:aws:eks:eu-1:1:cluster/prod --with-source"
+                "flux reconcile kustomization apps -n gitops --context arn:aws:eks:eu-1:1:cluster/prod --with-source"
             )
         );
         assert_eq!(
             commands.trace.as_deref(),
             Some(
-                "flux trace apps --kind Kustomization --api-version kustomize.toolkit.fluxcd.io/v1 -n flux-system --context arn:aws:eks:eu-1:1:cluster/prod"
+                "flux trace apps --kind Kustomization --api-version kustomize.toolkit.fluxcd.io/v1 -n gitops --context arn:aws:eks:eu-1:1:cluster/prod"
             )
         );
         let git = object(
             "GitRepository",
             "source.toolkit.fluxcd.io/v1",
-            "flux-system",
+            "gitops",
             "fleet",
         );
         assert_eq!(
             flux_commands(Some(&git), false, &Site::default())
                 .reconcile
                 .as_deref(),
-            Some("flux reconcile source git fleet -n flux-system --context prod-eu-1")
+            Some("flux reconcile source git fleet -n gitops --context prod-eu-1")
         );
     }
 

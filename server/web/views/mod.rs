@@ -9,7 +9,6 @@ pub mod domain_hint;
 pub mod filters;
 pub mod flux_commands;
 pub mod gate;
-pub mod graph;
 pub mod icons;
 pub mod impact;
 pub mod object;

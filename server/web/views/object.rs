@@ -1,13 +1,13 @@
-//! One object in full: conditions, revisions, what it depends on and what depends on it,
-//! what it applied (workloads, pods), who reconciles it, and its state timeline.
+//! One object in full: conditions, revisions, what it waits on and what waits on it, what it
+//! applied (workloads, pods), who reconciles it, and its state timeline. The graph is the
+//! engine's, read from the edges stored with the verdicts.
 
 use super::commits::CommitLinks;
 use super::flux_commands::{FluxCommands, flux_commands};
-use super::graph::{Reconciler, applier_id, deployment_id, prerequisites, reconciler};
 use super::present::{Moment, ObjectItem, body_of, href_of_id, label_of_id, parse_state};
-use crate::health::State;
-use crate::model::{Kind, Object};
-use crate::store::{ObjectKey, ObjectRecord, Store, key_of_id};
+use crate::health::{EdgeKind, State};
+use crate::model::{Kind, Object, controller_shard_of_deployment};
+use crate::store::{Linked, ObjectKey, ObjectRecord, Store};
 use crate::web::error::ApiError;
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
@@ -16,7 +16,9 @@ use serde::Serialize;
 /// Transitions shown in the timeline.
 const HISTORY: i64 = 100;
 /// Applied objects listed.
-const APPLIED: i64 = 500;
+const APPLIED: usize = 500;
+/// Objects listed as waiting on this one (a controller may reconcile thousands).
+const WAITERS: i64 = 500;
 
 #[derive(Debug, Serialize)]
 pub struct ObjectDetail {
@@ -34,6 +36,9 @@ pub struct ObjectDetail {
     pub history: Vec<Transition>,
     /// `flux reconcile …` and `flux trace …` for this object, ready to copy.
     pub commands: FluxCommands,
+    /// A Flux kind: without `reconciled_by`, no controller Deployment of it was seen.
+    #[serde(skip)]
+    pub flux: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -147,64 +152,38 @@ impl ObjectDetail {
         now: DateTime<Utc>,
     ) -> Result<ObjectDetail, ApiError> {
         let record = find(store, key).await?;
+        let id = record.id();
         let body = body_of(&record);
         let item = ObjectItem::new(&record, now);
-        let mut edges = body.as_ref().map(prerequisites).unwrap_or_default();
-        let applier = body.as_ref().and_then(applier_id);
-        let mut wanted: Vec<String> = edges.iter().map(|e| e.id.clone()).collect();
-        wanted.extend(applier.clone());
-        let related = store.objects_by_ids(&wanted).await?;
-        let state_of = |id: &str| {
-            related.iter().find(|r| {
-                key_of_id(id).is_some_and(|k| {
-                    k.cluster == r.cluster
-                        && k.kind == r.kind
-                        && k.namespace == r.namespace
-                        && k.name == r.name
-                })
-            })
-        };
-        let referenced = body
-            .as_ref()
-            .and_then(|o| o.spec.source_ref.as_ref())
-            .and_then(|s| {
-                state_of(&format!(
-                    "{}/{}/{}/{}",
-                    record.cluster, s.kind, s.namespace, s.name
-                ))
-            })
+        let prerequisites = store.waits_on(&record).await?;
+        let source_edge = prerequisites.iter().find(|l| l.kind == EdgeKind::Source);
+        let referenced = source_edge
+            .and_then(|l| l.record.as_ref())
             .and_then(body_of);
         let offered = referenced
             .as_ref()
             .and_then(|s| s.status.artifact_revision.clone());
-        // Where revisions come from: the source it references, or itself when it is one.
+        // Where revisions come from: its source as the engine resolved it, or itself when it
+        // is one.
         let source = referenced.or_else(|| body.clone().filter(|o| o.kind.is_source()));
-        let reconciled_by = body.as_ref().and_then(reconciler).map(|r| {
-            reconciled(&record, body.as_ref(), r, |id| {
-                state_of(id).map(|o| parse_state(&o.state))
-            })
-        });
-        edges.retain(|e| e.relation != "controller");
-        let upstream = edges
+        let reconciled_by = prerequisites
             .iter()
-            .map(|e| related_of(&e.id, e.relation, state_of(&e.id)))
+            .find(|l| l.kind == EdgeKind::Controller)
+            .and_then(|l| reconciled(l, body.as_ref()));
+        let upstream = prerequisites
+            .iter()
+            .filter_map(|l| Some(related_of(l, waits_on_relation(l.kind)?)))
             .collect();
         let mut downstream: Vec<Related> = store
-            .dependents(key)
+            .waited_on_by(&id, WAITERS)
             .await?
             .iter()
-            .map(|r| {
-                let relation = if r.kind == record.kind {
-                    "depended on by"
-                } else {
-                    "source of"
-                };
-                related_of(&ObjectItem::new(r, now).id, relation, Some(r))
-            })
+            .filter_map(|l| Some(related_of(l, waited_on_by_relation(l.kind)?)))
             .collect();
         downstream.sort_by(|a, b| a.id.cmp(&b.id));
+        let applier = store.applier(&id).await?;
         let applied = store
-            .applied_by(key, APPLIED)
+            .applied(&record, APPLIED)
             .await?
             .iter()
             .map(|r| Applied {
@@ -253,15 +232,20 @@ impl ObjectDetail {
                         .clone()
                         .or_else(|| s.artifact_revision.clone())
                 }),
-                source: body
-                    .as_ref()
-                    .and_then(|o| o.spec.source_ref.as_ref())
-                    .map(|s| format!("{}/{}/{}/{}", record.cluster, s.kind, s.namespace, s.name)),
+                source: source_edge.map(|l| l.id.0.clone()),
                 ..Revisions::default()
             }
             .with_source(source.as_ref(), &site.commit_links),
             commands: flux_commands(body.as_ref(), applier.is_some(), site),
-            applied_by: applier.map(|id| related_of(&id, "applied by", state_of(&id))),
+            applied_by: applier.map(|r| {
+                let linked = Linked {
+                    kind: EdgeKind::Applied,
+                    id: r.id(),
+                    record: Some(r),
+                };
+                related_of(&linked, "applied by")
+            }),
+            flux: body.as_ref().is_some_and(|o| o.kind.is_flux()),
             object: item,
             upstream,
             downstream,
@@ -287,31 +271,54 @@ pub async fn find(store: &Store, key: &ObjectKey) -> Result<ObjectRecord, ApiErr
     })
 }
 
-pub fn reconciled(
-    record: &ObjectRecord,
-    body: Option<&Object>,
-    reconciler: Reconciler,
-    state_of: impl Fn(&str) -> Option<State>,
-) -> ReconciledBy {
-    let id = deployment_id(&record.cluster, &reconciler.deployment);
-    ReconciledBy {
-        state: state_of(&id),
-        href: href_of_id(&id),
-        controller: reconciler.controller.to_string(),
-        shard: reconciler.shard,
-        deployment: reconciler.deployment,
-        deployment_id: id,
+/// Who reconciles an object, from the controller edge the engine matched (any namespace, the
+/// object's shard); None for an object no controller edge leads from.
+pub fn reconciled(controller: &Linked, body: Option<&Object>) -> Option<ReconciledBy> {
+    let (_, _, _, deployment) = controller.id.parts()?;
+    let (name, shard) = controller_shard_of_deployment(deployment)?;
+    Some(ReconciledBy {
+        state: controller.record.as_ref().map(|r| parse_state(&r.state)),
+        href: href_of_id(controller.id.as_str()),
+        controller: name.to_string(),
+        shard: (!shard.is_empty()).then(|| shard.to_string()),
+        deployment: deployment.to_string(),
+        deployment_id: controller.id.0.clone(),
         interval: body
             .and_then(|o| o.spec.interval())
             .map(crate::model::human),
+    })
+}
+
+/// How a prerequisite is named in "what it waits on"; the controller and what it applied have
+/// sections of their own.
+fn waits_on_relation(kind: EdgeKind) -> Option<&'static str> {
+    match kind {
+        EdgeKind::DependsOn => Some("depends on"),
+        EdgeKind::Source => Some("source"),
+        EdgeKind::HealthCheck => Some("health check"),
+        EdgeKind::Owner => Some("owned by"),
+        EdgeKind::Controller | EdgeKind::Applied => None,
     }
 }
 
-fn related_of(id: &str, relation: &str, record: Option<&ObjectRecord>) -> Related {
+/// How a dependent is named in "what waits on it"; its applier has a line of its own.
+fn waited_on_by_relation(kind: EdgeKind) -> Option<&'static str> {
+    match kind {
+        EdgeKind::DependsOn => Some("depended on by"),
+        EdgeKind::Source => Some("source of"),
+        EdgeKind::HealthCheck => Some("health-checked by"),
+        EdgeKind::Controller => Some("reconciles"),
+        EdgeKind::Owner => Some("owns"),
+        EdgeKind::Applied => None,
+    }
+}
+
+fn related_of(linked: &Linked, relation: &str) -> Related {
+    let id = linked.id.as_str();
     Related {
         id: id.to_string(),
         relation: relation.to_string(),
-        state: record.map(|r| parse_state(&r.state)),
+        state: linked.record.as_ref().map(|r| parse_state(&r.state)),
         href: href_of_id(id),
         label: label_of_id(id),
     }

@@ -1,10 +1,10 @@
-//! "What reconciles this?": for any object, the Flux object that applied it (from Flux's own
-//! labels), that object's source and revisions, and the controller that reconciles it.
+//! "What reconciles this?": for any object, the Flux object that applied it, that object's
+//! source and revisions, and the controller that reconciles it, all along the engine's edges.
 
-use super::graph::{applier_id, reconciler};
 use super::object::{ReconciledBy, Revisions, find, reconciled};
-use super::present::{ObjectItem, body_of, parse_state};
-use crate::store::{ObjectKey, Store, key_of_id};
+use super::present::{ObjectItem, body_of};
+use crate::health::EdgeKind;
+use crate::store::{ObjectKey, Store};
 use crate::web::error::ApiError;
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
@@ -31,14 +31,7 @@ impl OwnerView {
     ) -> Result<OwnerView, ApiError> {
         let record = find(store, key).await?;
         let body = body_of(&record);
-        let applier_record = match body
-            .as_ref()
-            .and_then(applier_id)
-            .and_then(|id| key_of_id(&id))
-        {
-            Some(applier) => store.object(&applier).await?,
-            None => None,
-        };
+        let applier_record = store.applier(&record.id()).await?;
         // The Flux object responsible: the applier, or the object itself when it is one.
         let responsible = applier_record.clone().or_else(|| {
             body.as_ref()
@@ -46,33 +39,18 @@ impl OwnerView {
                 .then(|| record.clone())
         });
         let responsible_body = responsible.as_ref().and_then(body_of);
-        let source_record = match responsible_body
-            .as_ref()
-            .and_then(|o| o.spec.source_ref.as_ref())
-        {
-            Some(s) => {
-                let key = ObjectKey {
-                    cluster: record.cluster.clone(),
-                    kind: s.kind.clone(),
-                    namespace: s.namespace.clone(),
-                    name: s.name.clone(),
-                };
-                store.object(&key).await?
-            }
-            None => None,
+        let prerequisites = match &responsible {
+            Some(owner) => store.waits_on(owner).await?,
+            None => Vec::new(),
         };
-        let reconciled_by = match (&responsible, responsible_body.as_ref().and_then(reconciler)) {
-            (Some(owner), Some(r)) => {
-                let deployment =
-                    key_of_id(&super::graph::deployment_id(&owner.cluster, &r.deployment));
-                let state = match deployment {
-                    Some(k) => store.object(&k).await?.map(|d| parse_state(&d.state)),
-                    None => None,
-                };
-                Some(reconciled(owner, responsible_body.as_ref(), r, |_| state))
-            }
-            _ => None,
-        };
+        let source_record = prerequisites
+            .iter()
+            .filter(|l| l.kind == EdgeKind::Source)
+            .find_map(|l| l.record.clone());
+        let reconciled_by = prerequisites
+            .iter()
+            .find(|l| l.kind == EdgeKind::Controller)
+            .and_then(|l| reconciled(l, responsible_body.as_ref()));
         let status = responsible_body.as_ref().map(|o| &o.status);
         Ok(OwnerView {
             revision: Revisions {

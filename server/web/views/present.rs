@@ -194,8 +194,8 @@ mod tests {
         );
         assert_eq!(href_of_id("prod/Cluster//prod"), "/clusters/prod");
         assert_eq!(
-            href_of_id("prod/Kustomization/flux-system/apps"),
-            "/objects/prod/Kustomization/flux-system/apps"
+            href_of_id("prod/Kustomization/gitops/apps"),
+            "/objects/prod/Kustomization/gitops/apps"
         );
         assert_eq!(encode("ring=prod eu"), "ring%3Dprod%20eu");
         assert_eq!(

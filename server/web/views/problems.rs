@@ -2,11 +2,10 @@
 //! affects, and the chain from each affected object to it. Answers "which node is the root".
 
 use super::contacts::{Contact, contacts};
-use super::graph::{applier_id, prerequisites};
 use super::object::CommitUrls;
 use super::present::{Moment, ObjectItem, body_of, href_of_id, label_of_id, parse_state};
-use crate::health::State;
-use crate::model::{Kind, Object};
+use crate::health::{EdgeKind, State};
+use crate::model::Kind;
 use crate::store::{ObjectRecord, RootCauseRow, Store};
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
@@ -94,8 +93,7 @@ impl ProblemsView {
         // The causes' sources, for links from their revisions to the commits.
         let sources: Vec<String> = causes
             .iter()
-            .filter_map(|c| records.get(&c.id).and_then(body_of))
-            .filter_map(|o| source_id(&o))
+            .filter_map(|c| source_id(records.get(&c.id)?))
             .filter(|id| !records.contains_key(id))
             .collect();
         records.extend(by_id(store.objects_by_ids(&sources).await?));
@@ -124,24 +122,13 @@ impl ProblemsView {
 }
 
 fn by_id(records: Vec<ObjectRecord>) -> HashMap<String, ObjectRecord> {
-    records
-        .into_iter()
-        .map(|r| {
-            (
-                format!("{}/{}/{}/{}", r.cluster, r.kind, r.namespace, r.name),
-                r,
-            )
-        })
-        .collect()
+    records.into_iter().map(|r| (r.id().0, r)).collect()
 }
 
-/// The id of the source an object references (`spec.sourceRef`, a chart's source).
-fn source_id(object: &Object) -> Option<String> {
-    let s = object.spec.source_ref.as_ref()?;
-    Some(format!(
-        "{}/{}/{}/{}",
-        object.cluster, s.kind, s.namespace, s.name
-    ))
+/// The id of an object's source, as the engine resolved it (a HelmRelease's HelmChart).
+fn source_id(record: &ObjectRecord) -> Option<String> {
+    let edge = record.edges.iter().find(|e| e.kind == EdgeKind::Source)?;
+    Some(edge.target.0.clone())
 }
 
 fn affected_ids(cause: &RootCauseRow) -> Vec<String> {
@@ -193,11 +180,11 @@ fn problem(
         .filter(|(_, n)| *n > 0)
         .collect();
     by_state.sort_by_key(|(s, _)| s.severity_rank());
-    let revisions = records
-        .get(&cause.id)
-        .and_then(body_of)
-        .map(|o| {
-            let source = source_id(&o)
+    let cause_record = records.get(&cause.id);
+    let revisions = cause_record
+        .and_then(|r| Some((r, body_of(r)?)))
+        .map(|(record, o)| {
+            let source = source_id(record)
                 .and_then(|id| records.get(&id))
                 .and_then(body_of)
                 .filter(|s| s.kind == Kind::GitRepository);
@@ -216,8 +203,7 @@ fn problem(
             }
         })
         .unwrap_or_default();
-    let touched = records
-        .get(&cause.id)
+    let touched = cause_record
         .into_iter()
         .chain(shown.iter().copied())
         .flat_map(|r| r.domains.iter().map(String::as_str));
@@ -244,36 +230,26 @@ fn problem(
     }
 }
 
-/// For each object, the next object on a shortest path to the cause, walking prerequisites
-/// (dependsOn, source, health checks, controller, what it applied, its cluster) within the
-/// affected set.
+/// For each object, the next object on a shortest path to the cause, walking the edges the
+/// engine walked (stored with each verdict) within the affected set.
 fn hops_towards(cause: &str, affected: &[&ObjectRecord]) -> HashMap<String, String> {
-    let mut dependents: HashMap<String, Vec<String>> = HashMap::new();
-    let members: HashSet<String> = affected
-        .iter()
-        .map(|r| format!("{}/{}/{}/{}", r.cluster, r.kind, r.namespace, r.name))
-        .collect();
-    for record in affected {
-        let Some(object) = body_of(record) else {
-            continue;
-        };
-        let id = object.id().0;
-        let mut edges: Vec<String> = prerequisites(&object).into_iter().map(|e| e.id).collect();
-        edges.push(crate::health::cluster_id(&object.cluster).0);
-        for prerequisite in edges {
-            dependents.entry(prerequisite).or_default().push(id.clone());
-        }
-        // A Flux object's health depends on what it applied.
-        if let Some(applier) = applier_id(&object) {
-            dependents.entry(id.clone()).or_default().push(applier);
+    let mut dependents: HashMap<&str, Vec<String>> = HashMap::new();
+    let ids: Vec<String> = affected.iter().map(|r| r.id().0).collect();
+    let members: HashSet<&str> = ids.iter().map(String::as_str).collect();
+    for (record, id) in affected.iter().zip(&ids) {
+        for edge in record.edges.iter() {
+            dependents
+                .entry(edge.target.as_str())
+                .or_default()
+                .push(id.clone());
         }
     }
     let mut next: HashMap<String, String> = HashMap::new();
     let mut queue = VecDeque::from([cause.to_string()]);
     let mut seen = HashSet::from([cause.to_string()]);
     while let Some(node) = queue.pop_front() {
-        for dependent in dependents.get(&node).into_iter().flatten() {
-            if members.contains(dependent) && seen.insert(dependent.clone()) {
+        for dependent in dependents.get(node.as_str()).into_iter().flatten() {
+            if members.contains(dependent.as_str()) && seen.insert(dependent.clone()) {
                 next.insert(dependent.clone(), node.clone());
                 queue.push_back(dependent.clone());
             }

@@ -1,0 +1,130 @@
+//! The graph reads: the edges the engine walked, stored with each verdict, followed either way.
+//! "What waits on X" is a containment query on the edges' GIN index; nothing here re-derives
+//! an edge from an object's spec.
+
+use super::Store;
+use super::reads::{OBJECT_COLUMNS, ObjectRecord};
+use crate::health::{EdgeKind, ObjectEdge};
+use crate::model::ObjectId;
+use serde_json::json;
+
+/// One end of an edge: the object at it, or None when it is not in the store (a reference to
+/// nothing, an absent controller).
+#[derive(Debug, Clone)]
+pub struct Linked {
+    pub kind: EdgeKind,
+    pub id: ObjectId,
+    pub record: Option<ObjectRecord>,
+}
+
+impl Store {
+    /// Each edge of `object` with the row at its far end, in the edges' order; what it applied
+    /// aside (thousands, for a big Kustomization: [`Store::applied`] reads those).
+    pub async fn waits_on(&self, object: &ObjectRecord) -> Result<Vec<Linked>, sqlx::Error> {
+        let edges: Vec<&ObjectEdge> = object
+            .edges
+            .iter()
+            .filter(|e| e.kind != EdgeKind::Applied)
+            .collect();
+        let ids: Vec<String> = edges.iter().map(|e| e.target.0.clone()).collect();
+        let records = self.objects_by_ids(&ids).await?;
+        Ok(edges
+            .into_iter()
+            .map(|edge| Linked {
+                kind: edge.kind,
+                id: edge.target.clone(),
+                record: records.iter().find(|r| r.id() == edge.target).cloned(),
+            })
+            .collect())
+    }
+
+    /// The objects with an edge to `id`, one entry per edge, ordered by kind, namespace, name;
+    /// at most `limit` objects.
+    pub async fn waited_on_by(
+        &self,
+        id: &ObjectId,
+        limit: i64,
+    ) -> Result<Vec<Linked>, sqlx::Error> {
+        let records = self.with_edge_to(json!([{ "target": id }]), limit).await?;
+        Ok(records
+            .into_iter()
+            .flat_map(|record| {
+                let kinds: Vec<EdgeKind> = record
+                    .edges
+                    .iter()
+                    .filter(|e| &e.target == id)
+                    .map(|e| e.kind)
+                    .collect();
+                kinds.into_iter().map(move |kind| Linked {
+                    kind,
+                    id: record.id(),
+                    record: Some(record.clone()),
+                })
+            })
+            .collect())
+    }
+
+    /// The Flux object that applied `id` (whose health waits on it), when it is stored.
+    pub async fn applier(&self, id: &ObjectId) -> Result<Option<ObjectRecord>, sqlx::Error> {
+        let edge = ObjectEdge {
+            kind: EdgeKind::Applied,
+            target: id.clone(),
+        };
+        Ok(self.with_edge_to(json!([edge]), 1).await?.pop())
+    }
+
+    /// What `object` applied, ordered by id; at most `limit`.
+    pub async fn applied(
+        &self,
+        object: &ObjectRecord,
+        limit: usize,
+    ) -> Result<Vec<ObjectRecord>, sqlx::Error> {
+        let mut ids: Vec<String> = object
+            .edges
+            .iter()
+            .filter(|e| e.kind == EdgeKind::Applied)
+            .map(|e| e.target.0.clone())
+            .collect();
+        ids.sort_unstable();
+        ids.truncate(limit);
+        self.objects_by_ids(&ids).await
+    }
+
+    /// The Flux controller Deployments the engine matched on a cluster (or found absent), with
+    /// their rows; empty for a cluster not stored.
+    pub async fn controllers(&self, cluster: &str) -> Result<Vec<Linked>, sqlx::Error> {
+        let ids: Vec<String> = sqlx::query_scalar(
+            "SELECT jsonb_array_elements_text(controllers) FROM clusters WHERE name = $1",
+        )
+        .bind(cluster)
+        .fetch_all(self.pool())
+        .await?;
+        let records = self.objects_by_ids(&ids).await?;
+        Ok(ids
+            .into_iter()
+            .map(|id| {
+                let id = ObjectId(id);
+                Linked {
+                    kind: EdgeKind::Controller,
+                    record: records.iter().find(|r| r.id() == id).cloned(),
+                    id,
+                }
+            })
+            .collect())
+    }
+
+    async fn with_edge_to(
+        &self,
+        edges: serde_json::Value,
+        limit: i64,
+    ) -> Result<Vec<ObjectRecord>, sqlx::Error> {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {OBJECT_COLUMNS} FROM objects WHERE edges @> $1
+             ORDER BY kind, namespace, name LIMIT $2"
+        )))
+        .bind(edges)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await
+    }
+}
