@@ -18,7 +18,7 @@ const HISTORY: i64 = 100;
 /// Applied objects listed.
 const APPLIED: i64 = 500;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ObjectDetail {
     #[serde(flatten)]
     pub object: ObjectItem,
@@ -36,7 +36,7 @@ pub struct ObjectDetail {
     pub commands: FluxCommands,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ConditionRow {
     #[serde(rename = "type")]
     pub type_: String,
@@ -49,7 +49,7 @@ pub struct ConditionRow {
     pub since_moment: Option<Moment>,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, utoipa::ToSchema)]
 pub struct Revisions {
     /// What the source offers now (its artifact revision).
     pub offered: Option<String>,
@@ -63,7 +63,7 @@ pub struct Revisions {
     pub commit_urls: CommitUrls,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, utoipa::ToSchema)]
 pub struct CommitUrls {
     pub offered: Option<String>,
     pub attempted: Option<String>,
@@ -96,7 +96,7 @@ impl Revisions {
 }
 
 /// Another object and how it relates to this one; `state` is None when it was never seen.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Related {
     pub id: String,
     pub relation: String,
@@ -107,7 +107,7 @@ pub struct Related {
     pub label: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Applied {
     #[serde(flatten)]
     pub object: ObjectItem,
@@ -115,7 +115,7 @@ pub struct Applied {
     pub detail: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ReconciledBy {
     pub controller: String,
     pub shard: Option<String>,
@@ -128,7 +128,7 @@ pub struct ReconciledBy {
     pub href: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Transition {
     pub from: Option<String>,
     pub to: State,
