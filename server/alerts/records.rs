@@ -174,7 +174,7 @@ fn count(n: usize) -> i32 {
 }
 
 /// An alert as the page and the API show it, with the delivery status of its notifications.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct AlertView {
     pub id: i64,
     pub root_cause: String,
@@ -187,7 +187,9 @@ pub struct AlertView {
     pub message: String,
     pub since: Option<DateTime<Utc>>,
     pub affected_count: i32,
+    #[schema(value_type = Vec<String>)]
     pub affected_sample: Value,
+    #[schema(value_type = Vec<String>)]
     pub domains: Value,
     pub first_seen: DateTime<Utc>,
     pub fired_at: Option<DateTime<Utc>>,
@@ -199,7 +201,7 @@ pub struct AlertView {
 }
 
 /// One notification and where it stands.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct Delivery {
     #[serde(skip)]
     pub alert_id: i64,

@@ -9,7 +9,24 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Response};
-use serde_json::json;
+use serde::Serialize;
+
+/// What every JSON error answers with, ours and axum's alike.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong, in a sentence for people.
+    pub error: String,
+}
+
+impl ErrorBody {
+    fn json(message: String) -> Json<ErrorBody> {
+        Json(ErrorBody { error: message })
+    }
+
+    fn text(message: String) -> String {
+        serde_json::to_string(&ErrorBody { error: message }).expect("a string serialises")
+    }
+}
 
 /// What API handlers return.
 pub type Result<T, E = ApiError> = std::result::Result<T, E>;
@@ -106,7 +123,7 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, message) = self.status_and_message();
-        let mut response = (status, Json(json!({"error": message}))).into_response();
+        let mut response = (status, ErrorBody::json(message)).into_response();
         self.add_headers(&mut response);
         response
     }
@@ -218,7 +235,7 @@ pub async fn uniform(request: Request, next: Next) -> Response {
         text
     };
     let (content_type, body) = if api {
-        ("application/json", json!({"error": message}).to_string())
+        ("application/json", ErrorBody::text(message))
     } else {
         ("text/html; charset=utf-8", error_page(status, &message))
     };

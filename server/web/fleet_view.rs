@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct FleetView {
     pub generated_at: DateTime<Utc>,
     pub group_by: String,
@@ -24,33 +24,36 @@ pub struct FleetView {
     pub affected_total: usize,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Group {
     pub name: String,
     pub clusters: Vec<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ClusterView {
     pub name: String,
     pub group: String,
+    #[schema(value_type = BTreeMap<String, String>)]
     pub labels: serde_json::Value,
     pub fresh: bool,
     pub last_good: Option<DateTime<Utc>>,
     pub error: Option<String>,
+    /// Objects by state, e.g. `{"healthy": 40, "failed": 2}`.
+    #[schema(value_type = BTreeMap<String, u64>)]
     pub state_counts: serde_json::Value,
     #[serde(skip)]
     pub age: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct DomainView {
     pub name: String,
     pub clusters: Vec<DomainCell>,
     pub groups: Vec<GroupCell>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct DomainCell {
     pub cluster: String,
     pub version: Option<String>,
@@ -62,7 +65,7 @@ pub struct DomainCell {
 }
 
 /// A domain on one group of clusters (a ring): versions seen, the worst state, n of m healthy.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct GroupCell {
     pub group: String,
     pub versions: Vec<String>,
@@ -71,7 +74,7 @@ pub struct GroupCell {
     pub clusters: usize,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct CauseView {
     pub id: String,
     pub cluster: String,

@@ -15,6 +15,7 @@ use fleetglass::store::{
 use fleetglass::web::{self, AppState, Site};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 use tower::ServiceExt;
 
 pub use super::fresh_store;
@@ -41,6 +42,21 @@ pub async fn demo_app() -> (axum::Router, Store) {
 
 pub fn app(store: Store, config: &Config) -> axum::Router {
     web::router(AppState::new(store, Site::from_config(config)))
+}
+
+/// The demo fleet's site in tokens mode: every request needs `Authorization: Bearer {token}`
+/// (the token named `ci`).
+pub fn tokens_app(store: Store, token: &str) -> axum::Router {
+    let hash: String = Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let mut config = demo_config();
+    config.web = serde_yaml::from_str(&format!(
+        "auth: {{mode: tokens, tokens: [{{name: ci, sha256: {hash}}}]}}"
+    ))
+    .unwrap();
+    app(store, &config)
 }
 
 pub async fn send(app: &axum::Router, request: Request<Body>) -> (StatusCode, String) {

@@ -8,7 +8,7 @@ use crate::alerts::silences::{self, NewSilence, Silence};
 use crate::alerts::{AlertView, list_alerts};
 use crate::web::AppState;
 use crate::web::auth::Identity;
-use crate::web::error::{ApiError, Result};
+use crate::web::error::{ApiError, ErrorBody, Result};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
@@ -25,7 +25,7 @@ pub fn router() -> Router<AppState> {
 /// How many resolved alerts the listing shows.
 const RESOLVED_SHOWN: i64 = 50;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct AlertsReply {
     pub open: Vec<AlertView>,
     pub silenced: Vec<AlertView>,
@@ -51,15 +51,35 @@ impl AlertsReply {
     }
 }
 
+/// Alerts by root cause: open, silenced and recently resolved, with the delivery status of
+/// their notifications.
+#[utoipa::path(get, path = super::ALERTS, operation_id = "alerts", responses(
+    (status = 200, description = "the alerts", body = AlertsReply),
+    (status = "default", description = "an error (see the document's description)", body = ErrorBody),
+))]
 pub async fn alerts(State(state): State<AppState>) -> Result<Json<AlertsReply>> {
     Ok(Json(AlertsReply::load(&state).await?))
 }
 
+/// The silences in force.
+#[utoipa::path(get, path = super::SILENCES, operation_id = "silences", responses(
+    (status = 200, description = "the silences in force", body = Vec<Silence>),
+    (status = "default", description = "an error (see the document's description)", body = ErrorBody),
+))]
 pub async fn list_silences(State(state): State<AppState>) -> Result<Json<Vec<Silence>>> {
     let mut conn = state.store.pool().acquire().await?;
     Ok(Json(silences::active(&mut conn, Utc::now()).await?))
 }
 
+/// Silences the alerts matching a root cause, domain and/or cluster until a time.
+#[utoipa::path(post, path = super::SILENCES, operation_id = "create_silence", request_body = NewSilence, responses(
+    (status = 201, description = "the silence as stored", body = Silence),
+    (status = 400, description = "not JSON, or a silence that cannot be (no matcher, an end in the past)", body = ErrorBody),
+    (status = 403, description = "no authentication is configured (the API is read-only), or the request came from another site", body = ErrorBody),
+    (status = 415, description = "the body is not application/json", body = ErrorBody),
+    (status = 422, description = "JSON of the wrong shape (an unknown field, a time that is not RFC 3339)", body = ErrorBody),
+    (status = "default", description = "an error (see the document's description)", body = ErrorBody),
+))]
 pub async fn create_silence(
     State(state): State<AppState>,
     Extension(identity): Extension<Identity>,

@@ -2,21 +2,45 @@
 //! `/api/v1/domains/{name}/wait?version=V&timeout=D`.
 
 use crate::web::AppState;
-use crate::web::error::{ApiError, Result};
+use crate::web::error::{ApiError, ErrorBody, Result};
 use crate::web::views::domain::DomainDetail;
 use crate::web::views::filters::label_pair;
 use crate::web::views::gate::{self, GateVerdict};
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use chrono::Utc;
-use serde_json::{Value, json};
+use serde::Serialize;
 use std::collections::HashMap;
 
-pub async fn list(State(state): State<AppState>) -> Result<Json<Value>> {
-    let domains = DomainDetail::load_all(&state.store, &state.site, Utc::now()).await?;
-    Ok(Json(json!({"domains": domains})))
+/// Every configured domain, each as `/api/v1/domains/{name}` shows it.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct DomainList {
+    pub domains: Vec<DomainDetail>,
 }
 
+/// Every domain with its version and state per cluster.
+#[utoipa::path(get, path = super::DOMAINS, operation_id = "domains", responses(
+    (status = 200, description = "the domains", body = DomainList),
+    (status = "default", description = "an error (see the document's description)", body = ErrorBody),
+))]
+pub async fn list(State(state): State<AppState>) -> Result<Json<DomainList>> {
+    let domains = DomainDetail::load_all(&state.store, &state.site, Utc::now()).await?;
+    Ok(Json(DomainList { domains }))
+}
+
+/// One domain: its version and state per cluster, and how far the newest version has rolled
+/// out.
+#[utoipa::path(get, path = super::DOMAIN, operation_id = "domain",
+    params(
+        ("name" = String, Path, description = "domain name"),
+        ("label" = Option<String>, Query, description = "only clusters with this label, key=value (e.g. ring=prod)"),
+    ),
+    responses(
+        (status = 200, description = "the domain", body = DomainDetail),
+        (status = 400, description = "a bad label filter", body = ErrorBody),
+        (status = 404, description = "no such domain", body = ErrorBody),
+        (status = "default", description = "an error (see the document's description)", body = ErrorBody),
+    ))]
 pub async fn one(
     State(state): State<AppState>,
     Path(name): Path<String>,
@@ -31,6 +55,22 @@ pub async fn one(
     ))
 }
 
+/// The CI gate: waits until version V of the domain is fully healthy on every cluster in its
+/// scope, or the timeout passes, and answers with the verdict and the blockers.
+#[utoipa::path(get, path = super::WAIT, operation_id = "wait",
+    params(
+        ("name" = String, Path, description = "domain name"),
+        ("version" = String, Query, description = "the version to wait for"),
+        ("timeout" = Option<String>, Query, description = "Go duration (90s, 15m, 1h30m), at most 1h; default 5m"),
+        ("label" = Option<String>, Query, description = "only clusters with this label count, key=value (ring=prod gates one ring)"),
+    ),
+    responses(
+        (status = 200, description = "the verdict: healthy, or not with the blockers when the timeout passed", body = GateVerdict),
+        (status = 400, description = "no version, or a bad timeout or label", body = ErrorBody),
+        (status = 404, description = "no such domain", body = ErrorBody),
+        (status = 503, description = "web.limits.max_waits waits are in progress already; try again after Retry-After seconds", body = ErrorBody),
+        (status = "default", description = "an error (see the document's description)", body = ErrorBody),
+    ))]
 pub async fn wait(
     State(state): State<AppState>,
     Path(name): Path<String>,

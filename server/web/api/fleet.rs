@@ -1,25 +1,52 @@
 //! `GET /api/v1/fleet`, `/api/v1/clusters` and `/api/v1/clusters/{name}`.
 
 use crate::web::AppState;
-use crate::web::error::Result;
-use crate::web::fleet_view::FleetView;
+use crate::web::error::{ErrorBody, Result};
+use crate::web::fleet_view::{ClusterView, FleetView};
 use crate::web::views::cluster::ClusterDetail;
 use axum::Json;
 use axum::extract::{Path, State};
 use chrono::Utc;
-use serde_json::{Value, json};
+use serde::Serialize;
 
+/// Every cluster, as the fleet view lists them.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ClusterList {
+    pub clusters: Vec<ClusterView>,
+}
+
+/// The fleet at a glance: domains × cluster groups, counts by state, root causes, stale clusters.
+#[utoipa::path(get, path = super::FLEET, operation_id = "fleet", responses(
+    (status = 200, description = "the fleet", body = FleetView),
+    (status = "default", description = "an error (see the document's description)", body = ErrorBody),
+))]
 pub async fn fleet(State(state): State<AppState>) -> Result<Json<FleetView>> {
     Ok(Json(
         FleetView::load(&state.store, &state.site, Utc::now()).await?,
     ))
 }
 
-pub async fn clusters(State(state): State<AppState>) -> Result<Json<Value>> {
+/// Every cluster with its labels, freshness and objects by state.
+#[utoipa::path(get, path = super::CLUSTERS, operation_id = "clusters", responses(
+    (status = 200, description = "the clusters", body = ClusterList),
+    (status = "default", description = "an error (see the document's description)", body = ErrorBody),
+))]
+pub async fn clusters(State(state): State<AppState>) -> Result<Json<ClusterList>> {
     let view = FleetView::load(&state.store, &state.site, Utc::now()).await?;
-    Ok(Json(json!({"clusters": view.clusters})))
+    Ok(Json(ClusterList {
+        clusters: view.clusters,
+    }))
 }
 
+/// One cluster: freshness, Flux controllers and whether they run, objects by state, the
+/// dependsOn tree.
+#[utoipa::path(get, path = super::CLUSTER, operation_id = "cluster",
+    params(("name" = String, Path, description = "cluster name")),
+    responses(
+        (status = 200, description = "the cluster", body = ClusterDetail),
+        (status = 404, description = "no such cluster", body = ErrorBody),
+        (status = "default", description = "an error (see the document's description)", body = ErrorBody),
+    ))]
 pub async fn cluster(
     State(state): State<AppState>,
     Path(name): Path<String>,

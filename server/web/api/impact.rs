@@ -2,7 +2,7 @@
 //! what breaks if this stack goes.
 
 use crate::web::AppState;
-use crate::web::error::{ApiError, Result};
+use crate::web::error::{ApiError, ErrorBody, Result};
 use crate::web::views::impact::ImpactView;
 use crate::web::views::object::key_from_path;
 use axum::Json;
@@ -10,6 +10,22 @@ use axum::extract::{Query, State};
 use chrono::Utc;
 use std::collections::HashMap;
 
+/// What breaks if this stack goes: what the Flux object provides (CRDs, Namespaces) that other
+/// Flux objects consume, per cluster.
+#[utoipa::path(get, path = super::IMPACT, operation_id = "impact",
+    params(
+        ("cluster" = Option<String>, Query, description = "one cluster (or give domain)"),
+        ("domain" = Option<String>, Query, description = "every cluster of this domain (or give cluster)"),
+        ("kind" = String, Query, description = "Kustomization or HelmRelease (any kind is accepted)"),
+        ("namespace" = Option<String>, Query, description = "namespace of the Flux object"),
+        ("name" = String, Query, description = "name of the Flux object"),
+    ),
+    responses(
+        (status = 200, description = "what depends on the stack", body = ImpactView),
+        (status = 400, description = "a missing parameter, or both or neither of cluster and domain", body = ErrorBody),
+        (status = 404, description = "no such domain", body = ErrorBody),
+        (status = "default", description = "an error (see the document's description)", body = ErrorBody),
+    ))]
 pub async fn impact(
     State(state): State<AppState>,
     Query(params): Query<HashMap<String, String>>,

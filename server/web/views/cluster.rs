@@ -12,13 +12,16 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ClusterDetail {
     pub name: String,
+    #[schema(value_type = BTreeMap<String, String>)]
     pub labels: serde_json::Value,
     pub fresh: bool,
     pub last_good: Option<DateTime<Utc>>,
     pub error: Option<String>,
+    /// Kinds that could not be listed or watched, with the error.
+    #[schema(value_type = BTreeMap<String, String>)]
     pub kind_errors: serde_json::Value,
     pub state_counts: BTreeMap<String, u64>,
     pub controllers: Vec<Controller>,
@@ -27,7 +30,7 @@ pub struct ClusterDetail {
     pub last_good_moment: Option<Moment>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Controller {
     pub controller: String,
     pub deployment: String,
@@ -37,7 +40,7 @@ pub struct Controller {
 }
 
 /// One line of the dependsOn tree: an object and how deep it sits.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct TreeNode {
     pub depth: usize,
     pub object: ObjectItem,

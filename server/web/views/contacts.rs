@@ -4,7 +4,7 @@
 use crate::health::DomainSpec;
 use serde::Serialize;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Contact {
     pub domain: String,
     pub owner: Option<String>,

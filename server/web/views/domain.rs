@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use std::collections::HashMap;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct DomainDetail {
     pub name: String,
     pub generated_at: DateTime<Utc>,
@@ -24,7 +24,7 @@ pub struct DomainDetail {
     pub label_filter: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct DomainCluster {
     pub cluster: String,
     pub group: String,
@@ -37,7 +37,7 @@ pub struct DomainCluster {
 }
 
 /// A root cause keeping the domain from being healthy, with the object fields of a verdict.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Blocker {
     pub id: String,
     pub cluster: String,

@@ -9,7 +9,7 @@ use crate::model::{Kind, Object};
 use crate::web::state::Site;
 use serde::Serialize;
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, utoipa::ToSchema)]
 pub struct FluxCommands {
     /// Asks the controller to reconcile it now (Flux objects the flux CLI knows).
     pub reconcile: Option<String>,

@@ -18,7 +18,7 @@ use std::time::Instant;
 pub const MAX_WAIT: TimeDelta = TimeDelta::hours(1);
 pub const DEFAULT_WAIT: TimeDelta = TimeDelta::minutes(5);
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct GateVerdict {
     pub domain: String,
     pub version: String,
@@ -28,7 +28,7 @@ pub struct GateVerdict {
     pub waited: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct GateCluster {
     pub cluster: String,
     pub version: Option<String>,

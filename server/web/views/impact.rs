@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ImpactView {
     pub kind: String,
     pub namespace: String,
@@ -22,7 +22,7 @@ pub struct ImpactView {
     pub consumers_total: usize,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ClusterImpact {
     pub cluster: String,
     /// The stack itself on this cluster (None when it is not there).
@@ -31,14 +31,14 @@ pub struct ClusterImpact {
     pub co_owned: Vec<CoOwned>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Provided {
     /// `CustomResourceDefinition.apiextensions.k8s.io/<name>` or `Namespace/<name>`.
     pub object: String,
     pub consumers: Vec<ObjectItem>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct CoOwned {
     pub object: String,
     /// The other Flux objects whose inventories hold it too.

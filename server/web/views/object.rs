@@ -20,7 +20,7 @@ const APPLIED: usize = 500;
 /// Objects listed as waiting on this one (a controller may reconcile thousands).
 const WAITERS: i64 = 500;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ObjectDetail {
     #[serde(flatten)]
     pub object: ObjectItem,
@@ -41,7 +41,7 @@ pub struct ObjectDetail {
     pub flux: bool,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ConditionRow {
     #[serde(rename = "type")]
     pub type_: String,
@@ -54,7 +54,7 @@ pub struct ConditionRow {
     pub since_moment: Option<Moment>,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, utoipa::ToSchema)]
 pub struct Revisions {
     /// What the source offers now (its artifact revision).
     pub offered: Option<String>,
@@ -68,7 +68,7 @@ pub struct Revisions {
     pub commit_urls: CommitUrls,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, utoipa::ToSchema)]
 pub struct CommitUrls {
     pub offered: Option<String>,
     pub attempted: Option<String>,
@@ -101,7 +101,7 @@ impl Revisions {
 }
 
 /// Another object and how it relates to this one; `state` is None when it was never seen.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Related {
     pub id: String,
     pub relation: String,
@@ -112,7 +112,7 @@ pub struct Related {
     pub label: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Applied {
     #[serde(flatten)]
     pub object: ObjectItem,
@@ -120,7 +120,7 @@ pub struct Applied {
     pub detail: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ReconciledBy {
     pub controller: String,
     pub shard: Option<String>,
@@ -133,7 +133,7 @@ pub struct ReconciledBy {
     pub href: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Transition {
     pub from: Option<String>,
     pub to: State,

@@ -10,7 +10,7 @@ use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct OwnerView {
     pub object: ObjectItem,
     /// The Kustomization or HelmRelease whose labels are on the object; None when nothing

@@ -56,7 +56,7 @@ impl Live {
 }
 
 /// One object's verdict as every response shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ObjectItem {
     pub id: String,
     pub cluster: String,

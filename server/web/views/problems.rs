@@ -15,14 +15,14 @@ use std::collections::{HashMap, HashSet, VecDeque};
 /// Affected objects listed per problem; the count is always complete.
 const AFFECTED_SHOWN: usize = 200;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ProblemsView {
     pub generated_at: DateTime<Utc>,
     pub problems: Vec<Problem>,
     pub affected_total: usize,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Problem {
     pub id: String,
     pub cluster: String,
@@ -50,7 +50,8 @@ pub struct Problem {
     pub by_state: Vec<(State, usize)>,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, utoipa::ToSchema)]
+#[schema(as = CauseRevisions)]
 pub struct Revisions {
     pub attempted: Option<String>,
     pub applied: Option<String>,
@@ -58,7 +59,7 @@ pub struct Revisions {
     pub commit_urls: CommitUrls,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Affected {
     #[serde(flatten)]
     pub object: ObjectItem,
