@@ -4,6 +4,7 @@
 
 mod clusters;
 mod crossstack;
+mod incident_history;
 pub mod leases;
 mod objects;
 mod progress;
@@ -14,6 +15,7 @@ mod suggestions;
 
 pub use clusters::{ClusterRow, upsert_clusters};
 pub use crossstack::{DependencyRow, record_crd_providers, replace_dependencies};
+pub use incident_history::ResolvedRow;
 pub use objects::{ChangeSet, ObjectKey, ObjectRow, TransitionRow, write_changes};
 pub use progress::{SightingChanges, write_seen_in_progress};
 pub use reads::{ObjectFilter, ObjectPage, ObjectRecord, TransitionRecord, key_of_id};
