@@ -12,6 +12,7 @@ pub mod gate;
 pub mod graph;
 pub mod icons;
 pub mod impact;
+pub mod incidents;
 pub mod object;
 pub mod owner;
 pub mod present;
