@@ -2,7 +2,8 @@
 //!
 //! Data flows one way: `sources` produce object events, `ingest` keeps them in a snapshot and
 //! runs rounds of the pure `health` engine over it, `store` keeps state and history in Postgres,
-//! and `web` and `alerts` tell people and scripts. `offline` runs the same engine on files
+//! `incidents` groups the fleet's root causes (pure too), and `web` and `alerts` tell people and
+//! scripts. `offline` runs the same engine on files
 //! (`fleetglass evaluate`).
 #![forbid(unsafe_code)]
 
@@ -10,6 +11,7 @@ pub mod alerts;
 pub mod cli;
 pub mod config;
 pub mod health;
+pub mod incidents;
 pub mod ingest;
 pub mod metrics;
 pub mod model;

@@ -312,6 +312,14 @@ const UNLABELLED_ICONS: &str =
   return svg.getAttribute('aria-hidden') !== 'true' || !next || !next.textContent.trim();
 }).map(svg => svg.parentElement.outerHTML);";
 
+/// The tofu-controller incident's row on `/`: its text, right edge and the page's width.
+const TOFU_INCIDENT_ROW: &str = "
+    const row = [...document.querySelectorAll('li.incident')]
+        .find(r => r.textContent.includes('tofu-controller'));
+    if (!row) return {};
+    return {text: row.innerText, right: row.getBoundingClientRect().right,
+            width: document.documentElement.clientWidth};";
+
 /// At 390 px (an iPhone's width) no page scrolls sideways, the 404 and the sign-in (401)
 /// pages included; every icon carries its state word or a label; a refresh keeps an open or
 /// closed <details>, the focused link and the scroll position.
@@ -369,6 +377,26 @@ async fn on_a_phone(client: &Client, base: &str) {
         .await
         .unwrap();
     screenshot(client, "object-phone").await;
+
+    // The demo's tofu-controller outage is one incident row, inside the phone's width, its
+    // state in words.
+    client.goto(&format!("{base}/")).await.unwrap();
+    let row = client.execute(TOFU_INCIDENT_ROW, vec![]).await.unwrap();
+    let text = row["text"]
+        .as_str()
+        .expect("a tofu-controller incident row on /");
+    assert!(
+        text.contains("on 2 clusters (prod-eu-1, prod-eu-2)"),
+        "{text}"
+    );
+    assert!(
+        ["failed", "unverifiable"].iter().any(|w| text.contains(w)),
+        "{text}"
+    );
+    assert!(
+        row["right"].as_f64().unwrap() <= row["width"].as_f64().unwrap(),
+        "the incident row fits 390 px: {row}"
+    );
 
     // Refresh in place keeps what the reader did.
     client.goto(&format!("{base}/problems")).await.unwrap();

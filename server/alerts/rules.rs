@@ -24,11 +24,17 @@ impl Policy {
     }
 
     pub fn rule_for(&self, candidate: &Candidate) -> Option<&AlertRule> {
-        if !super::alertable(candidate.state) {
-            return None;
-        }
-        self.rules.iter().find(|rule| matches(rule, candidate))
+        rule_for(&self.rules, candidate)
     }
+}
+
+/// The first of `rules` that covers the root cause, if it is worth an alert at all (the pages
+/// show the severity it gives).
+pub fn rule_for<'r>(rules: &'r [AlertRule], candidate: &Candidate) -> Option<&'r AlertRule> {
+    if !super::alertable(candidate.state) {
+        return None;
+    }
+    rules.iter().find(|rule| matches(rule, candidate))
 }
 
 fn matches(rule: &AlertRule, candidate: &Candidate) -> bool {

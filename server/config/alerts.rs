@@ -149,8 +149,19 @@ fn rule_kinds<'de, D: Deserializer<'de>>(de: D) -> Result<Vec<String>, D::Error>
         .collect()
 }
 
+// Most severe first: the derived order is `Critical` < `Warning` < `Info`.
 #[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Deserialize,
+    serde::Serialize,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {

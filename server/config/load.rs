@@ -286,6 +286,7 @@ thresholds:
             chrono::TimeDelta::minutes(45)
         );
         assert_eq!(config.group_by, "ring");
+        assert_eq!(config.group_order, ["prod", "staging", "dev"]);
     }
 
     #[test]

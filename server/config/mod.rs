@@ -44,6 +44,10 @@ pub struct Config {
     /// The cluster label the fleet page groups columns by.
     #[serde(default = "default_group_by")]
     pub group_by: String,
+    /// The `group_by` label values most important first: incidents on the first ring listed
+    /// come first. Values not listed come after every listed one.
+    #[serde(default = "default_group_order")]
+    pub group_order: Vec<String>,
     /// Public URL of this fleetglass, used in alert links.
     #[serde(default)]
     pub public_url: Option<String>,
@@ -67,6 +71,10 @@ fn default_group_by() -> String {
     "ring".to_string()
 }
 
+fn default_group_order() -> Vec<String> {
+    ["prod", "staging", "dev"].map(String::from).to_vec()
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -76,6 +84,7 @@ impl Default for Config {
             domains: Vec::new(),
             thresholds: Thresholds::default(),
             group_by: default_group_by(),
+            group_order: default_group_order(),
             public_url: None,
             commit_links: Vec::new(),
             alerts: AlertsConfig::default(),
@@ -134,6 +143,7 @@ impl fmt::Debug for Config {
             .field("domains", &self.domains.len())
             .field("thresholds", &self.thresholds)
             .field("group_by", &self.group_by)
+            .field("group_order", &self.group_order)
             .field("commit_links", &self.commit_links)
             .field("alerts", &self.alerts)
             .field("collector", &self.collector)

@@ -133,19 +133,13 @@ pub(super) fn names_by_object(
         clusters.iter().map(|c| (c.name.as_str(), c)).collect();
     let mut names: Vec<Vec<String>> = vec![Vec::new(); index.objects.len()];
     for (domain, members) in domains.iter().zip(&membership.members) {
-        for &m in members {
-            if !selects(domain, &infos, &index.objects[m].cluster) {
-                continue;
-            }
-            names[m].push(domain.name.clone());
-            for applied in index.applied_by(m) {
-                if !index.objects[applied].kind.is_flux() {
-                    names[applied].push(domain.name.clone());
-                    for pod in index.pods_of(applied) {
-                        names[pod].push(domain.name.clone());
-                    }
-                }
-            }
+        let selected: Vec<usize> = members
+            .iter()
+            .copied()
+            .filter(|&m| selects(domain, &infos, &index.objects[m].cluster))
+            .collect();
+        for object in with_applied(index, &selected) {
+            names[object].push(domain.name.clone());
         }
     }
     for list in &mut names {
@@ -153,6 +147,23 @@ pub(super) fn names_by_object(
         list.dedup();
     }
     names
+}
+
+/// A domain's objects: its Flux objects and the workloads and pods they applied. The one
+/// definition behind both the objects listed for a domain and its "healthy n/m" counts.
+fn with_applied(index: &Index, members: &[usize]) -> Vec<usize> {
+    let mut objects: Vec<usize> = members.to_vec();
+    for &m in members {
+        for applied in index.applied_by(m) {
+            if !index.objects[applied].kind.is_flux() {
+                objects.push(applied);
+                objects.extend(index.pods_of(applied));
+            }
+        }
+    }
+    objects.sort_unstable();
+    objects.dedup();
+    objects
 }
 
 /// One domain on one cluster. No objects there means no evidence it is deployed: unverifiable.
@@ -164,9 +175,12 @@ fn cell(
     resolved: &[Resolved],
     root_id: &dyn Fn(Root) -> ObjectId,
 ) -> DomainVerdict {
-    let healthy = members
+    // Counted over what the objects page lists for the domain; the state stays the Flux
+    // objects' (a workload's problem already shows in the Flux object that applied it).
+    let listed = with_applied(index, members);
+    let healthy = listed
         .iter()
-        .filter(|&&m| resolved[m].finding.state == State::Healthy)
+        .filter(|&&o| resolved[o].finding.state == State::Healthy)
         .count();
     let blockers: BTreeSet<ObjectId> = members
         .iter()
@@ -185,7 +199,7 @@ fn cell(
         fully_healthy: state == State::Healthy,
         version,
         state,
-        objects: members.len(),
+        objects: listed.len(),
         healthy,
         blockers: blockers.into_iter().collect(),
     }

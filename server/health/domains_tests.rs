@@ -263,8 +263,9 @@ fn a_root_is_that_kustomization_and_the_flux_objects_it_applied_recursively() {
         &domains,
         &Thresholds::default(),
     );
-    // Flux objects are members (counted in the cell); what they applied is named, not counted.
-    assert_eq!(cell(&run, "tree").objects, 3);
+    // Flux objects are members; the cell counts them and the workloads and pods they applied,
+    // the objects listed for the domain (3 Flux objects, the Deployment and its pod).
+    assert_eq!(cell(&run, "tree").objects, 5);
     assert_eq!(
         member_names(&run, "tree"),
         [

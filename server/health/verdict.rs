@@ -67,7 +67,10 @@ pub struct DomainVerdict {
     /// Every object of the domain on the cluster is healthy and at the version, and nothing it
     /// depends on is a problem (no blockers).
     pub fully_healthy: bool,
+    /// The domain's objects on the cluster: its Flux objects and the workloads and pods they
+    /// applied (what the objects page lists for the domain there).
     pub objects: usize,
+    /// How many of those are healthy.
     pub healthy: usize,
     /// The root causes keeping the domain from being fully healthy on this cluster.
     pub blockers: Vec<ObjectId>,

@@ -1,4 +1,5 @@
-//! History retention: deletes state transitions older than the configured period, hourly.
+//! History retention: deletes state transitions and resolved root causes older than the
+//! configured period, hourly.
 
 use crate::store::{Store, retention};
 use chrono::{TimeDelta, Utc};
@@ -21,8 +22,11 @@ pub async fn run(store: Store, keep: TimeDelta) {
     }
 }
 
-/// One pass: deletes transitions older than `keep`; returns how many.
+/// One pass: deletes transitions (and resolved root causes) older than `keep`; returns how
+/// many transitions.
 pub async fn prune(store: &Store, keep: TimeDelta) -> Result<u64, sqlx::Error> {
     let mut conn = store.pool().acquire().await?;
-    retention::delete_transitions_before(&mut conn, Utc::now() - keep).await
+    let before = Utc::now() - keep;
+    retention::delete_resolved_before(&mut conn, before).await?;
+    retention::delete_transitions_before(&mut conn, before).await
 }

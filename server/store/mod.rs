@@ -5,6 +5,7 @@
 mod clusters;
 mod crossstack;
 mod graph;
+mod incident_history;
 pub mod leases;
 mod objects;
 mod progress;
@@ -16,6 +17,7 @@ mod suggestions;
 pub use clusters::{ClusterRow, upsert_clusters};
 pub use crossstack::{DependencyRow, record_crd_providers, replace_dependencies};
 pub use graph::Linked;
+pub use incident_history::ResolvedRow;
 pub use objects::{ChangeSet, ObjectKey, ObjectRow, TransitionRow, write_changes};
 pub use progress::{SightingChanges, write_seen_in_progress};
 pub use reads::{ObjectFilter, ObjectPage, ObjectRecord, TransitionRecord, key_of_id};

@@ -30,8 +30,8 @@ pub struct DomainRow {
 /// The notification channel told whenever roll-ups are replaced (long-poll waits listen).
 pub const ROLLUPS_CHANNEL: &str = "fleetglass_rollups";
 
-/// Replaces the root causes and domain verdicts of `clusters` with the given rows, and tells
-/// [`ROLLUPS_CHANNEL`] once the transaction commits.
+/// Replaces the root causes and domain verdicts of `clusters` with the given rows (recording
+/// the root causes that cleared), and tells [`ROLLUPS_CHANNEL`] once the transaction commits.
 pub async fn replace_rollups(
     conn: &mut PgConnection,
     clusters: &[String],
@@ -39,6 +39,8 @@ pub async fn replace_rollups(
     domains: &[DomainRow],
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
+    let still: Vec<String> = causes.iter().map(|r| r.id.clone()).collect();
+    super::incident_history::record_resolved(&mut *conn, clusters, &still, now).await?;
     sqlx::query("DELETE FROM root_causes WHERE cluster = ANY($1)")
         .bind(clusters)
         .execute(&mut *conn)

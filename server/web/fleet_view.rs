@@ -1,10 +1,10 @@
 //! The fleet at a glance, built from the store's roll-ups: domains × cluster groups, counts by
-//! state, root causes, and clusters whose data is not fresh. The page and `/api/v1/fleet`
-//! both render this one model.
+//! state, incidents and root causes, and clusters whose data is not fresh. The page and
+//! `/api/v1/fleet` both render this one model.
 
 use super::state::Site;
-use super::views::present::{encode, href_of_id, label_of_id};
-use super::views::problems::anchor;
+use super::views::incidents::{IncidentView, Incidents};
+use super::views::present::encode;
 use crate::health::State;
 use crate::model::human;
 use crate::store::{ClusterRow, DomainRow, RootCauseRow, Store};
@@ -21,7 +21,10 @@ pub struct FleetView {
     pub domains: Vec<DomainView>,
     pub counts: BTreeMap<String, u64>,
     pub root_causes: Vec<CauseView>,
+    /// Distinct objects the root causes affect (each once), as `/api/v1/problems` counts.
     pub affected_total: usize,
+    /// Root causes grouped across clusters, most impact first.
+    pub incidents: Vec<IncidentView>,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -83,15 +86,6 @@ pub struct CauseView {
     pub reason: String,
     pub message: String,
     pub affected: Vec<String>,
-    #[serde(skip)]
-    pub for_how_long: String,
-    #[serde(skip)]
-    pub href: String,
-    #[serde(skip)]
-    pub label: String,
-    /// Where the problem is on the problems page.
-    #[serde(skip)]
-    pub problem_href: String,
 }
 
 impl GroupCell {
@@ -113,7 +107,10 @@ impl FleetView {
         let clusters = store.clusters().await?;
         let domains = store.domain_verdicts().await?;
         let causes = store.root_causes().await?;
-        Ok(FleetView::build(site, clusters, domains, causes, now))
+        let incidents = Incidents::load(store, site, &causes, &clusters, &domains, now).await?;
+        Ok(FleetView::build(
+            site, clusters, domains, causes, incidents, now,
+        ))
     }
 
     pub fn build(
@@ -121,6 +118,7 @@ impl FleetView {
         clusters: Vec<ClusterRow>,
         domains: Vec<DomainRow>,
         causes: Vec<RootCauseRow>,
+        incidents: Incidents,
         now: DateTime<Utc>,
     ) -> FleetView {
         let mut clusters: Vec<ClusterView> = clusters
@@ -152,11 +150,7 @@ impl FleetView {
             .into_iter()
             .filter_map(|c| {
                 Some(CauseView {
-                    href: href_of_id(&c.id),
-                    label: label_of_id(&c.id),
-                    problem_href: format!("/problems#{}", anchor(&c.id)),
                     state: c.state.parse().ok()?,
-                    for_how_long: c.since.map(|s| human(now - s)).unwrap_or_default(),
                     affected: serde_json::from_value(c.affected).unwrap_or_default(),
                     id: c.id,
                     cluster: c.cluster,
@@ -173,7 +167,6 @@ impl FleetView {
                 .then(b.affected.len().cmp(&a.affected.len()))
                 .then(a.id.cmp(&b.id))
         });
-        let affected_total = root_causes.iter().map(|c| c.affected.len()).sum();
         FleetView {
             generated_at: now,
             group_by: site.group_by.clone(),
@@ -182,7 +175,8 @@ impl FleetView {
             domains,
             counts,
             root_causes,
-            affected_total,
+            affected_total: incidents.affected_total,
+            incidents: incidents.active,
         }
     }
 

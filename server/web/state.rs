@@ -5,7 +5,7 @@ use super::csrf::CsrfKey;
 use super::hosts::HostPolicy;
 use super::views::commits::CommitLinks;
 use super::waits::{Waits, WakeSource};
-use crate::config::{AuthConfig, AuthMode, Config, WebLimits};
+use crate::config::{AlertRule, AuthConfig, AuthMode, Config, WebLimits};
 use crate::health::{DomainSpec, Thresholds};
 use crate::ingest::Latest;
 use crate::store::Store;
@@ -60,6 +60,10 @@ pub struct Site {
     pub domains: Vec<DomainSpec>,
     pub thresholds: Thresholds,
     pub group_by: String,
+    /// The `group_by` values most important first (incidents there come first).
+    pub group_order: Vec<String>,
+    /// The alert rules, for the severity each incident would page with.
+    pub alert_rules: Vec<AlertRule>,
     /// Token hashes and proxy settings; the hashes are never shown.
     pub auth: AuthConfig,
     /// Which Host names are this server, and whether it is reached over https.
@@ -78,6 +82,8 @@ impl Site {
             domains: config.domains.clone(),
             thresholds: config.thresholds.clone(),
             group_by: config.group_by.clone(),
+            group_order: config.group_order.clone(),
+            alert_rules: config.alerts.rules.clone(),
             auth: config.web.auth.clone(),
             hosts: HostPolicy::new(
                 config.public_url.as_deref(),

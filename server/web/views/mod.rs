@@ -11,6 +11,7 @@ pub mod flux_commands;
 pub mod gate;
 pub mod icons;
 pub mod impact;
+pub mod incidents;
 pub mod object;
 pub mod owner;
 pub mod present;

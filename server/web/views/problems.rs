@@ -2,9 +2,11 @@
 //! affects, and the chain from each affected object to it. Answers "which node is the root".
 
 use super::contacts::{Contact, contacts};
+use super::incidents::{IncidentView, Incidents};
 use super::object::CommitUrls;
 use super::present::{Moment, ObjectItem, body_of, href_of_id, label_of_id, parse_state};
 use crate::health::{EdgeKind, State};
+use crate::incidents::ResolvedIncident;
 use crate::model::Kind;
 use crate::store::{ObjectRecord, RootCauseRow, Store};
 use crate::web::state::Site;
@@ -19,7 +21,12 @@ const AFFECTED_SHOWN: usize = 200;
 pub struct ProblemsView {
     pub generated_at: DateTime<Utc>,
     pub problems: Vec<Problem>,
+    /// Distinct objects the root causes affect (each once), as `/api/v1/fleet` counts.
     pub affected_total: usize,
+    /// Root causes grouped across clusters, most impact first.
+    pub incidents: Vec<IncidentView>,
+    /// Incidents whose every root cause cleared within the last 24 h, newest first.
+    pub recently_resolved: Vec<ResolvedIncident>,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -114,9 +121,14 @@ impl ProblemsView {
                     &b.id,
                 ))
         });
+        let clusters = store.clusters().await?;
+        let domains = store.domain_verdicts().await?;
+        let incidents = Incidents::load(store, site, &causes, &clusters, &domains, now).await?;
         Ok(ProblemsView {
             generated_at: now,
-            affected_total: problems.iter().map(|p| p.affected_count).sum(),
+            affected_total: incidents.affected_total,
+            incidents: incidents.active,
+            recently_resolved: incidents.recently_resolved,
             problems,
         })
     }
@@ -276,9 +288,12 @@ fn chain(from: &str, cause: &str, next: &HashMap<String, String>) -> Vec<String>
 
 /// An HTML id for a problem, so the fleet page can link straight to it.
 pub fn anchor(id: &str) -> String {
-    let slug: String = id
-        .chars()
+    format!("p-{}", slug(id))
+}
+
+/// An id with everything but ASCII letters and digits turned into `-`, for HTML ids.
+pub fn slug(id: &str) -> String {
+    id.chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    format!("p-{slug}")
+        .collect()
 }

@@ -1,0 +1,152 @@
+//! Incidents: the fleet's view of root causes. Root causes are per cluster; the same cause on
+//! several clusters (same kind, namespace and name, same classified reason once per-cluster
+//! details are taken out) is one incident, ordered by impact. Pure: no I/O, no clock.
+
+mod flaps;
+mod order;
+mod reason;
+mod resolved;
+
+pub use flaps::{FLAP_WINDOW, Flap, flapping};
+pub use order::RingOrder;
+pub use resolved::{RESOLVED_WINDOW, ResolvedCause, ResolvedIncident, recently_resolved};
+
+use crate::health::State;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One root cause on one cluster, with what grouping reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cause {
+    /// `cluster/Kind/namespace/name`.
+    pub id: String,
+    pub cluster: String,
+    /// The cluster's `group_by` label value (its ring).
+    pub group: String,
+    pub state: State,
+    pub since: Option<DateTime<Utc>>,
+    pub reason: String,
+    /// Objects whose verdict names this cause (itself included when it is an object).
+    pub affected: Vec<String>,
+    /// The domain versions this cause keeps from being fully healthy on its cluster.
+    pub blocks: Vec<DomainVersion>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, utoipa::ToSchema)]
+pub struct DomainVersion {
+    pub domain: String,
+    /// None when the domain's version object is missing.
+    pub version: Option<String>,
+}
+
+/// One cause on every cluster it hits. The JSON fields are a contract (`/api/v1/fleet` and
+/// `/api/v1/problems`): exactly these.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct Incident {
+    /// Stable: kind, namespace, name and a digest of the normalised reason.
+    pub key: String,
+    /// The worst state among its root causes.
+    pub state: State,
+    /// The reason as the first of its clusters words it.
+    pub reason: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    /// In ring order, then by name.
+    pub clusters: Vec<String>,
+    /// The per-cluster root-cause ids, in the order of `clusters`.
+    pub root_causes: Vec<String>,
+    /// Distinct objects its root causes affect (see [`affected_total`]).
+    pub affected_total: usize,
+    /// The earliest of its root causes' `since`.
+    pub since: Option<DateTime<Utc>>,
+    /// The domain versions it blocks, on any of its clusters.
+    pub domains: Vec<DomainVersion>,
+}
+
+/// How many objects the causes affect: each object once, however many causes name it, and a
+/// cause that is an object counts as affected (it is not healthy either). Every page and API
+/// that says "affecting N objects" counts with this.
+pub fn affected_total<'a>(affected: impl IntoIterator<Item = &'a [String]>) -> usize {
+    affected
+        .into_iter()
+        .flatten()
+        .collect::<BTreeSet<&String>>()
+        .len()
+}
+
+/// `cluster/Kind/namespace/name` → (kind, namespace, name).
+pub fn object_of(id: &str) -> (&str, &str, &str) {
+    let mut parts = id.splitn(4, '/').skip(1);
+    let kind = parts.next().unwrap_or("");
+    let namespace = parts.next().unwrap_or("");
+    let name = parts.next().unwrap_or(id);
+    (kind, namespace, name)
+}
+
+/// The key of the incident a cause belongs to.
+pub fn key_of(id: &str, cluster: &str, reason: &str) -> String {
+    let (kind, namespace, name) = object_of(id);
+    reason::key(kind, namespace, name, &reason::normalised(reason, cluster))
+}
+
+/// Groups root causes into incidents, most impact first: the highest ring (in `rings` order),
+/// then most domain versions blocked, most objects affected, oldest.
+pub fn group(causes: &[Cause], rings: &RingOrder) -> Vec<Incident> {
+    let mut by_key: BTreeMap<String, Vec<&Cause>> = BTreeMap::new();
+    for cause in causes {
+        by_key
+            .entry(key_of(&cause.id, &cause.cluster, &cause.reason))
+            .or_default()
+            .push(cause);
+    }
+    let mut incidents: Vec<(usize, Incident)> = by_key
+        .into_iter()
+        .map(|(key, mut members)| {
+            members.sort_by(|a, b| {
+                (rings.rank(&a.group), &a.cluster).cmp(&(rings.rank(&b.group), &b.cluster))
+            });
+            let top_ring = rings.rank(&members[0].group);
+            (top_ring, incident(key, &members))
+        })
+        .collect();
+    incidents.sort_by(|(ring_a, a), (ring_b, b)| {
+        ring_a
+            .cmp(ring_b)
+            .then(b.domains.len().cmp(&a.domains.len()))
+            .then(b.affected_total.cmp(&a.affected_total))
+            .then(order::older_first(a.since, b.since))
+            .then(a.key.cmp(&b.key))
+    });
+    incidents
+        .into_iter()
+        .map(|(_, incident)| incident)
+        .collect()
+}
+
+fn incident(key: String, members: &[&Cause]) -> Incident {
+    let first = members[0];
+    let (kind, namespace, name) = object_of(&first.id);
+    let domains: BTreeSet<&DomainVersion> = members.iter().flat_map(|c| &c.blocks).collect();
+    Incident {
+        key,
+        state: members
+            .iter()
+            .map(|c| c.state)
+            .reduce(State::worst)
+            .unwrap_or(first.state),
+        reason: first.reason.clone(),
+        kind: kind.to_string(),
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+        clusters: members.iter().map(|c| c.cluster.clone()).collect(),
+        root_causes: members.iter().map(|c| c.id.clone()).collect(),
+        affected_total: affected_total(members.iter().map(|c| c.affected.as_slice())),
+        since: members.iter().filter_map(|c| c.since).min(),
+        domains: domains.into_iter().cloned().collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,80 @@
+//! The history incidents read: root causes that cleared (recorded as roll-ups are replaced) and
+//! when root-cause objects entered a problem state (from the transitions), for "recently
+//! resolved" and "failed 5 times in 16m".
+
+use super::Store;
+use crate::health::State;
+use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
+
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct ResolvedRow {
+    pub root_cause: String,
+    pub cluster: String,
+    pub state: String,
+    pub since: Option<DateTime<Utc>>,
+    pub reason: String,
+    pub resolved_at: DateTime<Utc>,
+}
+
+/// Records the root causes of `clusters` that are not among `still`, as resolved at `now`.
+/// Runs inside the roll-up replacement, before the old rows are deleted.
+pub(super) async fn record_resolved(
+    conn: &mut PgConnection,
+    clusters: &[String],
+    still: &[String],
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO resolved_root_causes (root_cause, cluster, state, since, reason, resolved_at)
+         SELECT id, cluster, state, since, reason, $3 FROM root_causes
+         WHERE cluster = ANY($1) AND NOT (id = ANY($2))",
+    )
+    .bind(clusters)
+    .bind(still)
+    .bind(now)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+impl Store {
+    /// Root causes resolved since `since`, newest first.
+    pub async fn resolved_since(
+        &self,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<ResolvedRow>, sqlx::Error> {
+        sqlx::query_as(
+            "SELECT root_cause, cluster, state, since, reason, resolved_at FROM resolved_root_causes
+             WHERE resolved_at >= $1 ORDER BY resolved_at DESC LIMIT 500",
+        )
+        .bind(since)
+        .fetch_all(self.pool())
+        .await
+    }
+
+    /// When each of the objects `ids` entered a problem state since `since` (from a state
+    /// that was not one), as (id, at).
+    pub async fn problem_entries(
+        &self,
+        ids: &[String],
+        since: DateTime<Utc>,
+    ) -> Result<Vec<(String, DateTime<Utc>)>, sqlx::Error> {
+        let problems: Vec<&str> = State::BY_SEVERITY
+            .into_iter()
+            .filter(|s| s.is_problem())
+            .map(State::as_str)
+            .collect();
+        sqlx::query_as(
+            "SELECT cluster || '/' || kind || '/' || namespace || '/' || name, at FROM transitions
+             WHERE cluster || '/' || kind || '/' || namespace || '/' || name = ANY($1)
+               AND at >= $2 AND to_state = ANY($3)
+               AND (from_state IS NULL OR NOT (from_state = ANY($3)))",
+        )
+        .bind(ids)
+        .bind(since)
+        .bind(problems)
+        .fetch_all(self.pool())
+        .await
+    }
+}

@@ -1,0 +1,250 @@
+//! The fleet's incidents as `/`, `/problems` and their APIs show them: each with the severity
+//! its alert rule gives it, whether it flaps, who to call, and its per-cluster root causes; and
+//! the incidents resolved within the last [`RESOLVED_WINDOW`].
+
+use super::contacts::{Contact, contacts};
+use super::present::{Moment, href_of_id, label_of_id, parse_state};
+use super::problems::{anchor, slug};
+use crate::alerts::{Candidate, rules};
+use crate::config::Severity;
+use crate::health::State;
+use crate::incidents::{
+    self, Cause, DomainVersion, FLAP_WINDOW, Flap, Incident, RESOLVED_WINDOW, ResolvedCause,
+    ResolvedIncident, RingOrder,
+};
+use crate::store::{ClusterRow, DomainRow, ResolvedRow, RootCauseRow, Store};
+use crate::web::state::Site;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+/// How the pages say the resolved window ("24 h").
+pub fn resolved_window_text() -> String {
+    format!("{} h", RESOLVED_WINDOW.num_hours())
+}
+
+/// The active incidents and the recently resolved ones.
+#[derive(Debug)]
+pub struct Incidents {
+    pub active: Vec<IncidentView>,
+    pub recently_resolved: Vec<ResolvedIncident>,
+    /// Distinct objects the root causes affect: the one count of "affecting N objects".
+    pub affected_total: usize,
+}
+
+/// An incident; the JSON is exactly [`Incident`]'s fields, the rest is for the pages.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct IncidentView {
+    #[serde(flatten)]
+    pub incident: Incident,
+    #[serde(skip)]
+    pub severity: Option<Severity>,
+    #[serde(skip)]
+    pub flap: Option<Flap>,
+    #[serde(skip)]
+    pub contacts: Vec<Contact>,
+    #[serde(skip)]
+    pub causes: Vec<CauseLink>,
+    #[serde(skip)]
+    pub since_moment: Option<Moment>,
+    #[serde(skip)]
+    pub anchor: String,
+}
+
+/// One cluster's root cause inside an incident.
+#[derive(Debug)]
+pub struct CauseLink {
+    pub cluster: String,
+    pub state: State,
+    pub label: String,
+    pub href: String,
+    /// Where it is explained on the problems page.
+    pub problem_href: String,
+    pub affected: usize,
+}
+
+impl IncidentView {
+    /// "on prod-eu-1", "on 2 clusters (prod-eu-1, prod-eu-2)".
+    pub fn clusters_text(&self) -> String {
+        match self.incident.clusters.as_slice() {
+            [one] => format!("on {one}"),
+            many => format!("on {} clusters ({})", many.len(), many.join(", ")),
+        }
+    }
+
+    pub fn domains_text(&self) -> String {
+        self.incident
+            .domains
+            .iter()
+            .map(|d| match &d.version {
+                Some(v) => format!("{} {v}", d.domain),
+                None => format!("{} (version unknown)", d.domain),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl Incidents {
+    pub async fn load(
+        store: &Store,
+        site: &Site,
+        causes: &[RootCauseRow],
+        clusters: &[ClusterRow],
+        domains: &[DomainRow],
+        now: DateTime<Utc>,
+    ) -> Result<Incidents, sqlx::Error> {
+        let ids: Vec<String> = causes.iter().map(|c| c.id.clone()).collect();
+        let entries = store.problem_entries(&ids, now - FLAP_WINDOW).await?;
+        let resolved = store.resolved_since(now - RESOLVED_WINDOW).await?;
+        Ok(Incidents::build(
+            site, causes, clusters, domains, &entries, &resolved, now,
+        ))
+    }
+
+    pub fn build(
+        site: &Site,
+        causes: &[RootCauseRow],
+        clusters: &[ClusterRow],
+        domains: &[DomainRow],
+        entries: &[(String, DateTime<Utc>)],
+        resolved: &[ResolvedRow],
+        now: DateTime<Utc>,
+    ) -> Incidents {
+        let labels: HashMap<&str, BTreeMap<String, String>> = clusters
+            .iter()
+            .map(|c| (c.name.as_str(), labels_of(c)))
+            .collect();
+        let blocked = blocked_domains(domains);
+        let inputs: Vec<Cause> = causes
+            .iter()
+            .map(|row| Cause {
+                id: row.id.clone(),
+                cluster: row.cluster.clone(),
+                group: labels
+                    .get(row.cluster.as_str())
+                    .and_then(|l| l.get(&site.group_by))
+                    .cloned()
+                    .unwrap_or_else(|| "ungrouped".to_string()),
+                state: parse_state(&row.state),
+                since: row.since,
+                reason: row.reason.clone(),
+                affected: affected_of(row),
+                blocks: blocked.get(row.id.as_str()).cloned().unwrap_or_default(),
+            })
+            .collect();
+        let mut entries_of: HashMap<&str, Vec<DateTime<Utc>>> = HashMap::new();
+        for (id, at) in entries {
+            entries_of.entry(id.as_str()).or_default().push(*at);
+        }
+        let grouped = incidents::group(&inputs, &RingOrder::new(&site.group_order));
+        let recently_resolved = incidents::recently_resolved(
+            &resolved.iter().map(resolved_cause).collect::<Vec<_>>(),
+            &grouped,
+        );
+        let active = grouped
+            .into_iter()
+            .map(|incident| {
+                let members: Vec<&Cause> = incident
+                    .root_causes
+                    .iter()
+                    .filter_map(|id| inputs.iter().find(|c| c.id == *id))
+                    .collect();
+                let severity = members
+                    .iter()
+                    .filter_map(|c| severity_of(site, c, &labels))
+                    .min();
+                let flap = members
+                    .iter()
+                    .filter_map(|c| incidents::flapping(entries_of.get(c.id.as_str())?))
+                    .max_by_key(|f| f.times);
+                let names = incident.domains.iter().map(|d| d.domain.as_str());
+                IncidentView {
+                    contacts: contacts(&site.domains, names),
+                    causes: members.iter().copied().map(cause_link).collect(),
+                    since_moment: Moment::of(incident.since, now),
+                    anchor: format!("i-{}", slug(&incident.key)),
+                    severity,
+                    flap,
+                    incident,
+                }
+            })
+            .collect();
+        Incidents {
+            active,
+            recently_resolved,
+            affected_total: incidents::affected_total(inputs.iter().map(|c| c.affected.as_slice())),
+        }
+    }
+}
+
+fn labels_of(cluster: &ClusterRow) -> BTreeMap<String, String> {
+    serde_json::from_value(cluster.labels.clone()).unwrap_or_default()
+}
+
+fn affected_of(row: &RootCauseRow) -> Vec<String> {
+    serde_json::from_value(row.affected.clone()).unwrap_or_default()
+}
+
+/// Root-cause id → the domain versions it keeps from being fully healthy.
+fn blocked_domains(domains: &[DomainRow]) -> HashMap<&str, Vec<DomainVersion>> {
+    let mut blocked: HashMap<&str, Vec<DomainVersion>> = HashMap::new();
+    for row in domains {
+        let Some(blockers) = row.blockers.as_array() else {
+            continue;
+        };
+        for blocker in blockers.iter().filter_map(|b| b.as_str()) {
+            blocked.entry(blocker).or_default().push(DomainVersion {
+                domain: row.domain.clone(),
+                version: row.version.clone(),
+            });
+        }
+    }
+    blocked
+}
+
+/// What the first matching alert rule would page with.
+fn severity_of(
+    site: &Site,
+    cause: &Cause,
+    labels: &HashMap<&str, BTreeMap<String, String>>,
+) -> Option<Severity> {
+    let candidate = Candidate {
+        root_cause: cause.id.clone(),
+        cluster: cause.cluster.clone(),
+        state: cause.state,
+        since: cause.since,
+        reason: cause.reason.clone(),
+        message: String::new(),
+        affected_count: cause.affected.len(),
+        affected_sample: Vec::new(),
+        domains: cause.blocks.iter().map(|d| d.domain.clone()).collect(),
+        cluster_labels: labels
+            .get(cause.cluster.as_str())
+            .cloned()
+            .unwrap_or_default(),
+    };
+    rules::rule_for(&site.alert_rules, &candidate).map(|rule| rule.severity)
+}
+
+fn cause_link(cause: &Cause) -> CauseLink {
+    CauseLink {
+        cluster: cause.cluster.clone(),
+        state: cause.state,
+        label: label_of_id(&cause.id),
+        href: href_of_id(&cause.id),
+        problem_href: format!("/problems#{}", anchor(&cause.id)),
+        affected: cause.affected.len(),
+    }
+}
+
+fn resolved_cause(row: &ResolvedRow) -> ResolvedCause {
+    ResolvedCause {
+        id: row.root_cause.clone(),
+        cluster: row.cluster.clone(),
+        state: parse_state(&row.state),
+        since: row.since,
+        reason: row.reason.clone(),
+        resolved_at: row.resolved_at,
+    }
+}
