@@ -92,8 +92,11 @@ async fn healthz_answers_through_a_slow_header_flood() {
         assert_eq!(body.trim(), "ok");
     }
     latencies.sort();
+    // Beyond the cap: connections accepted and not yet closed when the cap pushes them out, and
+    // Postgres connections the pool opened meanwhile (a loaded CI machine saw 56). Without the
+    // cap the server would hold all 3,000.
     assert!(
-        files_during <= files_before + MAX_CONNECTIONS + 50,
+        files_during <= files_before + MAX_CONNECTIONS + 150,
         "the server holds {files_during} files with {FLOOD} half-open requests (cap {MAX_CONNECTIONS}, {files_before} before)"
     );
 
