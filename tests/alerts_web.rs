@@ -9,17 +9,12 @@ use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode, header};
 use chrono::{TimeDelta, Utc};
-use common::alerts::{cause, evaluation};
-use fleetglass::alerts::rules::Policy;
-use fleetglass::alerts::{Dispatcher, Route};
-use fleetglass::config::{AlertsConfig, Config};
-use fleetglass::health::State;
+use fleetglass::config::Config;
 use fleetglass::store::Store;
 use fleetglass::web::{self, AppState, Site};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use tower::ServiceExt;
 
@@ -69,22 +64,7 @@ async fn send(
 
 async fn app_with_an_open_alert(site: Site) -> (axum::Router, Store) {
     let store = common::fresh_store().await;
-    let evaluator = Dispatcher::new(
-        store.clone(),
-        Policy::from_config(&AlertsConfig::default()),
-        vec![Route {
-            sink: "slack".into(),
-            updates: false,
-        }],
-        BTreeMap::new(),
-        None,
-    );
-    let id = "prod-eu-1/Deployment/flux-system/tofu-controller";
-    let eval = evaluation(
-        &["prod-eu-1"],
-        vec![cause(id, State::Failed, "ImagePullBackOff", 4, 48)],
-    );
-    evaluator.round(&eval, Utc::now()).await.unwrap();
+    common::alerts::raise_tofu_controller_alert(&store).await;
     let app = web::router(AppState::new(store.clone(), site));
     (app, store)
 }

@@ -11,15 +11,9 @@ mod common;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use chrono::{TimeDelta, Utc};
-use common::alerts::{cause, evaluation};
-use fleetglass::alerts::rules::Policy;
-use fleetglass::alerts::{Dispatcher, Route};
-use fleetglass::config::AlertsConfig;
-use fleetglass::health::State;
-use fleetglass::store::Store;
 use http_body_util::BodyExt;
 use serde_json::{Map, Value, json};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use tower::ServiceExt;
 
 const TOKEN: &str = "fg-openapi-token";
@@ -27,30 +21,11 @@ const TOKEN: &str = "fg-openapi-token";
 /// The demo fleet in tokens mode, with one open alert (and its pending Slack delivery).
 async fn served_fleet() -> (axum::Router, Value) {
     let (_, store) = common::web::demo_app().await;
-    raise_an_alert(&store).await;
+    common::alerts::raise_tofu_controller_alert(&store).await;
     let app = common::web::tokens_app(store, TOKEN);
     let (status, _, document) = call(&app, Method::GET, "/api/v1/openapi.json", None).await;
     assert_eq!(status, StatusCode::OK, "{document}");
     (app, document)
-}
-
-async fn raise_an_alert(store: &Store) {
-    let dispatcher = Dispatcher::new(
-        store.clone(),
-        Policy::from_config(&AlertsConfig::default()),
-        vec![Route {
-            sink: "slack".into(),
-            updates: false,
-        }],
-        BTreeMap::new(),
-        None,
-    );
-    let id = "prod-eu-1/Deployment/flux-system/tofu-controller";
-    let causes = vec![cause(id, State::Failed, "ImagePullBackOff", 4, 48)];
-    dispatcher
-        .round(&evaluation(&["prod-eu-1"], causes), Utc::now())
-        .await
-        .unwrap();
 }
 
 /// Sends a request with the bearer token (or `token`'s override) and parses the JSON answer.

@@ -9,10 +9,15 @@ use axum::extract::State as AxumState;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use chrono::Utc;
+use fleetglass::alerts::rules::Policy;
+use fleetglass::alerts::{Dispatcher, Route};
+use fleetglass::config::AlertsConfig;
 use fleetglass::health::{DomainVerdict, Evaluation, RootCause, State, Verdict};
 use fleetglass::model::{Kind, ObjectId};
+use fleetglass::store::Store;
 use serde_json::{Value, json};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -343,4 +348,26 @@ pub fn evaluation(clusters: &[&str], causes: Vec<RootCause>) -> Evaluation {
         domains,
         ..Evaluation::default()
     }
+}
+
+/// Runs one alert round over prod-eu-1's tofu-controller in ImagePullBackOff (seed 000,
+/// incident 4), routed to Slack without updates: the store then holds one open alert with a
+/// pending delivery.
+pub async fn raise_tofu_controller_alert(store: &Store) {
+    let dispatcher = Dispatcher::new(
+        store.clone(),
+        Policy::from_config(&AlertsConfig::default()),
+        vec![Route {
+            sink: "slack".into(),
+            updates: false,
+        }],
+        BTreeMap::new(),
+        None,
+    );
+    let id = "prod-eu-1/Deployment/flux-system/tofu-controller";
+    let causes = vec![cause(id, State::Failed, "ImagePullBackOff", 4, 48)];
+    dispatcher
+        .round(&evaluation(&["prod-eu-1"], causes), Utc::now())
+        .await
+        .unwrap();
 }
