@@ -4,6 +4,7 @@
 
 use super::Store;
 use crate::health::State;
+use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 
@@ -65,13 +66,31 @@ impl Store {
             .filter(|s| s.is_problem())
             .map(State::as_str)
             .collect();
+        // Matched column by column so the lookup uses transitions_object (cluster, kind,
+        // namespace, name, at): a concatenated id would scan every transition of the window.
+        let mut columns: [Vec<String>; 4] = Default::default();
+        for id in ids {
+            let id = ObjectId(id.clone());
+            if let Some((cluster, kind, namespace, name)) = id.parts() {
+                for (column, value) in columns.iter_mut().zip([cluster, kind, namespace, name]) {
+                    column.push(value.to_string());
+                }
+            }
+        }
+        let [clusters, kinds, namespaces, names] = columns;
         sqlx::query_as(
-            "SELECT cluster || '/' || kind || '/' || namespace || '/' || name, at FROM transitions
-             WHERE cluster || '/' || kind || '/' || namespace || '/' || name = ANY($1)
-               AND at >= $2 AND to_state = ANY($3)
-               AND (from_state IS NULL OR NOT (from_state = ANY($3)))",
+            "SELECT t.cluster || '/' || t.kind || '/' || t.namespace || '/' || t.name, t.at
+             FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[])
+                  AS c(cluster, kind, namespace, name)
+             JOIN transitions t ON t.cluster = c.cluster AND t.kind = c.kind
+                               AND t.namespace = c.namespace AND t.name = c.name
+             WHERE t.at >= $5 AND t.to_state = ANY($6)
+               AND (t.from_state IS NULL OR NOT (t.from_state = ANY($6)))",
         )
-        .bind(ids)
+        .bind(clusters)
+        .bind(kinds)
+        .bind(namespaces)
+        .bind(names)
         .bind(since)
         .bind(problems)
         .fetch_all(self.pool())
