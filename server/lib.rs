@@ -4,18 +4,20 @@
 //! runs rounds of the pure `health` engine over it, `store` keeps state and history in Postgres,
 //! `incidents` groups the fleet's root causes (pure too), and `web` and `alerts` tell people and
 //! scripts. `offline` runs the same engine on files
-//! (`fleetglass evaluate`).
+//! (`fleetglass evaluate`). `model` and `health` are the fleetglass-engine crate
+//! (server/engine), below everything here.
 #![forbid(unsafe_code)]
 
 pub mod alerts;
 pub mod cli;
 pub mod config;
-pub mod health;
 pub mod incidents;
 pub mod ingest;
 pub mod metrics;
-pub mod model;
 pub mod offline;
 pub mod sources;
 pub mod store;
 pub mod web;
+
+// The engine is its own crate (server/engine); `crate::health` and `crate::model` stay its paths.
+pub use fleetglass_engine::{health, model};

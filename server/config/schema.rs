@@ -1,9 +1,10 @@
 //! The config's JSON schema, generated from the config types, so the Helm chart can reject a
-//! misspelled key at `helm install` instead of in the pod's crash message. The types that parse
-//! text their own way (durations, address ranges, kinds, states) say here what text they take.
+//! misspelled key at `helm install` instead of in the pod's crash message. The config's own types
+//! that parse text their own way (retention periods, address ranges, token hashes) say here what
+//! text they take; the engine's (Go durations, kinds, states) say it in the engine.
 
-use crate::health::State;
-use crate::model::Kind;
+// Config fields name the engine's Go duration schema through here.
+pub use crate::model::GoDuration;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use std::borrow::Cow;
 
@@ -21,21 +22,6 @@ pub fn json_schema() -> serde_json::Value {
     schema
 }
 
-/// A duration as Flux and Go write it: `90s`, `15m`, `1h30m`, `250ms`.
-pub struct GoDuration;
-
-const GO_DURATION: &str = r"^(0|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$";
-
-impl JsonSchema for GoDuration {
-    fn schema_name() -> Cow<'static, str> {
-        "GoDuration".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({"type": "string", "pattern": GO_DURATION, "examples": ["90s", "15m", "1h30m"]})
-    }
-}
-
 /// A retention period: whole days (`30d`) or a Go duration.
 pub struct DaysOrGoDuration;
 
@@ -45,7 +31,7 @@ impl JsonSchema for DaysOrGoDuration {
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({"type": "string", "pattern": format!(r"^[0-9]+d$|{GO_DURATION}"), "examples": ["30d", "720h"]})
+        json_schema!({"type": "string", "pattern": format!(r"^[0-9]+d$|{}", GoDuration::PATTERN), "examples": ["30d", "720h"]})
     }
 }
 
@@ -69,28 +55,6 @@ impl JsonSchema for super::Cidr {
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({"type": "string", "pattern": "^[0-9a-fA-F.:]+/[0-9]{1,3}$", "examples": ["10.0.0.0/8"]})
-    }
-}
-
-impl JsonSchema for Kind {
-    fn schema_name() -> Cow<'static, str> {
-        "Kind".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let kinds: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
-        json_schema!({"type": "string", "enum": kinds})
-    }
-}
-
-impl JsonSchema for State {
-    fn schema_name() -> Cow<'static, str> {
-        "State".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let states: Vec<&str> = State::BY_SEVERITY.iter().map(|s| s.as_str()).collect();
-        json_schema!({"type": "string", "enum": states})
     }
 }
 

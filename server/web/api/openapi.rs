@@ -8,7 +8,6 @@ use crate::web::error::ErrorBody;
 use crate::web::views::filters::NOT_HEALTHY;
 use axum::http::header;
 use axum::response::IntoResponse;
-use std::borrow::Cow;
 use std::sync::LazyLock;
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{Schema, Type};
@@ -112,23 +111,6 @@ fn require_every_property(schema: &mut RefOr<Schema>) {
         // A flattened struct is the allOf of its parts.
         RefOr::T(Schema::AllOf(all)) => all.items.iter_mut().for_each(require_every_property),
         _ => {}
-    }
-}
-
-/// The state words, worst first (the order problem lists and roll-ups use).
-impl PartialSchema for State {
-    fn schema() -> RefOr<Schema> {
-        utoipa::openapi::ObjectBuilder::new()
-            .schema_type(Type::String)
-            .enum_values(Some(State::BY_SEVERITY.map(State::as_str)))
-            .description(Some("a verdict's state; listed worst first"))
-            .into()
-    }
-}
-
-impl ToSchema for State {
-    fn name() -> Cow<'static, str> {
-        Cow::Borrowed("State")
     }
 }
 

@@ -5,6 +5,7 @@ mod kind;
 mod labels;
 mod object;
 mod parse;
+mod schema;
 
 pub use duration::{DurationError, format_go_duration, human, parse_go_duration, serde_go};
 pub use kind::{
@@ -13,6 +14,7 @@ pub use kind::{
 pub use labels::Labels;
 pub use object::*;
 pub use parse::{Skip, parse_object};
+pub use schema::GoDuration;
 
 #[cfg(test)]
 mod parse_tests;

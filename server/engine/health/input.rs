@@ -52,15 +52,15 @@ pub struct Thresholds {
     /// Minimum time an object may be in progress before it is `stuck`; the effective
     /// threshold is the larger of this and twice the object's effective `spec.timeout`.
     #[serde(with = "serde_go")]
-    #[schemars(with = "crate::config::schema::GoDuration")]
+    #[schemars(with = "crate::model::GoDuration")]
     pub stuck_after: TimeDelta,
     /// Per-kind overrides of `stuck_after` (e.g. `HelmRelease: 30m`).
     #[serde(deserialize_with = "kind_durations")]
-    #[schemars(with = "BTreeMap<String, crate::config::schema::GoDuration>")]
+    #[schemars(with = "BTreeMap<String, crate::model::GoDuration>")]
     pub by_kind: BTreeMap<Kind, TimeDelta>,
     /// A cluster whose data is older than this is `unverifiable`.
     #[serde(with = "serde_go")]
-    #[schemars(with = "crate::config::schema::GoDuration")]
+    #[schemars(with = "crate::model::GoDuration")]
     pub freshness: TimeDelta,
 }
 
@@ -103,7 +103,7 @@ pub struct DomainSpec {
     pub version: VersionSource,
     /// Overrides the global thresholds for the domain's objects.
     #[serde(default, with = "serde_go::option")]
-    #[schemars(with = "Option<crate::config::schema::GoDuration>")]
+    #[schemars(with = "Option<crate::model::GoDuration>")]
     pub stuck_after: Option<TimeDelta>,
     /// Who owns the domain (a team or a person), shown with its problems and alerts; like
     /// `runbook` and `slack_channel`, for people only: the engine never reads them.

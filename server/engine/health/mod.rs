@@ -46,6 +46,7 @@ mod revisions;
 mod rollout;
 mod roots;
 mod state;
+mod state_schema;
 mod threshold;
 mod verdict;
 mod versions;
