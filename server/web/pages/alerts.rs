@@ -218,7 +218,7 @@ fn check_csrf(
     if csrf::verify(headers, &state.site, &state.csrf_key, &requester, submitted) {
         Ok(())
     } else {
-        Err(ApiError::BadRequest(
+        Err(ApiError::Forbidden(
             "this form is out of date or came from another site; reload /alerts and try again"
                 .into(),
         )
