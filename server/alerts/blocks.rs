@@ -219,4 +219,20 @@ mod tests {
             "{title}"
         );
     }
+
+    #[test]
+    fn clusters_unreachable_together_are_named_in_the_list_not_the_reason() {
+        let mut n = notice("cluster prod-1 unreachable: connection refused", "");
+        n.state = State::Stale;
+        (n.kind, n.namespace, n.name) = ("Cluster".into(), String::new(), "prod-1".into());
+        n.root_cause = "prod-1/Cluster//prod-1".into();
+        n.clusters = vec!["prod-1".into(), "prod-2".into()];
+        let text = render_slack(&n)["text"].as_str().unwrap().to_string();
+        assert!(
+            text.contains(
+                "stale: unreachable: connection refused on 2 clusters — clusters prod-1, prod-2"
+            ),
+            "{text}"
+        );
+    }
 }

@@ -140,12 +140,25 @@ impl Notice {
         self.event != Event::Update || edits || self.changes_clusters()
     }
 
-    /// The classified reason, or the state when the engine gave none.
+    /// The classified reason, or the state when the engine gave none. Clusters that are
+    /// themselves the cause are named in the list, not in the reason ("unreachable: …").
     pub fn headline_reason(&self) -> &str {
         if self.reason.is_empty() {
-            self.state.as_str()
-        } else {
-            &self.reason
+            return self.state.as_str();
+        }
+        let named_after_first = format!("cluster {} ", self.cluster);
+        match self.reason.strip_prefix(&named_after_first) {
+            Some(rest)
+                if self.clusters.len() > 1
+                    && crate::incidents::is_cluster_itself(
+                        &self.kind,
+                        &self.name,
+                        &self.cluster,
+                    ) =>
+            {
+                rest
+            }
+            _ => &self.reason,
         }
     }
 }
