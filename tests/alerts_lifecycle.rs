@@ -7,13 +7,13 @@ mod common;
 use chrono::{TimeDelta, Utc};
 use common::alerts::{Receiver, block_kit_problems, cause, evaluation};
 use fleetglass::alerts::rules::Policy;
-use fleetglass::alerts::silences::{self, NewSilence};
+use fleetglass::alerts::silences::NewSilence;
 use fleetglass::alerts::{DeliverySettings, Dispatcher, Sinks, Worker};
 use fleetglass::config::{AlertsConfig, Config, Secret, SlackTarget, WebhookTarget};
 use fleetglass::health::State;
 use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::sources::demo::{WorldDiff, apply_to_config};
-use fleetglass::store::Store;
+use fleetglass::store::{Store, silences};
 use std::sync::Arc;
 use std::time::Duration;
 

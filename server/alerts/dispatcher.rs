@@ -10,15 +10,17 @@
 //! the open alerts a round touches are locked `FOR UPDATE` while it decides, so two replicas
 //! that evaluate clusters of the same incident take turns instead of paging twice.
 
+use super::Notice;
 use super::candidates::candidates;
 use super::grouping::{self, CauseGroup, adopted_key, merged};
 use super::lifecycle::{Context, Step, step};
 use super::rules::Policy;
 use super::sinks::Route;
-use super::{Notice, outbox, records, silences};
 use crate::health::Evaluation;
 use crate::ingest::Latest;
 use crate::store::Store;
+use crate::store::alerts as records;
+use crate::store::{outbox, silences};
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, BTreeSet};
 

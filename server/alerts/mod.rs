@@ -16,20 +16,18 @@ mod dispatcher;
 pub mod grouping;
 pub mod lifecycle;
 mod notice;
-mod outbox;
-mod records;
 pub mod rules;
 pub mod silences;
 mod sinks;
 mod slack;
 
+pub use crate::store::{AlertView, Delivery, list_alerts};
 pub use blocks::render_slack;
 pub use candidates::candidates;
 pub use delivery::{DeliverySettings, Outcome, Worker};
 pub use dispatcher::Dispatcher;
 pub use grouping::CauseGroup;
 pub use notice::Notice;
-pub use records::{AlertView, Delivery, list_alerts};
 pub use sinks::{Route, Sinks};
 
 use crate::config::{AlertRule, Config, Severity};

@@ -1,7 +1,7 @@
 //! The `alerts` table: loading open alerts for the lifecycle (locked, so two collectors take
 //! turns), storing what the lifecycle decided, and the listing the page and the API show.
 
-use super::{Alert, Candidate};
+use crate::alerts::{Alert, Candidate};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;

@@ -2,9 +2,10 @@
 //! silences in force, and forms to add or end a silence (CSRF-checked).
 
 use super::render;
-use crate::alerts::silences::{self, NewSilence, Silence};
+use crate::alerts::silences::{NewSilence, Silence};
 use crate::alerts::{AlertView, Delivery};
 use crate::model::{human, parse_go_duration};
+use crate::store::silences;
 use crate::web::AppState;
 use crate::web::api::alerts::{AlertsReply, add_silence};
 use crate::web::auth::Identity;
