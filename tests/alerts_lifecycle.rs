@@ -625,3 +625,59 @@ async fn the_demo_fleet_pages_once_per_incident() {
         );
     }
 }
+
+/// An alert stored before incidents (keyed by its root cause, as migration 0010 leaves it)
+/// carries on under its incident's key: no second page, no resolve.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_alert_from_before_incidents_carries_on_under_its_incident() {
+    let store = common::fresh_store().await;
+    let receiver = Receiver::start().await;
+    let s = setup(&store, webhook(&receiver), Vec::new());
+    let id = "prod-eu-1/Deployment/flux-system/tofu-controller";
+    sqlx::query(
+        "INSERT INTO alerts (incident_key, root_cause, cluster, clusters, members, rule, severity,
+             status, state, reason, message, affected_count, affected_sample, domains,
+             first_seen, fired_at, notified, last_notified_at, updated_at)
+         VALUES ($1, $1, 'prod-eu-1', '{prod-eu-1}',
+             jsonb_build_array(jsonb_build_object('root_cause', $1::text, 'cluster', 'prod-eu-1',
+                 'state', 'failed', 'since', NULL, 'reason', 'ImagePullBackOff', 'message', 'm',
+                 'affected_count', 3, 'affected_sample', '[]'::jsonb, 'domains', '[]'::jsonb)),
+             'root-cause', 'warning', 'firing', 'failed', 'ImagePullBackOff', 'm', 3, '[]', '[]',
+             now(), now(), true, now(), now())",
+    )
+    .bind(id)
+    .execute(store.pool())
+    .await
+    .unwrap();
+    let now = Utc::now();
+    for minutes in [0, 20] {
+        s.evaluator
+            .round(
+                &tofu_on(&["prod-eu-1", "prod-eu-2"]),
+                now + TimeDelta::minutes(minutes),
+            )
+            .await
+            .unwrap();
+    }
+    drain(&s.worker).await;
+    let alerts: Vec<(String, String, Vec<String>)> =
+        sqlx::query_as("SELECT incident_key, status, clusters FROM alerts")
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    let (key, status, clusters) = &alerts[0];
+    assert!(
+        key.starts_with("Deployment/flux-system/tofu-controller/"),
+        "{key}"
+    );
+    assert_eq!(status, "firing");
+    assert_eq!(clusters, &["prod-eu-1", "prod-eu-2"]);
+    let texts: Vec<String> = receiver
+        .accepted()
+        .iter()
+        .map(|r| text_of(r).to_string())
+        .collect();
+    assert_eq!(texts.len(), 1, "{texts:#?}");
+    assert!(texts[0].contains("prod-eu-2 joined"), "{}", texts[0]);
+}
