@@ -231,12 +231,12 @@ async fn the_page_shows_alerts_and_its_forms_need_the_csrf_cookie() {
     // token does not pass for another user; the right pair from another site is refused.
     let silences = "/alerts/silences".to_string();
     let (status, _, _) = send(&app, alice(post(silences.clone(), None, form(&token)))).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(status, StatusCode::FORBIDDEN);
     let bob = as_user(
         post(silences.clone(), Some(&cookie), form(&token)),
         "bob@example.com",
     );
-    assert_eq!(send(&app, bob).await.0, StatusCode::BAD_REQUEST);
+    assert_eq!(send(&app, bob).await.0, StatusCode::FORBIDDEN);
     let mut cross_site = alice(post(silences.clone(), Some(&cookie), form(&token)));
     cross_site
         .headers_mut()

@@ -365,6 +365,7 @@ async fn on_a_phone(client: &Client, base: &str) {
         body_text(client).await.contains("Sign in"),
         "a sign-in page, not a bare 401"
     );
+    signs_in_and_out(client, &pages[13]).await;
 
     for (path, name) in [("/", "fleet-phone"), ("/problems", "problems-phone")] {
         client.goto(&format!("{base}{path}")).await.unwrap();
@@ -481,6 +482,49 @@ async fn on_a_phone(client: &Client, base: &str) {
         y.as_f64(),
         before[0].as_f64(),
         "scroll kept across an hx-select refresh"
+    );
+}
+
+/// On the sign-in page at `url`: the token signs in and lands on the page asked for, whose
+/// header (still fitting the phone) has a sign-out button that ends the sign-in.
+async fn signs_in_and_out(client: &Client, url: &str) {
+    let token = client.find(Locator::Css("input#token")).await.unwrap();
+    token.send_keys("password").await.unwrap();
+    client
+        .find(Locator::Css("form.sign-in button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until("signed in", || async {
+        client
+            .find(Locator::Css("header.top form.sign-out button"))
+            .await
+            .is_ok()
+    })
+    .await;
+    assert_eq!(client.current_url().await.unwrap().as_str(), url);
+    let (scroll, client_width) = widths(client).await;
+    assert!(
+        scroll <= client_width,
+        "signed in, {scroll} > {client_width}"
+    );
+    client
+        .find(Locator::Css("header.top form.sign-out button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until("signed out", || async {
+        client.current_url().await.unwrap().path() == "/sign-in"
+    })
+    .await;
+    client.goto(url).await.unwrap();
+    assert!(
+        body_text(client).await.contains("Sign in"),
+        "signed out: the page asks again"
     );
 }
 

@@ -2,9 +2,10 @@
 //! engine on real Postgres, served in tokens mode, with an open alert and a silence. The
 //! document is valid OpenAPI 3.1 whose schemas are valid JSON Schema, names exactly the routes
 //! the router serves, and every answer (every GET with each filter, the silence written, and
-//! the errors: unknown paths, 400, 401, 404, 405, 415, 422) validates against the schema the
-//! document gives for its status, with `unevaluatedProperties: false` imposed on every object so
-//! a field the document does not describe fails.
+//! the errors: unknown paths, 400, 401, 403, 404, 405, 413, 414, 415, 421, 422, and 503 and 500
+//! from a database that is down or failing) validates against the schema the document gives
+//! for its status, with `unevaluatedProperties: false` imposed on every object so a field the
+//! document does not describe fails.
 
 mod common;
 
@@ -20,12 +21,17 @@ const TOKEN: &str = "fg-openapi-token";
 
 /// The demo fleet in tokens mode, with one open alert (and its pending Slack delivery).
 async fn served_fleet() -> (axum::Router, Value) {
+    let (app, document, _) = served_fleet_and_store().await;
+    (app, document)
+}
+
+async fn served_fleet_and_store() -> (axum::Router, Value, fleetglass::store::Store) {
     let (_, store) = common::web::demo_app().await;
     common::alerts::raise_tofu_controller_alert(&store).await;
-    let app = common::web::tokens_app(store, TOKEN);
+    let app = common::web::tokens_app(store.clone(), TOKEN);
     let (status, _, document) = call(&app, Method::GET, "/api/v1/openapi.json", None).await;
     assert_eq!(status, StatusCode::OK, "{document}");
-    (app, document)
+    (app, document, store)
 }
 
 /// Sends a request with the bearer token (or `token`'s override) and parses the JSON answer.
@@ -45,9 +51,24 @@ async fn call_as(
     body: Option<(&str, String)>,
     token: Option<&str>,
 ) -> (StatusCode, Option<String>, Value) {
+    call_with(app, method, uri, body, token, &[]).await
+}
+
+/// `call_as` with extra request headers.
+async fn call_with(
+    app: &axum::Router,
+    method: Method,
+    uri: &str,
+    body: Option<(&str, String)>,
+    token: Option<&str>,
+    headers: &[(&str, &str)],
+) -> (StatusCode, Option<String>, Value) {
     let mut request = Request::builder().method(method).uri(uri);
     if let Some(token) = token {
         request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+    }
+    for (name, value) in headers {
+        request = request.header(*name, *value);
     }
     let request = match body {
         Some((content_type, body)) => request
@@ -400,26 +421,37 @@ async fn every_get_answer_matches_the_document() {
     assert_eq!(silences[0]["comment"], "mirror down");
 }
 
+/// Asserts an answer has the expected status, is JSON, and matches what the document gives
+/// `path`'s `method` for that status.
+fn check_error(
+    document: &Value,
+    path: &str,
+    method: &Method,
+    expected: StatusCode,
+    answer: (StatusCode, Option<String>, Value),
+) {
+    let (status, content_type, body) = answer;
+    assert_eq!(status, expected, "{method} {path}: {body}");
+    assert_eq!(
+        content_type.as_deref(),
+        Some("application/json"),
+        "{method} {path}"
+    );
+    assert_matches(
+        document,
+        path,
+        &method.as_str().to_lowercase(),
+        status,
+        &body,
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn errors_are_json_error_bodies_the_document_describes() {
     let (app, document) = served_fleet().await;
-    let check =
-        |path: &str, method: &Method, expected, answer: (StatusCode, Option<String>, Value)| {
-            let (status, content_type, body) = answer;
-            assert_eq!(status, expected, "{method} {path}: {body}");
-            assert_eq!(
-                content_type.as_deref(),
-                Some("application/json"),
-                "{method} {path}"
-            );
-            assert_matches(
-                &document,
-                path,
-                &method.as_str().to_lowercase(),
-                status,
-                &body,
-            );
-        };
+    let check = |path: &str, method: &Method, expected, answer| {
+        check_error(&document, path, method, expected, answer)
+    };
     let gets = [
         ("/api/v1/domains/nope", StatusCode::NOT_FOUND),
         ("/api/v1/clusters/nope", StatusCode::NOT_FOUND),
@@ -516,6 +548,104 @@ async fn errors_are_json_error_bodies_the_document_describes() {
         .await;
         check("/api/v1/silences", &Method::POST, expected, answer);
     }
+}
+
+/// The refusals that come before any handler (a write from another site, a query or a body
+/// too long, a Host this server is not) and a database that is down or failing answer with
+/// the same documented error body.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_and_outages_are_error_bodies_the_document_describes() {
+    let (app, document, store) = served_fleet_and_store().await;
+    let (get, post) = (Method::GET, Method::POST);
+    let until = (Utc::now() + TimeDelta::hours(1)).to_rfc3339();
+    let silence = json!({"domain": "gateway", "until": until}).to_string();
+    let cross_site = call_with(
+        &app,
+        post.clone(),
+        "/api/v1/silences",
+        Some(("application/json", silence.clone())),
+        Some(TOKEN),
+        &[("sec-fetch-site", "cross-site")],
+    )
+    .await;
+    check_error(
+        &document,
+        "/api/v1/silences",
+        &post,
+        StatusCode::FORBIDDEN,
+        cross_site,
+    );
+    let huge = json!({"domain": "gateway", "until": until, "comment": "x".repeat(70_000)});
+    let too_large = call(
+        &app,
+        post.clone(),
+        "/api/v1/silences",
+        Some(("application/json", huge.to_string())),
+    )
+    .await;
+    check_error(
+        &document,
+        "/api/v1/silences",
+        &post,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        too_large,
+    );
+    let long_query = format!("/api/v1/objects?q={}", "a".repeat(3000));
+    let too_long = call(&app, get.clone(), &long_query, None).await;
+    check_error(
+        &document,
+        "/api/v1/objects",
+        &get,
+        StatusCode::URI_TOO_LONG,
+        too_long,
+    );
+    // Served as https://fleet.example.com only: another Host is a 421.
+    let mut config = common::web::demo_config();
+    config.public_url = Some("https://fleet.example.com".into());
+    let site = common::web::app(store.clone(), &config);
+    let elsewhere = call_with(
+        &site,
+        get.clone(),
+        "/api/v1/fleet",
+        None,
+        None,
+        &[("host", "fleet.evil.example")],
+    )
+    .await;
+    check_error(
+        &document,
+        "/api/v1/fleet",
+        &get,
+        StatusCode::MISDIRECTED_REQUEST,
+        elsewhere,
+    );
+
+    let database = store
+        .pool()
+        .connect_options()
+        .get_database()
+        .expect("the test database has a name")
+        .to_string();
+    common::set_database_outage(&database, true).await;
+    for uri in ["/api/v1/fleet", "/api/v1/alerts", "/api/v1/objects"] {
+        let down = call(&app, get.clone(), uri, None).await;
+        let path = template_of(&document, uri);
+        check_error(&document, path, &get, StatusCode::SERVICE_UNAVAILABLE, down);
+    }
+    common::set_database_outage(&database, false).await;
+    // A schema the queries do not expect: the database answers, the query fails.
+    sqlx::query("ALTER TABLE silences RENAME COLUMN comment TO comment_renamed")
+        .execute(store.pool())
+        .await
+        .unwrap();
+    let failing = call(&app, get.clone(), "/api/v1/silences", None).await;
+    check_error(
+        &document,
+        "/api/v1/silences",
+        &get,
+        StatusCode::INTERNAL_SERVER_ERROR,
+        failing,
+    );
 }
 
 /// The strictness is real: a field the document does not describe fails, at the top of a

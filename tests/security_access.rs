@@ -240,9 +240,9 @@ async fn silence_forms_refuse_posts_without_the_csrf_pair() {
         }
         let request = builder.body(Body::from(body.clone())).unwrap();
         let (status, text) = send(&app, from_proxy(request, "ana")).await;
-        // A missing field is axum's form rejection (422); a present but unmatched one is ours (400).
+        // A missing field is axum's form rejection (422); a present but unmatched one is ours (403).
         let expected = if body.contains("csrf=") {
-            StatusCode::BAD_REQUEST
+            StatusCode::FORBIDDEN
         } else {
             StatusCode::UNPROCESSABLE_ENTITY
         };

@@ -211,7 +211,7 @@ async fn no_secret_reaches_logs_pages_api_metrics_or_errors() {
         .send()
         .await
         .unwrap();
-    assert_eq!(posted.status(), 400, "a form without the CSRF pair");
+    assert_eq!(posted.status(), 403, "a form without the CSRF pair");
     seen.push(("POST /alerts/silences".into(), posted.text().await.unwrap()));
 
     child.kill().unwrap();

@@ -116,8 +116,9 @@ async fn a_token_signs_a_browser_in_with_a_strict_cookie() {
             .unwrap(),
     );
     let csrf = page
-        .split("name=\"csrf\" value=\"")
+        .split("action=\"/alerts/silences\"")
         .nth(1)
+        .and_then(|form| form.split("name=\"csrf\" value=\"").nth(1))
         .and_then(|rest| rest.split('"').next())
         .unwrap()
         .to_string();
@@ -135,11 +136,7 @@ async fn a_token_signs_a_browser_in_with_a_strict_cookie() {
         ),
     )
     .await;
-    assert_eq!(
-        status,
-        StatusCode::BAD_REQUEST,
-        "a wrong CSRF token: {body}"
-    );
+    assert_eq!(status, StatusCode::FORBIDDEN, "a wrong CSRF token: {body}");
     let (status, _, body) = call(
         &app,
         form(
@@ -149,7 +146,7 @@ async fn a_token_signs_a_browser_in_with_a_strict_cookie() {
         ),
     )
     .await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "no CSRF session: {body}");
+    assert_eq!(status, StatusCode::FORBIDDEN, "no CSRF session: {body}");
     let mut cross = form("/alerts/silences", format!("csrf={csrf}&{silence}"), &both);
     cross
         .headers_mut()
@@ -177,14 +174,75 @@ async fn a_token_signs_a_browser_in_with_a_strict_cookie() {
     let (status, _, body) = call(&app, api_write).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
 
-    // Signing out clears the cookie.
-    let (status, cookies, _) = call(&app, form("/sign-out", String::new(), &signed_in)).await;
+    // Every page's header offers signing out, with a token bound to this sign-in; without
+    // it, or with another, nothing changes: the sign-in still opens the pages.
+    let sign_out_token = sign_out_token_on(&app, "/problems", &signed_in).await;
+    assert_eq!(
+        sign_out_token_on(&app, "/objects", &signed_in).await,
+        sign_out_token
+    );
+    for refused in [String::new(), format!("csrf={}", "c3".repeat(32))] {
+        let (status, cookies, body) = call(&app, form("/sign-out", refused, &signed_in)).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+        assert!(cookies.is_empty(), "nothing changed: {cookies:?}");
+    }
+    let still = request("GET", "/alerts")
+        .header("cookie", &signed_in)
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(call(&app, still).await.0, StatusCode::OK);
+    let mut cross = form("/sign-out", format!("csrf={sign_out_token}"), &signed_in);
+    cross
+        .headers_mut()
+        .insert("sec-fetch-site", "cross-site".parse().unwrap());
+    assert_eq!(call(&app, cross).await.0, StatusCode::FORBIDDEN);
+
+    // With its token, signing out clears the cookie.
+    let (status, cookies, _) = call(
+        &app,
+        form("/sign-out", format!("csrf={sign_out_token}"), &signed_in),
+    )
+    .await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     assert!(
         cookies
             .iter()
             .any(|c| c.starts_with("__Host-fleetglass_signin=;") && c.contains("Max-Age=0"))
     );
+}
+
+/// The token of the sign-out form in the header of `page`, shown to this sign-in.
+async fn sign_out_token_on(app: &axum::Router, page: &str, signed_in: &str) -> String {
+    let (status, _, body) = call(
+        app,
+        request("GET", page)
+            .header("cookie", signed_in)
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body.split("action=\"/sign-out\"")
+        .nth(1)
+        .and_then(|form| form.split("name=\"csrf\" value=\"").nth(1))
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("no sign-out form on {page}: {body}"))
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bearer_token_gets_no_sign_out_button() {
+    let app = https_app().await;
+    let (status, _, page) = call(
+        &app,
+        request("GET", "/problems")
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(!page.contains("/sign-out"), "{page}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,8 +1,9 @@
 //! Incidents on real Postgres: the same cause on several clusters is one incident on `/`,
 //! `/problems` and both APIs; a different reason is another; incidents are ordered by ring
 //! (`group_order`); both APIs count affected objects alike; a cleared cause is listed as
-//! recently resolved; a cause that keeps failing says it flaps; and a domain's "healthy n/m"
-//! counts exactly the objects listed for it.
+//! recently resolved; a cause that keeps failing says it flaps; clusters unreachable for the
+//! same reason are one incident; and a domain's "healthy n/m" counts exactly the objects listed
+//! for it.
 
 mod common;
 
@@ -140,6 +141,39 @@ async fn the_same_cause_on_two_clusters_is_one_incident_in_both_apis() {
         );
         assert!(tofu["key"].as_str().unwrap().starts_with(TOFU));
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn clusters_unreachable_for_the_same_reason_are_one_incident() {
+    let store = fresh_store().await;
+    let clusters = clusters();
+    for cluster in ["dev-1", "prod-eu-1", "prod-eu-2"] {
+        // The engine's root cause for stale data: the cluster itself (health/clusters.rs).
+        let id = format!("{cluster}/Cluster//{cluster}");
+        let mut cause = cause_row(
+            &id,
+            &format!("cluster {cluster} unreachable: connection refused"),
+            &[id.as_str()],
+        );
+        cause.state = "stale".into();
+        seed_rollups(&store, &clusters, cluster, &[cause], &[]).await;
+    }
+    let app = app(store, &config("[prod, staging, dev]"));
+    let (_, body) = get_json(&app, "/api/v1/problems").await;
+    let list = incidents(&body);
+    assert_eq!(list.len(), 1, "{list:#?}");
+    assert_eq!(
+        strings(&list[0]["clusters"]),
+        ["prod-eu-1", "prod-eu-2", "dev-1"]
+    );
+    assert_eq!(list[0]["state"], "stale");
+    let (_, page) = get(&app, "/problems").await;
+    assert!(
+        page.contains(
+            "<strong>3 clusters</strong> <span class=\"reason\">unreachable: connection refused</span> <small class=\"where\">(prod-eu-1, prod-eu-2, dev-1)</small>"
+        ),
+        "{page}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -60,8 +60,41 @@ pub fn render_slack(notice: &Notice) -> Value {
     })
 }
 
+/// A short follow-up for a Slack that cannot edit its message (an incoming webhook): which
+/// clusters joined or left, and where the incident is now.
+pub fn render_cluster_change(notice: &Notice) -> Value {
+    let mut changes = Vec::new();
+    if !notice.joined.is_empty() {
+        changes.push(format!("{} joined", notice.joined.join(", ")));
+    }
+    if !notice.left.is_empty() {
+        changes.push(format!("{} recovered", notice.left.join(", ")));
+    }
+    let now_on = match notice.clusters.len() {
+        1 => format!("now on {}", notice.cluster_list()),
+        n => format!("now on {n} clusters: {}", notice.cluster_list()),
+    };
+    let (kind, name) = (&notice.kind, &notice.name);
+    let text = format!(
+        "{kind} {name} {}: {} — {now_on}",
+        notice.headline_reason(),
+        changes.join(", ")
+    );
+    json!({
+        "text": escape(&text),
+        "blocks": [
+            {"type": "section", "text": {"type": "mrkdwn", "text": truncate(&escape(&text), SECTION_MAX)}},
+            {"type": "context", "elements": [{"type": "mrkdwn",
+                "text": format!("{} · rule {} · alert #{}", notice.severity, escape(&notice.rule), notice.alert_id)}]},
+        ],
+    })
+}
+
 fn title(notice: &Notice) -> String {
-    let reason = notice.headline_reason();
+    let reason = match notice.clusters.len() {
+        0 | 1 => notice.headline_reason().to_string(),
+        n => format!("{} on {n} clusters", notice.headline_reason()),
+    };
     match notice.event {
         Event::Resolved => format!("{} resolved: {reason}", State::Healthy.icon()),
         Event::Renotify => format!(
@@ -115,8 +148,12 @@ mod tests {
             alert_id: 7,
             event: Event::Firing,
             status: AlertStatus::Firing,
+            key: "HelmRelease/apps/<!here>/0000".into(),
             root_cause: "prod-1/HelmRelease/apps/<!here>".into(),
             cluster: "prod-1".into(),
+            clusters: vec!["prod-1".into()],
+            joined: Vec::new(),
+            left: Vec::new(),
             kind: "HelmRelease".into(),
             namespace: "apps".into(),
             name: "<!here>".into(),
@@ -158,6 +195,44 @@ mod tests {
         assert!(
             !blocks.contains("<@U123>") && !blocks.contains("<!here>"),
             "{blocks}"
+        );
+    }
+
+    #[test]
+    fn a_cluster_change_names_who_joined_and_left_and_where_it_is_now() {
+        let mut n = notice("ImagePullBackOff", "");
+        n.event = Event::Update;
+        n.clusters = vec!["prod-1".into(), "prod-3".into()];
+        n.joined = vec!["prod-3".into()];
+        n.left = vec!["prod-2".into()];
+        let message = render_cluster_change(&n);
+        let text = message["text"].as_str().unwrap();
+        assert!(
+            text.contains("prod-3 joined, prod-2 recovered")
+                && text.contains("now on 2 clusters: prod-1, prod-3")
+                && !text.contains("<!here>"),
+            "{text}"
+        );
+        let title = render_slack(&n)["blocks"][0]["text"]["text"].clone();
+        assert!(
+            title.as_str().unwrap().ends_with("on 2 clusters"),
+            "{title}"
+        );
+    }
+
+    #[test]
+    fn clusters_unreachable_together_are_named_in_the_list_not_the_reason() {
+        let mut n = notice("cluster prod-1 unreachable: connection refused", "");
+        n.state = State::Stale;
+        (n.kind, n.namespace, n.name) = ("Cluster".into(), String::new(), "prod-1".into());
+        n.root_cause = "prod-1/Cluster//prod-1".into();
+        n.clusters = vec!["prod-1".into(), "prod-2".into()];
+        let text = render_slack(&n)["text"].as_str().unwrap().to_string();
+        assert!(
+            text.contains(
+                "stale: unreachable: connection refused on 2 clusters — clusters prod-1, prod-2"
+            ),
+            "{text}"
         );
     }
 }

@@ -6,7 +6,7 @@ use crate::health::Evaluation;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How many affected objects a message names; the count says the rest.
-const SAMPLE: usize = 5;
+pub const SAMPLE: usize = 5;
 
 /// The root causes worth alerting on, and the clusters the evaluation covered (an alert on a
 /// covered cluster whose root cause is absent has cleared; other clusters' alerts belong to

@@ -10,10 +10,10 @@
 //! get the notification's id to drop duplicates by.
 
 use super::Notice;
-use super::outbox::{self, Claimed};
 use super::sinks::{Attempt, SendError, Sent, Sinks};
 use crate::config::DeliveryConfig;
 use crate::store::Store;
+use crate::store::outbox::{self, Claimed};
 use chrono::TimeDelta;
 use std::sync::Arc;
 use std::time::Duration;

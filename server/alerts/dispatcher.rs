@@ -4,21 +4,25 @@
 //! Why in-process from the runner's evaluations rather than polling the `root_causes` table:
 //! the runner publishes a fresh evaluation every few seconds, so alerts are as current as the
 //! verdicts, and only the collector that evaluated a cluster has the whole picture of it. With
-//! several collector replicas each manages the alerts of the clusters its evaluation covers;
-//! alerts are keyed by root-cause id (which starts with the cluster), opening one is guarded by
-//! a unique index on open alerts, and open alerts are locked `FOR UPDATE` while a round decides,
-//! so two replicas that briefly evaluate the same cluster take turns instead of paging twice.
+//! several collector replicas each decides for the clusters its evaluation covers: alerts are
+//! keyed by incident, an alert's members on other clusters are kept as stored (see
+//! [`grouping::merged`]), opening one is guarded by a unique index on open alerts' keys, and
+//! the open alerts a round touches are locked `FOR UPDATE` while it decides, so two replicas
+//! that evaluate clusters of the same incident take turns instead of paging twice.
 
+use super::Notice;
 use super::candidates::candidates;
+use super::grouping::{self, CauseGroup, adopted_key, merged};
 use super::lifecycle::{Context, Step, step};
 use super::rules::Policy;
 use super::sinks::Route;
-use super::{Notice, outbox, records, silences};
 use crate::health::Evaluation;
 use crate::ingest::Latest;
 use crate::store::Store;
+use crate::store::alerts as records;
+use crate::store::{outbox, silences};
 use chrono::{DateTime, Utc};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 pub struct Dispatcher {
     store: Store,
@@ -65,30 +69,45 @@ impl Dispatcher {
         now: DateTime<Utc>,
     ) -> Result<(), sqlx::Error> {
         let (causes, covered) = candidates(evaluation, &self.cluster_labels);
-        let covered: Vec<String> = covered.into_iter().collect();
+        let mut groups = grouping::by_incident(causes, &self.policy);
+        let clusters: Vec<String> = covered.iter().cloned().collect();
+        let keys: Vec<String> = groups.keys().cloned().collect();
         let mut tx = self.store.pool().begin().await?;
-        let open = records::lock_open(&mut tx, &covered).await?;
+        let open = records::lock_open(&mut tx, &clusters, &keys).await?;
         let silences = silences::active(&mut tx, now).await?;
         let ctx = Context {
             policy: &self.policy,
             silences: &silences,
             now,
         };
-        let mut by_cause: HashMap<&str, &super::Candidate> =
-            causes.iter().map(|c| (c.root_cause.as_str(), c)).collect();
-        for alert in open {
-            let candidate = by_cause.remove(alert.root_cause.as_str());
-            let id = alert.id;
+        let mut held: BTreeSet<String> = open.iter().map(|a| a.key.clone()).collect();
+        for mut alert in open {
             let before = alert.clone();
-            let step = step(Some(alert), candidate, &ctx);
+            if !groups.contains_key(&alert.key) {
+                let ids: Vec<&str> = alert
+                    .members
+                    .iter()
+                    .map(|m| m.root_cause.as_str())
+                    .chain([alert.root_cause.as_str()])
+                    .collect();
+                if let Some(key) = adopted_key(&ids, &groups, &held) {
+                    held.insert(key.clone());
+                    alert.key = key;
+                }
+            }
+            let seen = groups.remove(&alert.key).unwrap_or_default();
+            let members = merged(&alert.members, seen, &covered, &self.cluster_labels);
+            let group = (!members.is_empty()).then(|| CauseGroup {
+                key: alert.key.clone(),
+                members,
+            });
+            let id = alert.id;
+            let step = step(Some(alert), group.as_ref(), &ctx);
             self.store_step(&mut tx, id, Some(&before), step, now)
                 .await?;
         }
-        for candidate in causes
-            .iter()
-            .filter(|c| by_cause.contains_key(c.root_cause.as_str()))
-        {
-            let step = step(None, Some(candidate), &ctx);
+        for (key, members) in groups {
+            let step = step(None, Some(&CauseGroup { key, members }), &ctx);
             self.store_step(&mut tx, None, None, step, now).await?;
         }
         tx.commit().await
@@ -120,12 +139,20 @@ impl Dispatcher {
         let Some(alert) = &step.alert else {
             return Ok(());
         };
+        let clusters_before = before.map_or(&[][..], |b| b.clusters.as_slice());
         for event in &step.events {
-            let notice = Notice::new(id, alert, *event, self.public_url.as_deref(), now);
-            for route in self.routes.iter().filter(|r| event.for_sink(r.updates)) {
+            let notice = Notice::new(
+                id,
+                alert,
+                clusters_before,
+                *event,
+                self.public_url.as_deref(),
+                now,
+            );
+            for route in self.routes.iter().filter(|r| notice.for_sink(r.updates)) {
                 outbox::enqueue(tx, &route.sink, &notice, !step.recorded_only).await?;
             }
-            tracing::info!(root_cause = %alert.root_cause, event = %event, sent = !step.recorded_only, "alert");
+            tracing::info!(incident = %alert.key, clusters = ?alert.clusters, event = %event, sent = !step.recorded_only, "alert");
         }
         Ok(())
     }

@@ -1,14 +1,16 @@
-//! The alert lifecycle as a pure function: given an alert as stored (if any), the root cause as
-//! the newest evaluation shows it (if any), the policy, the silences and `now`, what the alert
-//! becomes and which notifications that takes. No I/O, so every transition is unit-tested.
+//! The alert lifecycle as a pure function: given an alert as stored (if any), the incident as
+//! the newest evaluation shows it (its root cause on each cluster it hits, if any), the policy,
+//! the silences and `now`, what the alert becomes and which notifications that takes. No I/O,
+//! so every transition is unit-tested.
 //!
-//! pending → firing (once the root cause has been a problem for the rule's `for`) → resolved
-//! (once it has stayed clear for the flap window, so a flapping cause pages once). While firing:
-//! an update when what it affects changes, a re-notification every `renotify`.
+//! pending → firing (once the cause has been a problem for the rule's `for`) → resolved (once
+//! the last cluster has stayed clear for the flap window, so a flapping cause pages once).
+//! While firing: an update when a cluster joins or leaves or what it affects changes, a
+//! re-notification every `renotify`.
 
 use super::rules::Policy;
 use super::silences::Silence;
-use super::{Alert, AlertStatus, Candidate, Event};
+use super::{Alert, AlertStatus, CauseGroup, Event};
 use chrono::{DateTime, Utc};
 
 /// What one evaluation does to one alert.
@@ -28,25 +30,38 @@ pub struct Context<'a> {
 }
 
 impl Context<'_> {
+    /// An alert is silenced when every cluster it is on is: a silence for one cluster does not
+    /// hush the same cause on another. The silence named is the first member's.
     fn silence_for(&self, alert: &Alert) -> Option<i64> {
-        self.silences
+        let silence = |root_cause: &str, cluster: &str, domains: &[String]| {
+            self.silences
+                .iter()
+                .find(|s| s.matches(root_cause, cluster, domains, self.now))
+                .map(|s| s.id)
+        };
+        if alert.members.is_empty() {
+            return silence(&alert.root_cause, &alert.cluster, &alert.domains);
+        }
+        let ids: Option<Vec<i64>> = alert
+            .members
             .iter()
-            .find(|s| s.matches(&alert.root_cause, &alert.cluster, &alert.domains, self.now))
-            .map(|s| s.id)
+            .map(|m| silence(&m.root_cause, &m.cluster, &m.domains))
+            .collect();
+        ids.and_then(|ids| ids.first().copied())
     }
 }
 
-pub fn step(existing: Option<Alert>, candidate: Option<&Candidate>, ctx: &Context) -> Step {
-    let live = candidate.and_then(|c| ctx.policy.rule_for(c).map(|rule| (c, rule)));
+pub fn step(existing: Option<Alert>, group: Option<&CauseGroup>, ctx: &Context) -> Step {
+    let live = group.and_then(|g| g.rule(ctx.policy).map(|rule| (g, rule)));
     match (existing, live) {
         (None, None) => Step::quiet(None),
-        (None, Some((candidate, rule))) => {
-            let mut alert = Alert::open(candidate, rule, ctx.now);
+        (None, Some((group, rule))) => {
+            let mut alert = Alert::open(group, rule, ctx.now);
             fire_if_due(&mut alert, rule.for_, ctx)
         }
-        (Some(mut alert), Some((candidate, rule))) => {
+        (Some(mut alert), Some((group, rule))) => {
             let before = alert.clone();
-            alert.refresh(candidate, rule);
+            alert.refresh(group, rule);
             match alert.status {
                 AlertStatus::Pending => fire_if_due(&mut alert, rule.for_, ctx),
                 _ => while_firing(alert, &before, ctx),
@@ -101,7 +116,8 @@ fn while_firing(mut alert: Alert, before: &Alert, ctx: &Context) -> Step {
         .is_none_or(|at| ctx.now - at >= ctx.policy.renotify)
     {
         Some(Event::Renotify)
-    } else if alert.affected_count != before.affected_count
+    } else if alert.clusters != before.clusters
+        || alert.affected_count != before.affected_count
         || alert.state != before.state
         || alert.reason != before.reason
     {
@@ -123,6 +139,9 @@ fn cleared(mut alert: Alert, ctx: &Context) -> Step {
     if alert.status == AlertStatus::Pending {
         return Step::quiet(None);
     }
+    // Gone from every cluster: no member is kept, or a collector that did not evaluate a
+    // cluster would bring it back from the store.
+    alert.members.clear();
     let cleared_at = *alert.cleared_at.get_or_insert(ctx.now);
     if ctx.now - cleared_at < ctx.policy.flap_window {
         return Step::quiet(Some(alert));
@@ -140,6 +159,7 @@ fn cleared(mut alert: Alert, ctx: &Context) -> Step {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::alerts::Candidate;
     use crate::config::AlertsConfig;
     use crate::health::State;
     use chrono::TimeDelta;
@@ -184,7 +204,8 @@ mod tests {
                 silences: &self.silences,
                 now: self.now,
             };
-            let step = step(self.alert.take(), cause.as_ref(), &ctx);
+            let group = cause.map(CauseGroup::single);
+            let step = step(self.alert.take(), group.as_ref(), &ctx);
             self.alert = step.alert.filter(|a| a.status != AlertStatus::Resolved);
             (step.events, !step.recorded_only)
         }
@@ -275,6 +296,77 @@ mod tests {
         w.after(0, Some(candidate(1)));
         w.after(1, None);
         assert_eq!(w.after(10, None), (vec![Event::Resolved], false));
+    }
+
+    /// The candidate on each named cluster, as one incident.
+    fn on(clusters: &[&str]) -> CauseGroup {
+        let members: Vec<Candidate> = clusters
+            .iter()
+            .map(|c| Candidate {
+                root_cause: format!("{c}/Kustomization/flux-system/gateway-config"),
+                cluster: c.to_string(),
+                ..candidate(1)
+            })
+            .collect();
+        CauseGroup {
+            key: "Kustomization/flux-system/gateway-config/0000".into(),
+            members,
+        }
+    }
+
+    #[test]
+    fn clusters_joining_and_leaving_update_the_one_alert() {
+        let policy = Policy::from_config(&AlertsConfig::default());
+        let mut now: DateTime<Utc> = "2026-11-29T10:00:00Z".parse().unwrap();
+        let mut alert = None;
+        let mut events = Vec::new();
+        for clusters in [&["a", "b"][..], &["a", "b", "c"], &["a", "c"], &["a", "c"]] {
+            now += TimeDelta::minutes(1);
+            let ctx = Context {
+                policy: &policy,
+                silences: &[],
+                now,
+            };
+            let step = step(alert.take(), Some(&on(clusters)), &ctx);
+            events.push(step.events);
+            alert = step.alert;
+        }
+        assert_eq!(
+            events,
+            [
+                vec![Event::Firing],
+                vec![Event::Update],
+                vec![Event::Update],
+                vec![]
+            ]
+        );
+        let alert = alert.unwrap();
+        assert_eq!(
+            (alert.clusters, alert.affected_count),
+            (vec!["a".to_string(), "c".to_string()], 2)
+        );
+    }
+
+    #[test]
+    fn a_silence_on_one_cluster_does_not_hush_the_others() {
+        let mut w = World::new();
+        w.silences.push(Silence {
+            id: 3,
+            root_cause: None,
+            domain: None,
+            cluster: Some("a".into()),
+            until: w.now + TimeDelta::hours(1),
+            comment: String::new(),
+            created_by: "anonymous".into(),
+            created_at: w.now,
+        });
+        let ctx = Context {
+            policy: &w.policy,
+            silences: &w.silences,
+            now: w.now,
+        };
+        assert!(!step(None, Some(&on(&["a", "b"])), &ctx).recorded_only);
+        assert!(step(None, Some(&on(&["a"])), &ctx).recorded_only);
     }
 
     #[test]

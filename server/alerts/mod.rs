@@ -1,7 +1,9 @@
-//! Alerts: one notification per root cause, never lost, quiet when it should be.
+//! Alerts: one notification per incident (the same cause on every cluster it hits), never
+//! lost, quiet when it should be.
 //!
-//! The [`Dispatcher`] reads each evaluation the runner publishes, runs the pure [`lifecycle`]
-//! for every root cause and open alert, and writes the alert changes together with their
+//! The [`Dispatcher`] reads each evaluation the runner publishes, groups its root causes into
+//! incidents ([`grouping`]), runs the pure [`lifecycle`] for every incident and open alert,
+//! and writes the alert changes together with their
 //! notifications (the outbox) in one transaction. The [`Worker`] drains the outbox to Slack and
 //! webhooks with retries, claiming rows with `FOR UPDATE SKIP LOCKED` so that with several
 //! replicas exactly one delivers each notification. Silences are matched in the lifecycle:
@@ -11,21 +13,21 @@ mod blocks;
 mod candidates;
 mod delivery;
 mod dispatcher;
+pub mod grouping;
 pub mod lifecycle;
 mod notice;
-mod outbox;
-mod records;
 pub mod rules;
 pub mod silences;
 mod sinks;
 mod slack;
 
+pub use crate::store::{AlertView, Delivery, list_alerts};
 pub use blocks::render_slack;
 pub use candidates::candidates;
 pub use delivery::{DeliverySettings, Outcome, Worker};
 pub use dispatcher::Dispatcher;
+pub use grouping::CauseGroup;
 pub use notice::Notice;
-pub use records::{AlertView, Delivery, list_alerts};
 pub use sinks::{Route, Sinks};
 
 use crate::config::{AlertRule, Config, Severity};
@@ -81,8 +83,10 @@ pub fn alertable(state: State) -> bool {
     state.is_problem() || state == State::Suspended
 }
 
-/// A root cause in a problem state, as the alerts see it.
-#[derive(Debug, Clone, PartialEq)]
+/// A root cause in a problem state on one cluster, as the alerts see it. An open alert stores
+/// its members as these (`alerts.members`), so a collector that evaluates only some of an
+/// incident's clusters keeps the others' as last seen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
     /// The root cause's object id: `cluster/Kind/namespace/name`.
     pub root_cause: String,
@@ -96,6 +100,8 @@ pub struct Candidate {
     pub affected_sample: Vec<String>,
     /// Domains whose health this root cause blocks.
     pub domains: Vec<String>,
+    /// From the config at every round, never stored.
+    #[serde(skip)]
     pub cluster_labels: BTreeMap<String, String>,
 }
 
@@ -156,13 +162,20 @@ macro_rules! words {
 words!(AlertStatus { Pending => "pending", Firing => "firing", Resolved => "resolved" });
 words!(Event { Firing => "firing", Update => "update", Renotify => "renotify", Resolved => "resolved" });
 
-/// One root-cause episode, the part the lifecycle owns.
+/// One incident episode, the part the lifecycle owns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Alert {
     /// None until stored.
     pub id: Option<i64>,
+    /// The incident's key ([`crate::incidents::key_of`]).
+    pub key: String,
+    /// The first member's root cause and cluster.
     pub root_cause: String,
     pub cluster: String,
+    /// The clusters it is on, in the order they joined; after it cleared, the last ones.
+    pub clusters: Vec<String>,
+    /// The root cause on each of `clusters`; empty once it cleared.
+    pub members: Vec<Candidate>,
     pub rule: String,
     pub severity: Severity,
     pub status: AlertStatus,
@@ -184,15 +197,18 @@ pub struct Alert {
 }
 
 impl Alert {
-    fn open(candidate: &Candidate, rule: &AlertRule, now: DateTime<Utc>) -> Alert {
+    fn open(group: &CauseGroup, rule: &AlertRule, now: DateTime<Utc>) -> Alert {
         let mut alert = Alert {
             id: None,
-            root_cause: candidate.root_cause.clone(),
-            cluster: candidate.cluster.clone(),
+            key: String::new(),
+            root_cause: String::new(),
+            cluster: String::new(),
+            clusters: Vec::new(),
+            members: Vec::new(),
             rule: String::new(),
             severity: rule.severity,
             status: AlertStatus::Pending,
-            state: candidate.state,
+            state: State::Failed,
             reason: String::new(),
             message: String::new(),
             since: None,
@@ -207,21 +223,42 @@ impl Alert {
             last_notified_at: None,
             silence_id: None,
         };
-        alert.refresh(candidate, rule);
+        alert.refresh(group, rule);
         alert
     }
 
-    /// Takes what the newest evaluation says about the root cause.
-    fn refresh(&mut self, candidate: &Candidate, rule: &AlertRule) {
+    /// Takes what the newest evaluation says about the incident: the first member names it,
+    /// the worst state and earliest `since` of all members describe it, and what they affect
+    /// adds up (object ids start with their cluster, so no object is counted twice).
+    fn refresh(&mut self, group: &CauseGroup, rule: &AlertRule) {
+        let first = &group.members[0];
+        self.key = group.key.clone();
+        self.root_cause = first.root_cause.clone();
+        self.cluster = first.cluster.clone();
+        self.clusters = group.members.iter().map(|m| m.cluster.clone()).collect();
+        self.members = group.members.clone();
         self.rule = rule.name.clone();
         self.severity = rule.severity;
-        self.state = candidate.state;
-        self.reason = candidate.reason.clone();
-        self.message = candidate.message.clone();
-        self.since = candidate.since;
-        self.affected_count = candidate.affected_count;
-        self.affected_sample = candidate.affected_sample.clone();
-        self.domains = candidate.domains.clone();
+        self.state = group
+            .members
+            .iter()
+            .map(|m| m.state)
+            .reduce(State::worst)
+            .unwrap_or(first.state);
+        self.reason = first.reason.clone();
+        self.message = first.message.clone();
+        self.since = group.members.iter().filter_map(|m| m.since).min();
+        self.affected_count = group.members.iter().map(|m| m.affected_count).sum();
+        self.affected_sample = group
+            .members
+            .iter()
+            .flat_map(|m| &m.affected_sample)
+            .take(candidates::SAMPLE)
+            .cloned()
+            .collect();
+        let domains: std::collections::BTreeSet<&String> =
+            group.members.iter().flat_map(|m| &m.domains).collect();
+        self.domains = domains.into_iter().cloned().collect();
         self.cleared_at = None;
     }
 }

@@ -12,8 +12,20 @@ pub struct Notice {
     pub alert_id: i64,
     pub event: Event,
     pub status: AlertStatus,
+    /// The incident's key. Notices queued before incidents lack it and the three lists below.
+    #[serde(default)]
+    pub key: String,
+    /// The first cluster's root cause, and that cluster.
     pub root_cause: String,
     pub cluster: String,
+    /// Every cluster the incident is on (after it cleared, the last ones).
+    #[serde(default)]
+    pub clusters: Vec<String>,
+    /// For an update: the clusters that joined and left since the alert last changed.
+    #[serde(default)]
+    pub joined: Vec<String>,
+    #[serde(default)]
+    pub left: Vec<String>,
     pub kind: String,
     pub namespace: String,
     pub name: String,
@@ -35,13 +47,22 @@ pub struct Notice {
 }
 
 impl Notice {
+    /// `before` is the clusters the alert was on when the round began.
     pub fn new(
         alert_id: i64,
         alert: &Alert,
+        before: &[String],
         event: Event,
         public_url: Option<&str>,
         at: DateTime<Utc>,
     ) -> Notice {
+        let (joined, left) = match event {
+            Event::Update => (
+                difference(&alert.clusters, before),
+                difference(before, &alert.clusters),
+            ),
+            _ => (Vec::new(), Vec::new()),
+        };
         let mut parts = alert.root_cause.splitn(4, '/').skip(1);
         let mut part = || parts.next().unwrap_or("").to_string();
         let (kind, namespace, name) = (part(), part(), part());
@@ -56,8 +77,12 @@ impl Notice {
                     alert.root_cause
                 )
             }),
+            key: alert.key.clone(),
             root_cause: alert.root_cause.clone(),
             cluster: alert.cluster.clone(),
+            clusters: alert.clusters.clone(),
+            joined,
+            left,
             kind,
             namespace,
             name,
@@ -76,26 +101,69 @@ impl Notice {
         }
     }
 
-    /// `Kustomization flux-system/gateway-config on staging-1` (a cluster: `cluster prod-eu-1`).
+    /// `Kustomization flux-system/gateway-config on staging-1, staging-2` (clusters:
+    /// `cluster prod-eu-1`, `clusters prod-eu-1, prod-eu-2`).
     pub fn object(&self) -> String {
+        let clusters = self.cluster_list();
         if self.namespace.is_empty() && self.kind == crate::config::CLUSTER_KIND {
-            format!("cluster {}", self.cluster)
+            match self.clusters.len() {
+                0 | 1 => format!("cluster {clusters}"),
+                _ => format!("clusters {clusters}"),
+            }
         } else if self.namespace.is_empty() {
-            format!("{} {} on {}", self.kind, self.name, self.cluster)
+            format!("{} {} on {clusters}", self.kind, self.name)
         } else {
             format!(
-                "{} {}/{} on {}",
-                self.kind, self.namespace, self.name, self.cluster
+                "{} {}/{} on {clusters}",
+                self.kind, self.namespace, self.name
             )
         }
     }
 
-    /// The classified reason, or the state when the engine gave none.
-    pub fn headline_reason(&self) -> &str {
-        if self.reason.is_empty() {
-            self.state.as_str()
+    /// The clusters, comma-separated (the root cause's own, for a notice without the list).
+    pub fn cluster_list(&self) -> String {
+        if self.clusters.is_empty() {
+            self.cluster.clone()
         } else {
-            &self.reason
+            self.clusters.join(", ")
         }
     }
+
+    /// Whether it says a cluster joined or left.
+    pub fn changes_clusters(&self) -> bool {
+        !self.joined.is_empty() || !self.left.is_empty()
+    }
+
+    /// Whether a sink gets it: one that cannot edit gets an update only when it says a
+    /// cluster joined or left (a short follow-up); other growth waits for the re-notify.
+    pub fn for_sink(&self, edits: bool) -> bool {
+        self.event != Event::Update || edits || self.changes_clusters()
+    }
+
+    /// The classified reason, or the state when the engine gave none. Clusters that are
+    /// themselves the cause are named in the list, not in the reason ("unreachable: …").
+    pub fn headline_reason(&self) -> &str {
+        if self.reason.is_empty() {
+            return self.state.as_str();
+        }
+        let named_after_first = format!("cluster {} ", self.cluster);
+        match self.reason.strip_prefix(&named_after_first) {
+            Some(rest)
+                if self.clusters.len() > 1
+                    && crate::incidents::is_cluster_itself(
+                        &self.kind,
+                        &self.name,
+                        &self.cluster,
+                    ) =>
+            {
+                rest
+            }
+            _ => &self.reason,
+        }
+    }
+}
+
+/// What is in `a` and not in `b`, in `a`'s order.
+fn difference(a: &[String], b: &[String]) -> Vec<String> {
+    a.iter().filter(|x| !b.contains(x)).cloned().collect()
 }

@@ -3,7 +3,6 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use sqlx::PgConnection;
 
 #[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct Silence {
@@ -98,59 +97,6 @@ impl NewSilence {
         }
         Ok(self)
     }
-}
-
-const COLUMNS: &str = "id, root_cause, domain, cluster, until, comment, created_by, created_at";
-
-#[tracing::instrument(skip_all)]
-pub async fn create(
-    conn: &mut PgConnection,
-    silence: &NewSilence,
-    created_by: &str,
-    now: DateTime<Utc>,
-) -> Result<Silence, sqlx::Error> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "INSERT INTO silences (root_cause, domain, cluster, until, comment, created_by, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING {COLUMNS}"
-    )))
-    .bind(&silence.root_cause)
-    .bind(&silence.domain)
-    .bind(&silence.cluster)
-    .bind(silence.until)
-    .bind(&silence.comment)
-    .bind(created_by)
-    .bind(now)
-    .fetch_one(conn)
-    .await
-}
-
-/// Silences still in force at `now`, newest first.
-#[tracing::instrument(skip_all)]
-pub async fn active(
-    conn: &mut PgConnection,
-    now: DateTime<Utc>,
-) -> Result<Vec<Silence>, sqlx::Error> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM silences WHERE until > $1 ORDER BY id DESC"
-    )))
-    .bind(now)
-    .fetch_all(conn)
-    .await
-}
-
-/// Ends a silence now; false when there was no such silence in force.
-#[tracing::instrument(skip_all)]
-pub async fn expire(
-    conn: &mut PgConnection,
-    id: i64,
-    now: DateTime<Utc>,
-) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query("UPDATE silences SET until = $2 WHERE id = $1 AND until > $2")
-        .bind(id)
-        .bind(now)
-        .execute(conn)
-        .await?;
-    Ok(done.rows_affected() == 1)
 }
 
 #[cfg(test)]

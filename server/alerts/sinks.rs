@@ -2,8 +2,8 @@
 //! Each send either succeeds or says when to try again; error text never carries a URL or a
 //! token (reqwest errors are stripped with `without_url`).
 
+use super::Notice;
 use super::slack::Slack;
-use super::{Event, Notice};
 use crate::config::{SlackTarget, WebhookTarget};
 use chrono::{DateTime, Utc};
 use reqwest::{Response, StatusCode};
@@ -172,13 +172,6 @@ pub fn redact(error: reqwest::Error) -> String {
         source = std::error::Error::source(cause);
     }
     text
-}
-
-impl Event {
-    /// Whether a sink that cannot edit gets this event.
-    pub fn for_sink(self, updates: bool) -> bool {
-        self != Event::Update || updates
-    }
 }
 
 #[cfg(test)]

@@ -1,12 +1,13 @@
-//! Slack, two ways. Incoming webhook: each notice is a new message (it cannot edit), so a root
-//! cause posts when it fires, when it resolves and at re-notify. Web API with a bot token: the
-//! firing message is kept (`channel`, `ts`) and edited on every change; resolves and re-notify
-//! reminders reply in its thread. Edits go first, being harmless to repeat on a retry. Every
+//! Slack, two ways. Incoming webhook: each notice is a new message (it cannot edit), so an
+//! incident posts when it fires, when it resolves, at re-notify, and a short follow-up when a
+//! cluster joins or leaves. Web API with a bot token: the firing message is kept (`channel`,
+//! `ts`) and edited on every change, clusters joining and leaving included; resolves and
+//! re-notify reminders reply in its thread. Edits go first, being harmless to repeat on a retry. Every
 //! post carries the notification's id as message metadata, so that after a crash between
 //! posting and recording, the retry finds the earlier post (`conversations.history`, or
 //! `conversations.replies` in a thread) instead of posting twice.
 
-use super::blocks::render_slack;
+use super::blocks::{render_cluster_change, render_slack};
 use super::sinks::{Attempt, SendError, Sent, check_status, redact};
 use super::{Event, Notice};
 use crate::config::{Secret, SlackTarget};
@@ -72,6 +73,11 @@ impl Slack {
         let message = render_slack(notice);
         match &self.target {
             SlackTarget::Webhook { url } => {
+                // Only updates that change the clusters reach a webhook (`Notice::for_sink`).
+                let message = match notice.event {
+                    Event::Update => render_cluster_change(notice),
+                    _ => message,
+                };
                 let response = client
                     .post(url.expose())
                     .json(&message)

@@ -85,10 +85,23 @@ pub fn object_of(id: &str) -> (&str, &str, &str) {
     (kind, namespace, name)
 }
 
-/// The key of the incident a cause belongs to.
+/// The key of the incident a cause belongs to. A cluster that is itself the cause (its data
+/// is stale: the collector cannot reach it) is named after itself, so its name is left out:
+/// several clusters unreachable for the same classified reason are one incident.
 pub fn key_of(id: &str, cluster: &str, reason: &str) -> String {
     let (kind, namespace, name) = object_of(id);
+    let name = if is_cluster_itself(kind, name, cluster) {
+        "*"
+    } else {
+        name
+    };
     reason::key(kind, namespace, name, &reason::normalised(reason, cluster))
+}
+
+/// Whether a root cause is its cluster (`cluster/Cluster//cluster`, the engine's id for
+/// stale data).
+pub fn is_cluster_itself(kind: &str, name: &str, cluster: &str) -> bool {
+    kind == crate::config::CLUSTER_KIND && name == cluster
 }
 
 /// Groups root causes into incidents, most impact first: the highest ring (in `rings` order),

@@ -39,6 +39,46 @@ fn tofu(cluster: &str, pod: &str) -> Cause {
     cause(&id, "prod", &reason, &[&id, &terraform], &["networking"])
 }
 
+/// The engine's root cause for a cluster whose data is stale, with the reason it words
+/// (health/clusters.rs `data_problem`).
+fn stale(cluster: &str, error: &str) -> Cause {
+    let id = format!("{cluster}/Cluster//{cluster}");
+    let reason = format!("cluster {cluster} unreachable: {error}");
+    Cause {
+        state: State::Stale,
+        ..cause(&id, "prod", &reason, &[&id], &[])
+    }
+}
+
+#[test]
+fn clusters_unreachable_for_the_same_reason_are_one_incident() {
+    let causes = [
+        stale("prod-eu-2", "connection refused"),
+        stale("prod-eu-1", "connection refused"),
+        stale("prod-us-1", "connection refused"),
+        stale("dev-1", "401 Unauthorized"),
+    ];
+    let incidents = group(&causes, &rings());
+    assert_eq!(incidents.len(), 2, "{incidents:#?}");
+    let refused = &incidents[0];
+    assert_eq!(refused.clusters, ["prod-eu-1", "prod-eu-2", "prod-us-1"]);
+    assert_eq!(
+        refused.root_causes,
+        [
+            "prod-eu-1/Cluster//prod-eu-1",
+            "prod-eu-2/Cluster//prod-eu-2",
+            "prod-us-1/Cluster//prod-us-1"
+        ]
+    );
+    assert_eq!((refused.state, refused.affected_total), (State::Stale, 3));
+    assert_eq!(incidents[1].clusters, ["dev-1"]);
+    assert_ne!(
+        key_of("a/Deployment/x/a", "a", "failed"),
+        key_of("b/Deployment/x/b", "b", "failed"),
+        "only a cluster that is itself the cause loses its name"
+    );
+}
+
 #[test]
 fn the_same_cause_on_two_clusters_is_one_incident_listing_both() {
     let causes = [

@@ -1,19 +1,23 @@
 //! Postgres: current state of every object, the history of state transitions, clusters and
-//! their freshness, and the roll-ups the pages read. Helpers take `&mut PgConnection` so they
+//! their freshness, the roll-ups the pages read, and the alerts, their outbox and silences. Helpers take `&mut PgConnection` so they
 //! compose inside one transaction.
 
+pub mod alerts;
 mod clusters;
 mod crossstack;
 mod graph;
 mod incident_history;
 pub mod leases;
 mod objects;
+pub mod outbox;
 mod progress;
 mod reads;
 pub mod retention;
 mod rollups;
+pub mod silences;
 mod suggestions;
 
+pub use alerts::{AlertView, Delivery, list_alerts};
 pub use clusters::{ClusterRow, upsert_clusters};
 pub use crossstack::{DependencyRow, record_crd_providers, replace_dependencies};
 pub use graph::Linked;

@@ -85,8 +85,11 @@ pub async fn check(State(state): State<AppState>, mut request: Request, next: Ne
             return error.respond_for(&path);
         }
     }
+    let sign_out = by_cookie
+        .then(|| signin::sign_out_token(request.headers(), &state))
+        .flatten();
     request.extensions_mut().insert(identity);
-    next.run(request).await
+    signin::with_sign_out(sign_out, next.run(request)).await
 }
 
 const READ_ONLY: &str = "this fleetglass has no authentication configured (web.auth.mode none), \

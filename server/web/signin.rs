@@ -5,6 +5,11 @@
 //! The cookie is `HttpOnly` and `SameSite=Strict`, and under https `__Host-` prefixed and
 //! `Secure`, like the CSRF session cookie. Forms keep their CSRF token; writes to the JSON API
 //! still need a bearer token.
+//!
+//! Signing out is a form in every page's header while a browser is signed in; it carries a
+//! token made from the sign-in cookie (HMAC with the server's key, so it is different for every
+//! sign-in and cannot be made without the cookie, which is HttpOnly), checked in constant time:
+//! another site cannot sign a browser out.
 
 use super::AppState;
 use super::csrf;
@@ -26,6 +31,14 @@ const PLAIN_COOKIE: &str = "fleetglass_signin";
 /// How long a sign-in lasts.
 const LIFETIME: TimeDelta = TimeDelta::hours(12);
 const PURPOSE: &str = "fleetglass sign-in v1";
+const SIGN_OUT_PURPOSE: &str = "fleetglass sign-out v1";
+
+tokio::task_local! {
+    /// The sign-out form's token while a page for a browser signed in with a session renders
+    /// (set by the auth middleware around the handler), so the shared header shows the button
+    /// without every page passing it along.
+    static SIGN_OUT_TOKEN: Option<String>;
+}
 
 #[derive(Template)]
 #[template(path = "signin.html")]
@@ -113,7 +126,30 @@ pub async fn sign_in(
     Ok(response)
 }
 
-pub async fn sign_out(State(state): State<AppState>) -> Response {
+#[derive(Deserialize)]
+pub struct SignOutForm {
+    #[serde(default)]
+    csrf: String,
+}
+
+/// Ends the browser's sign-in, if the form carries its token; without one (or with a wrong one)
+/// nothing changes. A browser with no sign-in has nothing to end and goes to the sign-in page.
+pub async fn sign_out(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<SignOutForm>,
+) -> Response {
+    let Some(expected) = sign_out_token(&headers, &state) else {
+        return Redirect::to(SIGN_IN).into_response();
+    };
+    if !csrf::constant_time_eq(expected.as_bytes(), form.csrf.as_bytes()) {
+        return ApiError::Forbidden(
+            "this sign-out form is out of date or came from another site; reload the page and \
+             try again"
+                .into(),
+        )
+        .respond_for(SIGN_OUT);
+    }
     let secure = if state.site.hosts.https() {
         "; Secure"
     } else {
@@ -132,6 +168,29 @@ fn set_cookie(response: &mut Response, cookie: &str) {
     if let Ok(value) = HeaderValue::from_str(cookie) {
         response.headers_mut().append(header::SET_COOKIE, value);
     }
+}
+
+/// The token a sign-out form must carry: bound to this browser's sign-in cookie, which must
+/// be valid.
+pub fn sign_out_token(headers: &HeaderMap, state: &AppState) -> Option<String> {
+    signed_in(headers, state)?;
+    let value = csrf::cookie(headers, cookie_name(&state.site))?;
+    Some(state.csrf_key.mac(&[SIGN_OUT_PURPOSE, &value]))
+}
+
+/// Runs a request with its sign-out token (if signed in by cookie) available to the page
+/// header.
+pub async fn with_sign_out<F: Future<Output = Response>>(
+    token: Option<String>,
+    run: F,
+) -> Response {
+    SIGN_OUT_TOKEN.scope(token, run).await
+}
+
+/// The sign-out token for the page being rendered: Some only for a browser signed in with a
+/// session (not with a bearer token, a proxy, or no authentication).
+pub fn header_sign_out() -> Option<String> {
+    SIGN_OUT_TOKEN.try_with(Clone::clone).ok().flatten()
 }
 
 /// The token name a valid, unexpired sign-in cookie carries.

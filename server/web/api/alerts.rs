@@ -4,8 +4,9 @@
 //! The JSON POST needs no CSRF token: browsers cannot send `application/json` cross-site
 //! without a CORS preflight, which this server never grants.
 
-use crate::alerts::silences::{self, NewSilence, Silence};
+use crate::alerts::silences::{NewSilence, Silence};
 use crate::alerts::{AlertView, list_alerts};
+use crate::store::silences;
 use crate::web::AppState;
 use crate::web::auth::Identity;
 use crate::web::error::{ApiError, ErrorBody, Result};

@@ -2,9 +2,10 @@
 //! silences in force, and forms to add or end a silence (CSRF-checked).
 
 use super::render;
-use crate::alerts::silences::{self, NewSilence, Silence};
+use crate::alerts::silences::{NewSilence, Silence};
 use crate::alerts::{AlertView, Delivery};
 use crate::model::{human, parse_go_duration};
+use crate::store::silences;
 use crate::web::AppState;
 use crate::web::api::alerts::{AlertsReply, add_silence};
 use crate::web::auth::Identity;
@@ -59,6 +60,10 @@ struct Row {
     state: crate::health::State,
     severity: String,
     root_cause: String,
+    /// Every cluster the incident is on, when more than one.
+    clusters: Vec<String>,
+    /// What the "silence" buttons silence: the root cause on each cluster.
+    silence: Vec<SilenceTarget>,
     reason: String,
     message: String,
     when: When,
@@ -66,6 +71,12 @@ struct Row {
     domains: String,
     deliveries: Vec<String>,
     contacts: Vec<Contact>,
+}
+
+struct SilenceTarget {
+    /// Empty when the alert is on one cluster.
+    cluster: String,
+    root_cause: String,
 }
 
 /// A relative time with the absolute one for the title.
@@ -106,7 +117,7 @@ pub async fn page(
     let domains = &state.site.domains;
     let rows = |alerts: Vec<AlertView>| alerts.into_iter().map(|a| row(a, domains, now)).collect();
     let summary = format!(
-        "{} open · {} silenced · {} recently resolved — one alert per root cause",
+        "{} open · {} silenced · {} recently resolved — one alert per incident",
         reply.open.len(),
         reply.silenced.len(),
         reply.resolved.len()
@@ -208,7 +219,7 @@ fn check_csrf(
     if csrf::verify(headers, &state.site, &state.csrf_key, &requester, submitted) {
         Ok(())
     } else {
-        Err(ApiError::BadRequest(
+        Err(ApiError::Forbidden(
             "this form is out of date or came from another site; reload /alerts and try again"
                 .into(),
         )
@@ -253,8 +264,39 @@ fn row(alert: AlertView, domains: &[crate::health::DomainSpec], now: DateTime<Ut
         contacts: contacts(domains, strings(&alert.domains).iter().map(String::as_str)),
         domains: strings(&alert.domains).join(", "),
         deliveries: delivery_summary(&alert.deliveries, now),
+        silence: silence_targets(&alert.root_cause, &alert.clusters),
+        clusters: match alert.clusters.len() {
+            0 | 1 => Vec::new(),
+            _ => alert.clusters,
+        },
         root_cause: alert.root_cause,
     }
+}
+
+/// The root cause on each of the clusters (an incident is one kind, namespace and name on
+/// all of them; a cluster that is itself the cause is named after itself).
+fn silence_targets(root_cause: &str, clusters: &[String]) -> Vec<SilenceTarget> {
+    if clusters.len() < 2 {
+        return vec![SilenceTarget {
+            cluster: String::new(),
+            root_cause: root_cause.to_string(),
+        }];
+    }
+    let (kind, namespace, name) = crate::incidents::object_of(root_cause);
+    clusters
+        .iter()
+        .map(|cluster| {
+            let name = if kind == crate::config::CLUSTER_KIND {
+                cluster.as_str()
+            } else {
+                name
+            };
+            SilenceTarget {
+                cluster: cluster.clone(),
+                root_cause: format!("{cluster}/{kind}/{namespace}/{name}"),
+            }
+        })
+        .collect()
 }
 
 fn strings(value: &serde_json::Value) -> Vec<String> {

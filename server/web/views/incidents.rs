@@ -63,7 +63,31 @@ pub struct CauseLink {
     pub affected: usize,
 }
 
+/// The head of an incident whose root causes are clusters themselves: "3 clusters" and
+/// "unreachable: connection refused".
+pub struct ClustersHead {
+    pub who: String,
+    pub why: String,
+}
+
 impl IncidentView {
+    /// For several clusters that are themselves the cause (stale), the head that names them
+    /// together instead of after the first.
+    pub fn clusters_head(&self) -> Option<ClustersHead> {
+        let incident = &self.incident;
+        let first = incident.clusters.first()?;
+        let together = incident.clusters.len() > 1
+            && incidents::is_cluster_itself(&incident.kind, &incident.name, first);
+        together.then(|| ClustersHead {
+            who: format!("{} clusters", incident.clusters.len()),
+            why: incident
+                .reason
+                .strip_prefix(&format!("cluster {first} "))
+                .unwrap_or(&incident.reason)
+                .to_string(),
+        })
+    }
+
     /// "on prod-eu-1", "on 2 clusters (prod-eu-1, prod-eu-2)".
     pub fn clusters_text(&self) -> String {
         match self.incident.clusters.as_slice() {

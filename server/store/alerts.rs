@@ -1,7 +1,7 @@
 //! The `alerts` table: loading open alerts for the lifecycle (locked, so two collectors take
 //! turns), storing what the lifecycle decided, and the listing the page and the API show.
 
-use super::Alert;
+use crate::alerts::{Alert, Candidate};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
@@ -10,8 +10,11 @@ use sqlx::PgConnection;
 #[derive(sqlx::FromRow)]
 struct AlertRecord {
     id: i64,
+    incident_key: String,
     root_cause: String,
     cluster: String,
+    clusters: Vec<String>,
+    members: Value,
     rule: String,
     severity: String,
     status: String,
@@ -31,7 +34,7 @@ struct AlertRecord {
     silence_id: Option<i64>,
 }
 
-const COLUMNS: &str = "id, root_cause, cluster, rule, severity, status, state, reason, message, \
+const COLUMNS: &str = "id, incident_key, root_cause, cluster, clusters, members, rule, severity, status, state, reason, message, \
     since, affected_count, affected_sample, domains, first_seen, fired_at, cleared_at, \
     resolved_at, notified, last_notified_at, silence_id";
 
@@ -49,6 +52,10 @@ impl TryFrom<AlertRecord> for Alert {
             affected_count: usize::try_from(r.affected_count).unwrap_or(0),
             affected_sample: strings(r.affected_sample)?,
             domains: strings(r.domains)?,
+            members: serde_json::from_value::<Vec<Candidate>>(r.members)
+                .map_err(|e| decode(e.to_string()))?,
+            key: r.incident_key,
+            clusters: r.clusters,
             root_cause: r.root_cause,
             cluster: r.cluster,
             rule: r.rule,
@@ -66,24 +73,28 @@ impl TryFrom<AlertRecord> for Alert {
     }
 }
 
-/// The open alerts of these clusters, locked until the transaction ends: a second collector
-/// evaluating the same cluster waits and then sees this one's decisions.
+/// The open alerts on any of these clusters or with any of these incident keys, locked until
+/// the transaction ends: a second collector evaluating a cluster of the same incident waits
+/// and then sees this one's decisions.
 #[tracing::instrument(skip_all)]
 pub async fn lock_open(
     conn: &mut PgConnection,
     clusters: &[String],
+    keys: &[String],
 ) -> Result<Vec<Alert>, sqlx::Error> {
     let records: Vec<AlertRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM alerts WHERE status <> 'resolved' AND cluster = ANY($1)
+        "SELECT {COLUMNS} FROM alerts
+         WHERE status <> 'resolved' AND (clusters && $1 OR incident_key = ANY($2))
          ORDER BY id FOR UPDATE"
     )))
     .bind(clusters)
+    .bind(keys)
     .fetch_all(conn)
     .await?;
     records.into_iter().map(Alert::try_from).collect()
 }
 
-/// Stores a new alert; None when another collector opened one for the root cause first.
+/// Stores a new alert; None when another collector opened one for the incident first.
 #[tracing::instrument(skip_all)]
 pub async fn insert(
     conn: &mut PgConnection,
@@ -93,10 +104,11 @@ pub async fn insert(
     sqlx::query_scalar(
         "INSERT INTO alerts (root_cause, cluster, rule, severity, status, state, reason, message,
              since, affected_count, affected_sample, domains, first_seen, fired_at, cleared_at,
-             resolved_at, notified, last_notified_at, silence_id, updated_at)
+             resolved_at, notified, last_notified_at, silence_id, updated_at, incident_key,
+             clusters, members)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-                 $19, $20)
-         ON CONFLICT (root_cause) WHERE status <> 'resolved' DO NOTHING
+                 $19, $20, $21, $22, $23)
+         ON CONFLICT (incident_key) WHERE status <> 'resolved' DO NOTHING
          RETURNING id",
     )
     .bind(&alert.root_cause)
@@ -119,6 +131,9 @@ pub async fn insert(
     .bind(alert.last_notified_at)
     .bind(alert.silence_id)
     .bind(now)
+    .bind(&alert.key)
+    .bind(&alert.clusters)
+    .bind(members(alert)?)
     .fetch_optional(conn)
     .await
 }
@@ -134,7 +149,8 @@ pub async fn update(
         "UPDATE alerts SET rule = $2, severity = $3, status = $4, state = $5, reason = $6,
              message = $7, since = $8, affected_count = $9, affected_sample = $10, domains = $11,
              fired_at = $12, cleared_at = $13, resolved_at = $14, notified = $15,
-             last_notified_at = $16, silence_id = $17, updated_at = $18
+             last_notified_at = $16, silence_id = $17, updated_at = $18, incident_key = $19,
+             root_cause = $20, cluster = $21, clusters = $22, members = $23
          WHERE id = $1",
     )
     .bind(id)
@@ -155,6 +171,11 @@ pub async fn update(
     .bind(alert.last_notified_at)
     .bind(alert.silence_id)
     .bind(now)
+    .bind(&alert.key)
+    .bind(&alert.root_cause)
+    .bind(&alert.cluster)
+    .bind(&alert.clusters)
+    .bind(members(alert)?)
     .execute(conn)
     .await?;
     Ok(())
@@ -169,6 +190,10 @@ pub async fn delete(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error>
     Ok(())
 }
 
+fn members(alert: &Alert) -> Result<Value, sqlx::Error> {
+    serde_json::to_value(&alert.members).map_err(|e| sqlx::Error::Encode(e.into()))
+}
+
 fn count(n: usize) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }
@@ -177,8 +202,14 @@ fn count(n: usize) -> i32 {
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct AlertView {
     pub id: i64,
+    /// The incident's key (as in `incidents`; an alert from before incidents: its root cause).
+    #[sqlx(rename = "incident_key")]
+    pub key: String,
+    /// The first cluster's root cause, and that cluster.
     pub root_cause: String,
     pub cluster: String,
+    /// Every cluster the incident is on, in the order they joined (resolved: the last ones).
+    pub clusters: Vec<String>,
     pub rule: String,
     pub severity: String,
     pub status: String,
