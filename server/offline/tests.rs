@@ -1,4 +1,4 @@
-use super::report::{Report, evaluate_inputs};
+use super::report::Report;
 use super::*;
 use crate::health::Thresholds;
 use chrono::{DateTime, Utc};
