@@ -2,7 +2,7 @@
 //! document on stdout. Exit 0 when it evaluated (whatever the states), 2 on unreadable input.
 
 use crate::config;
-use crate::offline::{LOCAL_CLUSTER, read_inputs, write_report};
+use crate::offline::{LOCAL_CLUSTER, evaluate_inputs, read_inputs, write_report};
 use chrono::{DateTime, Utc};
 use clap::Args;
 use std::path::PathBuf;
@@ -45,14 +45,13 @@ pub fn run(args: EvaluateArgs) -> ExitCode {
         Ok(inputs) => inputs,
         Err(e) => return usage_error(e.to_string()),
     };
-    let written = write_report(
-        &inputs,
-        &args.cluster,
-        args.now.unwrap_or_else(Utc::now),
-        &config.thresholds,
-        &config.domains,
-        std::io::stdout().lock(),
-    );
+    let cluster = &args.cluster;
+    let now = args.now.unwrap_or_else(Utc::now);
+    let evaluation = evaluate_inputs(&inputs, cluster, now, &config.thresholds, &config.domains);
+    let written = write_report(&inputs, &evaluation, cluster, now, std::io::stdout().lock());
+    // The process ends here: the system takes the memory back at once, while dropping every
+    // object and verdict one by one took about 6 % of a 100,000-object run.
+    std::mem::forget((inputs, evaluation));
     match written {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => usage_error(format!("cannot write the report: {e}")),

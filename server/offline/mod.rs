@@ -7,7 +7,7 @@ mod report;
 mod stream;
 
 pub use read::{Ignored, InputError, Inputs, LOCAL_CLUSTER, Skipped, read_inputs};
-pub use report::write_report;
+pub use report::{evaluate_inputs, write_report};
 
 #[cfg(test)]
 mod tests;

@@ -4,10 +4,9 @@
 //! unreadable or too deeply nested input is one error line naming file and position.
 
 use super::depth::{self, JsonDepthGuard, TooDeep};
-use super::stream::{Document, DocumentSeed};
-use crate::model::{Kind, Object, ObjectId, Skip, parse_object};
+use super::stream::DocumentSeed;
+use crate::model::{Kind, Object, ObjectId, Skip};
 use serde::de::DeserializeSeed;
-use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::collections::hash_map::{Entry, HashMap};
 use std::fmt;
@@ -148,7 +147,10 @@ fn json_documents(name: &str, reader: impl Read, gather: &mut Gather) -> Result<
             None => input_error(name, io.to_string(), 0, 0),
         }
     };
-    let mut deserializer = serde_json::Deserializer::from_reader(JsonDepthGuard::new(reader));
+    // Buffered after the guard: serde_json reads byte by byte, and the guard checks a chunk at
+    // a time.
+    let guarded = BufReader::with_capacity(1 << 16, JsonDepthGuard::new(reader));
+    let mut deserializer = serde_json::Deserializer::from_reader(guarded);
     let mut index = 0;
     loop {
         match deserializer.end() {
@@ -189,9 +191,6 @@ fn without_position(problem: &str) -> String {
         .to_string()
 }
 
-/// What one value of the input is: a List (its items, Lists inside Lists too) or an object.
-type Parsed = Vec<(String, Result<Object, Skip>)>;
-
 /// Inputs as they are read: each object once (copies of one object merged, and named when
 /// they differ).
 struct Gather {
@@ -219,21 +218,13 @@ impl Gather {
         document: &str,
         deserializer: D,
     ) -> Result<bool, D::Error> {
-        let cluster = self.cluster.clone();
-        let read = DocumentSeed(|index, item: Value| {
-            parse_value(&cluster, &format!("{document}.items[{index}]"), &item)
-        })
-        .deserialize(deserializer)?;
-        let parsed = match read {
-            Document::Empty => return Ok(false),
-            Document::NotAMapping => vec![(document.to_string(), Err(not_a_mapping()))],
-            Document::Mapping { fields, items } => match items {
-                Some(items) if is_list(&fields) => items.into_iter().flatten().collect(),
-                _ => {
-                    let object = Value::Object(fields);
-                    vec![(document.to_string(), parse_object(&cluster, &object))]
-                }
-            },
+        let seed = DocumentSeed {
+            cluster: &self.cluster,
+            document,
+            item: false,
+        };
+        let Some(parsed) = seed.deserialize(deserializer)? else {
+            return Ok(false);
         };
         for (document, result) in parsed {
             self.add(document, result);
@@ -281,31 +272,5 @@ impl Gather {
             }
         }
         self.inputs
-    }
-}
-
-fn is_list(fields: &Map<String, Value>) -> bool {
-    fields
-        .get("kind")
-        .and_then(Value::as_str)
-        .is_some_and(|kind| kind.ends_with("List"))
-}
-
-fn not_a_mapping() -> Skip {
-    Skip::Invalid("not a mapping".into())
-}
-
-/// A value inside a List: an object, or a List whose items are read in turn.
-fn parse_value(cluster: &str, document: &str, value: &Value) -> Parsed {
-    let items = value.get("items").and_then(Value::as_array);
-    match items {
-        Some(items) if value.as_object().is_some_and(is_list) => items
-            .iter()
-            .enumerate()
-            .flat_map(|(index, item)| {
-                parse_value(cluster, &format!("{document}.items[{index}]"), item)
-            })
-            .collect(),
-        _ => vec![(document.to_string(), parse_object(cluster, value))],
     }
 }

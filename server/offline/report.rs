@@ -14,26 +14,24 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeStruct, Serializer};
 use std::io::Write;
 
-/// Evaluates what was read as the cluster `cluster` and writes the report (pretty JSON and a
-/// newline) to `out`.
+/// Writes the report on `evaluation` of what was read as the cluster `cluster` (pretty JSON
+/// and a newline) to `out`.
 pub fn write_report(
     inputs: &Inputs,
+    evaluation: &Evaluation,
     cluster: &str,
     now: DateTime<Utc>,
-    thresholds: &Thresholds,
-    domains: &[DomainSpec],
     out: impl Write,
 ) -> std::io::Result<()> {
-    let evaluation = evaluate_inputs(inputs, cluster, now, thresholds, domains);
     let mut out = std::io::BufWriter::new(out);
-    serde_json::to_writer_pretty(&mut out, &Report::new(inputs, cluster, now, &evaluation))?;
+    serde_json::to_writer_pretty(&mut out, &Report::new(inputs, cluster, now, evaluation))?;
     writeln!(out)?;
     out.flush()
 }
 
 /// The engine on the input, told what the input covers: absence is evidence only for the
 /// kinds it holds, and copies that disagree cannot be trusted.
-pub(super) fn evaluate_inputs(
+pub fn evaluate_inputs(
     inputs: &Inputs,
     cluster: &str,
     now: DateTime<Utc>,

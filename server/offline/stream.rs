@@ -1,50 +1,54 @@
-//! One document at a time, and a List's `items` one at a time as the parser reaches them, so
-//! reading 100,000 objects never holds more than one of them as a generic JSON value (a whole
-//! `kubectl get -o json` List as one value takes several times the size of its text).
+//! One document at a time, and a List's `items` one at a time as the parser reaches them,
+//! each read straight into the fields the engine reads (everything else is skipped by the
+//! parser, never built), so 100,000 objects cost about their slim objects.
 
+use crate::model::{KeyInto, Object, RawObject, Skip, object_from_raw};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Value};
 use std::fmt;
 
-/// A document as read: its top-level fields except `items`, and `items` when it was an array,
-/// each element handed to the caller's function as it was parsed.
-pub(super) enum Document<T> {
-    /// An empty YAML document.
-    Empty,
-    NotAMapping,
-    Mapping {
-        fields: Map<String, Value>,
-        items: Option<Vec<T>>,
-    },
+/// What one value of the input is: a List (its items, Lists inside Lists too) or an object,
+/// each with where it was read (`file#index`, `file#index.items[i]`).
+pub(super) type Parsed = Vec<(String, Result<Object, Skip>)>;
+
+/// Reads one document (`item: false`; None when it is an empty YAML document) or one element
+/// of a List's `items` (`item: true`).
+pub(super) struct DocumentSeed<'a> {
+    pub cluster: &'a str,
+    pub document: &'a str,
+    pub item: bool,
 }
 
-/// Reads one document, turning each top-level `items` element into a `T` with `item`.
-pub(super) struct DocumentSeed<F>(pub F);
-
-impl<'de, T, F: FnMut(usize, Value) -> T> DeserializeSeed<'de> for DocumentSeed<F> {
-    type Value = Document<T>;
+impl<'de> DeserializeSeed<'de> for DocumentSeed<'_> {
+    type Value = Option<Parsed>;
 
     fn deserialize<D: de::Deserializer<'de>>(
         self,
         deserializer: D,
     ) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_any(DocumentVisitor(self.0))
+        deserializer.deserialize_any(self)
     }
 }
 
-struct DocumentVisitor<F>(F);
+impl DocumentSeed<'_> {
+    fn not_a_mapping(&self) -> Option<Parsed> {
+        Some(vec![(
+            self.document.to_string(),
+            Err(Skip::Invalid("not a mapping".into())),
+        )])
+    }
+}
 
-/// Anything but a mapping (or nothing) at the top: consumed and reported as such.
+/// Anything but a mapping at the top: consumed and reported as such.
 macro_rules! not_a_mapping {
     ($($method:ident($($arg:ty)?)),*) => {
         $(fn $method<E: de::Error>(self $(, _: $arg)?) -> Result<Self::Value, E> {
-            Ok(Document::NotAMapping)
+            Ok(self.not_a_mapping())
         })*
     };
 }
 
-impl<'de, T, F: FnMut(usize, Value) -> T> Visitor<'de> for DocumentVisitor<F> {
-    type Value = Document<T>;
+impl<'de> Visitor<'de> for DocumentSeed<'_> {
+    type Value = Option<Parsed>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a Kubernetes object or List")
@@ -59,55 +63,71 @@ impl<'de, T, F: FnMut(usize, Value) -> T> Visitor<'de> for DocumentVisitor<F> {
         visit_bytes(&[u8])
     );
 
+    /// An empty YAML document; a null inside a List is an item that is not a mapping.
     fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(Document::Empty)
+        Ok(if self.item {
+            self.not_a_mapping()
+        } else {
+            None
+        })
     }
 
     fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(Document::Empty)
+        self.visit_unit()
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
         IgnoredAny.visit_seq(seq)?;
-        Ok(Document::NotAMapping)
+        Ok(self.not_a_mapping())
     }
 
     fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<Self::Value, A::Error> {
         IgnoredAny.visit_enum(data)?;
-        Ok(Document::NotAMapping)
+        Ok(self.not_a_mapping())
     }
 
-    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut fields = Map::new();
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut object = RawObject::default();
         let mut items = None;
-        while let Some(key) = map.next_key::<String>()? {
+        let mut key = String::new();
+        while map.next_key_seed(KeyInto(&mut key))?.is_some() {
             if key == "items" {
-                items = map.next_value_seed(ItemsSeed(&mut self.0))?;
+                items = map.next_value_seed(ItemsSeed {
+                    cluster: self.cluster,
+                    document: self.document,
+                })?;
             } else {
-                let value = map.next_value::<Value>()?;
-                fields.insert(key, value);
+                object.read_field(&key, &mut map)?;
             }
         }
-        Ok(Document::Mapping { fields, items })
+        let is_list = object.kind.got().is_some_and(|kind| kind.ends_with("List"));
+        Ok(Some(match items {
+            Some(items) if is_list => items.into_iter().flatten().collect(),
+            _ => vec![(
+                self.document.to_string(),
+                object_from_raw(self.cluster, object),
+            )],
+        }))
     }
 }
 
-/// `items`: the elements, each turned into a `T` as soon as it is parsed; None when `items`
-/// is not an array.
-struct ItemsSeed<'f, F>(&'f mut F);
+/// `items`: each element read as soon as the parser reaches it; None when `items` is not an
+/// array.
+struct ItemsSeed<'a> {
+    cluster: &'a str,
+    document: &'a str,
+}
 
-impl<'de, T, F: FnMut(usize, Value) -> T> DeserializeSeed<'de> for ItemsSeed<'_, F> {
-    type Value = Option<Vec<T>>;
+impl<'de> DeserializeSeed<'de> for ItemsSeed<'_> {
+    type Value = Option<Vec<Parsed>>;
 
     fn deserialize<D: de::Deserializer<'de>>(
         self,
         deserializer: D,
     ) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_any(ItemsVisitor(self.0))
+        deserializer.deserialize_any(self)
     }
 }
-
-struct ItemsVisitor<'f, F>(&'f mut F);
 
 macro_rules! not_an_array {
     ($($method:ident($($arg:ty)?)),*) => {
@@ -117,8 +137,8 @@ macro_rules! not_an_array {
     };
 }
 
-impl<'de, T, F: FnMut(usize, Value) -> T> Visitor<'de> for ItemsVisitor<'_, F> {
-    type Value = Option<Vec<T>>;
+impl<'de> Visitor<'de> for ItemsSeed<'_> {
+    type Value = Option<Vec<Parsed>>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a List's items")
@@ -147,9 +167,17 @@ impl<'de, T, F: FnMut(usize, Value) -> T> Visitor<'de> for ItemsVisitor<'_, F> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-        while let Some(item) = seq.next_element::<Value>()? {
-            items.push((self.0)(items.len(), item));
+        loop {
+            let document = format!("{}.items[{}]", self.document, items.len());
+            let item = DocumentSeed {
+                cluster: self.cluster,
+                document: &document,
+                item: true,
+            };
+            match seq.next_element_seed(item)? {
+                Some(parsed) => items.push(parsed.unwrap_or_default()),
+                None => return Ok(Some(items)),
+            }
         }
-        Ok(Some(items))
     }
 }

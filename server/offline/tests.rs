@@ -1,4 +1,4 @@
-use super::report::{Report, evaluate_inputs};
+use super::report::Report;
 use super::*;
 use crate::health::Thresholds;
 use chrono::{DateTime, Utc};
@@ -199,4 +199,123 @@ fn the_report_follows_the_json_contract() {
     );
     assert_eq!(report["ignored"]["count"], 2);
     assert_eq!(report["skipped"][0]["reason"], "Pod without metadata.name");
+}
+
+/// Objects of every kind the engine reads, with fields of every wrong shape: malformed ones
+/// become the same defects whichever way they arrive.
+fn every_shape() -> Vec<Value> {
+    let pod_status = serde_json::json!({
+        "phase": "Running", "startTime": "2026-11-29T11:00:00Z", "reason": 3,
+        "initContainerStatuses": [{"name": "init", "ready": true, "restartCount": 0,
+            "state": {"terminated": {"reason": "Completed", "exitCode": 0}}}],
+        "containerStatuses": [
+            {"name": "app", "ready": "yes", "restartCount": "7",
+             "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off"}},
+             "lastState": {"terminated": {"reason": "OOMKilled", "exitCode": 137,
+                 "finishedAt": "2026-11-29T11:59:00Z", "message": "killed"}}},
+            "not a container", null]});
+    serde_json::json!([
+        {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+         "metadata": {"name": "apps", "namespace": "flux-system", "generation": "4",
+                      "labels": {"a": "b", "n": 1, "sharding.fluxcd.io/key": "shard1"},
+                      "creationTimestamp": "yesterday", "deletionTimestamp": 5,
+                      "ownerReferences": [{"kind": "X", "name": "y"}, {"kind": 1, "name": "z"}, 7],
+                      "annotations": {"big": "x".repeat(300)}, "managedFields": [{"a": [1, 2, {"b": null}]}]},
+         "spec": {"interval": 600, "timeout": "5x", "wait": "true", "suspend": null,
+                  "dependsOn": [{"name": "infra"}, "bad", {"namespace": "x"}, {"name": 3}],
+                  "healthChecks": {"kind": "Deployment"},
+                  "sourceRef": {"kind": "GitRepository", "name": "flux-system", "namespace": null}},
+         "status": {"observedGeneration": 3.5, "lastAppliedRevision": ["a"],
+                    "conditions": [{"type": "Ready", "status": "Maybe", "observedGeneration": "2",
+                                    "lastTransitionTime": "2026-11-29T11:00:00Z", "reason": 1},
+                                   "no", {"status": "True"}, {"type": 5}],
+                    "inventory": {"entries": [{"id": "a_b_apps_Deployment"}, {"id": 4}, "x"]}}},
+        {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+         "metadata": {"name": "web", "namespace": "team"},
+         "spec": {"chart": {"spec": {"chart": "web", "version": 2,
+                  "sourceRef": {"kind": "HelmRepository", "name": "charts"}}}, "chartRef": "no"},
+         "status": {"helmChart": "team/team-web", "history": [{"chartName": "web", "chartVersion": 1,
+                    "appVersion": "2.0", "status": "deployed"}, {"chartName": "old"}]}},
+        {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+         "metadata": {"name": "named", "namespace": "team"},
+         "spec": {"chart": "just-a-name"}, "status": {"history": {"x": 1}}},
+        {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmChart",
+         "metadata": {"name": "team-web", "namespace": "team"},
+         "spec": {"chart": {"not": "a name"}, "version": "1.x", "url": 8,
+                  "sourceRef": {"kind": "HelmRepository", "name": "charts"}},
+         "status": {"artifact": {"revision": "1.0.0", "lastUpdateTime": "2026-11-29T10:00:00Z"}}},
+        {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+         "metadata": {"name": "flux-system", "namespace": "flux-system"},
+         "spec": {"url": "https://example.com/repo", "ref": {"commit": "abc", "branch": "main", "tag": 1}},
+         "status": "ready"},
+        {"apiVersion": "apps/v1", "kind": "StatefulSet",
+         "metadata": {"name": "db", "namespace": "team"},
+         "spec": {"replicas": "3", "selector": {"matchLabels": {"app": "db"}},
+                  "template": {"spec": {"containers": [{"image": "db:1", "env": [{"name": "A"}]}, {"image": 2}]}},
+                  "updateStrategy": {"type": "OnDelete", "rollingUpdate": {"partition": "x"}}},
+         "status": {"readyReplicas": 2, "replicas": 3, "currentRevision": "a", "updateRevision": "b"}},
+        {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "kube-system"},
+         "spec": {"template": "no", "updateStrategy": 1}, "status": {"desiredNumberScheduled": 4, "numberReady": "x"}},
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "team"},
+         "spec": {"paused": true, "selector": 1, "replicas": 18446744073709551615u64},
+         "status": {"availableReplicas": -1, "updatedReplicas": 1}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-1", "namespace": "team"},
+         "spec": {"restartPolicy": "Always", "containers": [{"image": "web:1"}]}, "status": pod_status},
+        {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+         "metadata": {"name": "things.example.com", "namespace": "ignored"},
+         "spec": {"group": "example.com", "names": {"kind": "Thing"}}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": ""}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}},
+        {"kind": 3},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": [1]},
+        "a string"
+    ])
+    .as_array()
+    .unwrap()
+    .clone()
+}
+
+#[test]
+fn the_reader_and_a_json_value_give_the_same_objects_and_defects() {
+    let values = every_shape();
+    let expected: Vec<_> = values
+        .iter()
+        .map(|value| crate::model::parse_object(LOCAL_CLUSTER, value))
+        .collect();
+    assert!(
+        expected
+            .iter()
+            .filter_map(|parsed| parsed.as_ref().ok())
+            .map(|object| object.defects.len())
+            .sum::<usize>()
+            > 20,
+        "the shapes exercise the defects: {expected:#?}"
+    );
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": values});
+    let yaml = values
+        .iter()
+        .map(|value| format!("---\n{}", serde_yaml::to_string(value).unwrap()))
+        .collect::<String>();
+    for (name, text) in [
+        (
+            "every-shape.json",
+            serde_json::to_string_pretty(&list).unwrap(),
+        ),
+        ("every-shape.yaml", yaml),
+    ] {
+        let file = TempFile::new(name, &text);
+        let inputs = read_inputs(std::slice::from_ref(&file.0), LOCAL_CLUSTER).unwrap();
+        let objects: Vec<_> = expected.iter().filter_map(|e| e.clone().ok()).collect();
+        assert_eq!(inputs.objects, objects, "{name}");
+        let skipped: Vec<_> = expected
+            .iter()
+            .filter_map(|e| match e {
+                Err(crate::model::Skip::Invalid(reason)) => Some(reason.clone()),
+                _ => None,
+            })
+            .collect();
+        let read: Vec<_> = inputs.skipped.iter().map(|s| s.reason.clone()).collect();
+        assert_eq!(read, skipped, "{name}");
+        assert_eq!(inputs.ignored.count, 1, "{name}");
+    }
 }

@@ -3,8 +3,10 @@
 mod duration;
 mod kind;
 mod labels;
+mod lenient;
 mod object;
 mod parse;
+mod raw;
 mod schema;
 
 pub use duration::{DurationError, format_go_duration, human, parse_go_duration, serde_go};
@@ -12,8 +14,10 @@ pub use kind::{
     CONTROLLER_NAMES, Kind, UnknownKind, controller_of_deployment, controller_shard_of_deployment,
 };
 pub use labels::Labels;
+pub use lenient::KeyInto;
 pub use object::*;
-pub use parse::{Skip, parse_object};
+pub use parse::{Skip, object_from_raw, parse_object};
+pub use raw::RawObject;
 pub use schema::GoDuration;
 
 #[cfg(test)]

@@ -3,10 +3,14 @@
 //! defect on the object rather than failing the whole read, so one malformed object never hides
 //! the others and the engine can say exactly what was wrong.
 
+use super::lenient::{Entries, Field, First, Integer};
 use super::object::*;
+use super::raw::*;
 use super::{Kind, Labels, parse_go_duration};
 use chrono::{DateTime, Utc};
-use serde_json::{Map, Value};
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// Why an input document was not turned into an object.
@@ -30,64 +34,82 @@ impl fmt::Display for Skip {
 }
 
 pub fn parse_object(cluster: &str, value: &Value) -> Result<Object, Skip> {
-    let root = value
-        .as_object()
-        .ok_or_else(|| Skip::Invalid("not a mapping".into()))?;
-    let kind_text = root
-        .get("kind")
-        .and_then(Value::as_str)
+    match Field::<RawObject>::deserialize(value) {
+        Ok(Field::Got(raw)) => object_from_raw(cluster, raw),
+        Ok(_) => Err(Skip::Invalid("not a mapping".into())),
+        // A JSON value always has a shape the reader accepts; kept for completeness.
+        Err(e) => Err(Skip::Invalid(e.to_string())),
+    }
+}
+
+/// The slim object from the fields read, each malformed one recorded as a defect.
+pub fn object_from_raw(cluster: &str, raw: RawObject) -> Result<Object, Skip> {
+    let RawObject {
+        kind,
+        api_version,
+        metadata,
+        spec,
+        status,
+    } = raw;
+    let kind_text = kind
+        .into_got()
         .ok_or_else(|| Skip::Invalid("no kind".into()))?;
-    let api_version = root.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-    let kind = recognise(kind_text, api_version).ok_or_else(|| Skip::UnknownKind {
-        api_version: api_version.to_string(),
-        kind: kind_text.to_string(),
+    let api_version = api_version.into_got().unwrap_or_default();
+    let kind = recognise(&kind_text, &api_version).ok_or_else(|| Skip::UnknownKind {
+        api_version: api_version.clone(),
+        kind: kind_text.clone(),
     })?;
-    let meta = root.get("metadata").and_then(Value::as_object);
-    let name = meta
-        .and_then(|m| m.get("name"))
-        .and_then(Value::as_str)
+    let mut meta = metadata.into_got().unwrap_or_default();
+    let name = std::mem::take(&mut meta.name)
+        .into_got()
         .filter(|n| !n.is_empty())
         .ok_or_else(|| Skip::Invalid(format!("{kind} without metadata.name")))?;
 
     let mut reader = Reader::default();
-    let empty = Map::new();
-    let meta = meta.unwrap_or(&empty);
+    let r = &mut reader;
     let namespace = if kind.is_cluster_scoped() {
         String::new()
     } else {
-        reader
-            .str(meta, "metadata", "namespace")
+        r.str(&mut meta.namespace, "metadata", "namespace")
             .unwrap_or_else(|| "default".to_string())
     };
-    let spec_map = reader.map(root, "", "spec");
-    let status_map = reader.map(root, "", "status");
+    let mut spec = r.map(spec, "", "spec");
+    let status = r.map(status, "", "status");
     let mut object = Object {
         cluster: cluster.to_string(),
         kind,
-        api_version: api_version.to_string(),
+        api_version,
         namespace,
-        name: name.to_string(),
-        generation: reader.int(meta, "metadata", "generation"),
-        labels: reader.string_map(meta, "metadata", "labels"),
-        deleting: meta.get("deletionTimestamp").is_some_and(|v| !v.is_null()),
-        created: reader.time(meta, "metadata", "creationTimestamp"),
-        deleting_since: reader.time(meta, "metadata", "deletionTimestamp"),
-        owners: owners(meta),
+        name,
+        generation: r.int(&mut meta.generation, "metadata", "generation"),
+        labels: r.string_map(meta.labels, "metadata", "labels"),
+        deleting: meta.deletion_timestamp.is_present(),
+        created: r.time(
+            &mut meta.creation_timestamp,
+            "metadata",
+            "creationTimestamp",
+        ),
+        deleting_since: r.time(
+            &mut meta.deletion_timestamp,
+            "metadata",
+            "deletionTimestamp",
+        ),
+        owners: owners(meta.owner_references),
         spec: Spec::default(),
         status: Status {
-            present: status_map.is_some(),
+            present: status.is_some(),
             ..Status::default()
         },
         defects: Vec::new(),
     };
-    if let Some(spec) = spec_map {
-        read_spec(&mut reader, &mut object, spec);
+    if let Some(spec) = spec.as_mut() {
+        read_spec(r, &mut object, spec);
     }
-    if let Some(status) = status_map {
-        read_status(&mut reader, &mut object, status);
+    if let Some(status) = status {
+        read_status(r, &mut object, status);
     }
-    if let (Some(spec), Some(pod)) = (spec_map, object.status.pod.as_mut()) {
-        pod.restart_policy = reader.str(spec, "spec", "restartPolicy");
+    if let (Some(spec), Some(pod)) = (spec.as_mut(), object.status.pod.as_mut()) {
+        pod.restart_policy = r.str(&mut spec.restart_policy, "spec", "restartPolicy");
     }
     object.defects = reader.defects;
     Ok(object)
@@ -100,92 +122,125 @@ fn recognise(kind: &str, api_version: &str) -> Option<Kind> {
     (known.as_str() == kind && group == known.group()).then_some(known)
 }
 
-fn owners(meta: &Map<String, Value>) -> Vec<OwnerRef> {
-    let Some(list) = meta.get("ownerReferences").and_then(Value::as_array) else {
-        return Vec::new();
-    };
-    list.iter()
+fn owners(list: Field<Vec<Field<RawOwner>>>) -> Vec<OwnerRef> {
+    list.into_got()
+        .into_iter()
+        .flatten()
         .filter_map(|owner| {
+            let owner = owner.into_got()?;
             Some(OwnerRef {
-                kind: owner.get("kind")?.as_str()?.to_string(),
-                name: owner.get("name")?.as_str()?.to_string(),
+                kind: owner.kind.into_got()?,
+                name: owner.name.into_got()?,
             })
         })
         .collect()
 }
 
-fn read_spec(r: &mut Reader, object: &mut Object, spec: &Map<String, Value>) {
+fn read_spec(r: &mut Reader, object: &mut Object, spec: &mut RawSpec) {
     let ns = object.namespace.clone();
     let s = &mut object.spec;
-    s.suspend = r.bool(spec, "spec", "suspend").unwrap_or(false);
-    s.interval_secs = r.duration(spec, "spec", "interval");
-    s.timeout_secs = r.duration(spec, "spec", "timeout");
-    s.wait = r.bool(spec, "spec", "wait").unwrap_or(false);
-    s.service_account = r.str(spec, "spec", "serviceAccountName");
-    s.source_type = r.str(spec, "spec", "type");
-    s.depends_on = r.refs(spec, "spec", "dependsOn", &ns, object.kind.as_str());
-    s.health_checks = r.refs(spec, "spec", "healthChecks", &ns, "");
-    s.source_ref = r.reference(spec, "spec", "sourceRef", &ns, "");
+    s.suspend = r
+        .bool(&mut spec.suspend, "spec", "suspend")
+        .unwrap_or(false);
+    s.interval_secs = r.duration(&mut spec.interval, "spec", "interval");
+    s.timeout_secs = r.duration(&mut spec.timeout, "spec", "timeout");
+    s.wait = r.bool(&mut spec.wait, "spec", "wait").unwrap_or(false);
+    s.service_account = r.str(&mut spec.service_account_name, "spec", "serviceAccountName");
+    s.source_type = r.str(&mut spec.type_, "spec", "type");
+    s.depends_on = r.refs(
+        &mut spec.depends_on,
+        "spec",
+        "dependsOn",
+        &ns,
+        object.kind.as_str(),
+    );
+    s.health_checks = r.refs(&mut spec.health_checks, "spec", "healthChecks", &ns, "");
+    s.source_ref = r.reference(&mut spec.source_ref, "spec", "sourceRef", &ns, "");
     if object.kind == Kind::HelmRelease {
-        if let Some(chart_ref) = r.reference(spec, "spec", "chartRef", &ns, "") {
+        if let Some(chart_ref) = r.reference(&mut spec.chart_ref, "spec", "chartRef", &ns, "") {
             s.source_ref = Some(chart_ref);
             s.uses_chart_ref = true;
-        } else if let Some(chart_spec) = r
-            .map(spec, "spec", "chart")
-            .and_then(|chart| r.map(chart, "spec.chart", "spec"))
+        } else if let Some(mut chart_spec) = r
+            .map(chart_template(&mut spec.chart), "spec", "chart")
+            .and_then(|chart| r.map(chart.spec, "spec.chart", "spec"))
         {
-            s.chart = r.str(chart_spec, "spec.chart.spec", "chart");
-            s.chart_version = r.str(chart_spec, "spec.chart.spec", "version");
-            s.source_ref = r.reference(chart_spec, "spec.chart.spec", "sourceRef", &ns, "");
+            let path = "spec.chart.spec";
+            s.chart = r.str(&mut chart_spec.chart, path, "chart");
+            s.chart_version = r.str(&mut chart_spec.version, path, "version");
+            s.source_ref = r.reference(&mut chart_spec.source_ref, path, "sourceRef", &ns, "");
         }
     }
     if object.kind.is_source() {
-        s.url = r.str(spec, "spec", "url");
+        s.url = r.str(&mut spec.url, "spec", "url");
         s.reference = r
-            .map(spec, "spec", "ref")
-            .and_then(|reference| source_reference(r, reference));
+            .map(std::mem::take(&mut spec.ref_), "spec", "ref")
+            .and_then(|mut reference| source_reference(r, &mut reference));
         if object.kind == Kind::GitRepository && s.reference.is_none() {
             // Without spec.ref the controller checks out its default branch.
             s.reference = Some("branch master (the default)".to_string());
         }
     }
     if object.kind == Kind::HelmChart {
-        s.chart = r.str(spec, "spec", "chart");
-        s.chart_version = r.str(spec, "spec", "version");
+        s.chart = r.str(&mut chart_name(&mut spec.chart), "spec", "chart");
+        s.chart_version = r.str(&mut spec.version, "spec", "version");
     }
     if object.kind.is_workload() {
-        if let Some(selector) = r.map(spec, "spec", "selector") {
-            s.selector = r.string_map(selector, "spec.selector", "matchLabels");
+        if let Some(selector) = r.map(std::mem::take(&mut spec.selector), "spec", "selector") {
+            s.selector = r.string_map(selector.match_labels, "spec.selector", "matchLabels");
         }
-        s.replicas = r.int(spec, "spec", "replicas");
+        s.replicas = r.int(&mut spec.replicas, "spec", "replicas");
         if object.kind != Kind::DaemonSet && s.replicas.is_none() {
             s.replicas = Some(1);
         }
         let pod_spec = r
-            .map(spec, "spec", "template")
-            .and_then(|t| r.map(t, "spec.template", "spec"));
+            .map(std::mem::take(&mut spec.template), "spec", "template")
+            .and_then(|t| r.map(t.spec, "spec.template", "spec"));
         if let Some(pod_spec) = pod_spec {
-            s.images = images(pod_spec);
+            s.images = images(pod_spec.containers);
         }
-        s.paused = r.bool(spec, "spec", "paused").unwrap_or(false);
-        if let Some(strategy) = r.map(spec, "spec", "updateStrategy") {
+        s.paused = r.bool(&mut spec.paused, "spec", "paused").unwrap_or(false);
+        let strategy = std::mem::take(&mut spec.update_strategy);
+        if let Some(mut strategy) = r.map(strategy, "spec", "updateStrategy") {
+            let path = "spec.updateStrategy";
             s.updates_on_delete =
-                r.str(strategy, "spec.updateStrategy", "type").as_deref() == Some("OnDelete");
+                r.str(&mut strategy.type_, path, "type").as_deref() == Some("OnDelete");
             s.partition = r
-                .map(strategy, "spec.updateStrategy", "rollingUpdate")
-                .and_then(|rolling| {
-                    r.int(rolling, "spec.updateStrategy.rollingUpdate", "partition")
+                .map(strategy.rolling_update, path, "rollingUpdate")
+                .and_then(|mut rolling| {
+                    r.int(
+                        &mut rolling.partition,
+                        "spec.updateStrategy.rollingUpdate",
+                        "partition",
+                    )
                 });
         }
     }
     if object.kind == Kind::Pod {
-        s.images = images(spec);
+        s.images = images(std::mem::take(&mut spec.containers));
     }
     if object.kind == Kind::CustomResourceDefinition {
-        s.crd_group = r.str(spec, "spec", "group");
+        s.crd_group = r.str(&mut spec.group, "spec", "group");
         s.crd_kind = r
-            .map(spec, "spec", "names")
-            .and_then(|names| r.str(names, "spec.names", "kind"));
+            .map(std::mem::take(&mut spec.names), "spec", "names")
+            .and_then(|mut names| r.str(&mut names.kind, "spec.names", "kind"));
+    }
+}
+
+/// `spec.chart` read as a HelmRelease's chart template: a chart name is the wrong shape.
+fn chart_template(chart: &mut Field<Chart>) -> Field<RawChartTemplate> {
+    match std::mem::take(chart) {
+        Field::Absent => Field::Absent,
+        Field::Got(Chart::Template(template)) => Field::Got(template),
+        Field::Got(Chart::Name(_)) | Field::Wrong => Field::Wrong,
+    }
+}
+
+/// `spec.chart` read as a HelmChart's chart name: a mapping is the wrong shape.
+fn chart_name(chart: &mut Field<Chart>) -> Field<String> {
+    match std::mem::take(chart) {
+        Field::Absent => Field::Absent,
+        Field::Got(Chart::Name(name)) => Field::Got(name),
+        Field::Got(Chart::Template(_)) | Field::Wrong => Field::Wrong,
     }
 }
 
@@ -193,15 +248,17 @@ fn read_spec(r: &mut Reader, object: &mut Object, spec: &Map<String, Value>) {
 /// reference name over a semver range over a tag over a branch (fluxcd/source-controller
 /// api/v1/gitrepository_types.go, GitRepositoryRef; OCIRepositoryRef: digest over semver over
 /// tag). A commit pinned together with a branch names both.
-fn source_reference(r: &mut Reader, reference: &Map<String, Value>) -> Option<String> {
-    let mut field = |key: &str| r.str(reference, "spec.ref", key).filter(|v| !v.is_empty());
+fn source_reference(r: &mut Reader, reference: &mut RawSourceRef) -> Option<String> {
+    let mut field = |value: &mut Field<String>, key: &str| {
+        r.str(value, "spec.ref", key).filter(|v| !v.is_empty())
+    };
     let (commit, digest, name, semver, tag, branch) = (
-        field("commit"),
-        field("digest"),
-        field("name"),
-        field("semver"),
-        field("tag"),
-        field("branch"),
+        field(&mut reference.commit, "commit"),
+        field(&mut reference.digest, "digest"),
+        field(&mut reference.name, "name"),
+        field(&mut reference.semver, "semver"),
+        field(&mut reference.tag, "tag"),
+        field(&mut reference.branch, "branch"),
     );
     match (commit, branch) {
         (Some(commit), Some(branch)) => Some(format!("commit {commit} on branch {branch}")),
@@ -218,80 +275,97 @@ fn source_reference(r: &mut Reader, reference: &Map<String, Value>) -> Option<St
     }
 }
 
-fn images(pod_spec: &Map<String, Value>) -> Vec<String> {
-    pod_spec
-        .get("containers")
-        .and_then(Value::as_array)
+fn images(containers: Field<Vec<Field<RawContainer>>>) -> Vec<String> {
+    containers
+        .into_got()
         .into_iter()
         .flatten()
-        .filter_map(|c| c.get("image")?.as_str().map(str::to_string))
+        .filter_map(|c| c.into_got()?.image.into_got())
         .collect()
 }
 
-fn read_status(r: &mut Reader, object: &mut Object, status: &Map<String, Value>) {
+fn read_status(r: &mut Reader, object: &mut Object, mut status: RawStatus) {
     let kind = object.kind;
     let st = &mut object.status;
-    st.observed_generation = r.int(status, "status", "observedGeneration");
-    st.conditions = r.conditions(status);
-    st.last_attempted_revision = r.str(status, "status", "lastAttemptedRevision");
-    st.last_applied_revision = r.str(status, "status", "lastAppliedRevision");
-    st.last_planned_revision = r.str(status, "status", "lastPlannedRevision");
-    st.helm_chart = r.str(status, "status", "helmChart");
-    st.phase = r.str(status, "status", "phase");
-    if let Some(artifact) = r.map(status, "status", "artifact") {
-        st.artifact_revision = r.str(artifact, "status.artifact", "revision");
-        st.artifact_updated = r.time(artifact, "status.artifact", "lastUpdateTime");
+    st.observed_generation = r.int(
+        &mut status.observed_generation,
+        "status",
+        "observedGeneration",
+    );
+    st.conditions = r.conditions(std::mem::take(&mut status.conditions));
+    st.last_attempted_revision = r.str(
+        &mut status.last_attempted_revision,
+        "status",
+        "lastAttemptedRevision",
+    );
+    st.last_applied_revision = r.str(
+        &mut status.last_applied_revision,
+        "status",
+        "lastAppliedRevision",
+    );
+    st.last_planned_revision = r.str(
+        &mut status.last_planned_revision,
+        "status",
+        "lastPlannedRevision",
+    );
+    st.helm_chart = r.str(&mut status.helm_chart, "status", "helmChart");
+    st.phase = r.str(&mut status.phase, "status", "phase");
+    if let Some(mut artifact) = r.map(std::mem::take(&mut status.artifact), "status", "artifact") {
+        st.artifact_revision = r.str(&mut artifact.revision, "status.artifact", "revision");
+        st.artifact_updated = r.time(
+            &mut artifact.last_update_time,
+            "status.artifact",
+            "lastUpdateTime",
+        );
     }
-    if let Some(inventory) = r.map(status, "status", "inventory") {
+    if let Some(inventory) = r.map(std::mem::take(&mut status.inventory), "status", "inventory") {
         st.inventory = r
-            .array(inventory, "status.inventory", "entries")
-            .iter()
-            .filter_map(|e| e.get("id")?.as_str().map(str::to_string))
+            .array(inventory.entries, "status.inventory", "entries")
+            .into_iter()
+            .filter_map(|e| e.into_got()?.id.into_got())
             .collect();
     }
     if kind == Kind::HelmRelease {
         st.release = r
-            .array(status, "status", "history")
-            .first()
-            .and_then(Value::as_object)
+            .map(std::mem::take(&mut status.history), "status", "history")
+            .and_then(|First(first)| first?.into_got())
             .map(|h| ReleaseSnapshot {
-                chart_name: h
-                    .get("chartName")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-                chart_version: h
-                    .get("chartVersion")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-                app_version: h
-                    .get("appVersion")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-                status: h.get("status").and_then(Value::as_str).map(str::to_string),
+                chart_name: h.chart_name.into_got(),
+                chart_version: h.chart_version.into_got(),
+                app_version: h.app_version.into_got(),
+                status: h.status.into_got(),
             })
             .map(Box::new);
     }
     if kind.is_workload() {
-        st.workload = workload_status(r, kind, object.spec.replicas, status);
+        st.workload = workload_status(r, kind, object.spec.replicas, &mut status);
         if kind == Kind::DaemonSet {
             object.spec.replicas = st.workload.as_ref().map(|w| w.desired);
         }
     }
     if kind == Kind::Pod {
-        let init = r.array(status, "status", "initContainerStatuses");
-        let app = r.array(status, "status", "containerStatuses");
+        let init = r.array(
+            std::mem::take(&mut status.init_container_statuses),
+            "status",
+            "initContainerStatuses",
+        );
+        let app = r.array(
+            std::mem::take(&mut status.container_statuses),
+            "status",
+            "containerStatuses",
+        );
         let containers = init
-            .iter()
+            .into_iter()
             .map(|c| (true, c))
-            .chain(app.iter().map(|c| (false, c)))
-            .filter_map(|(init, c)| Some(container_state(c.as_object()?, init)))
+            .chain(app.into_iter().map(|c| (false, c)))
+            .filter_map(|(init, c)| Some(container_state(c.into_got()?, init)))
             .collect();
         st.pod = Some(Box::new(PodStatus {
             phase: st.phase.clone(),
-            reason: r.str(status, "status", "reason"),
-            message: r.str(status, "status", "message"),
+            reason: r.str(&mut status.reason, "status", "reason"),
+            message: r.str(&mut status.message, "status", "message"),
             containers,
-            started: r.time(status, "status", "startTime"),
+            started: r.time(&mut status.start_time, "status", "startTime"),
             restart_policy: None,
         }));
     }
@@ -304,71 +378,92 @@ fn workload_status(
     r: &mut Reader,
     kind: Kind,
     spec_replicas: Option<i64>,
-    status: &Map<String, Value>,
+    status: &mut RawStatus,
 ) -> Option<WorkloadStatus> {
-    let mut int = |key| r.int(status, "status", key);
+    let mut int = |field: &mut Field<Integer>, key| r.int(field, "status", key);
     Some(match kind {
         // Without desiredNumberScheduled the DaemonSet controller has not counted nodes yet.
         Kind::DaemonSet => WorkloadStatus {
-            desired: int("desiredNumberScheduled")?,
-            total: int("currentNumberScheduled").unwrap_or(0),
-            ready: int("numberReady").unwrap_or(0),
-            available: int("numberAvailable").unwrap_or(0),
-            updated: Some(int("updatedNumberScheduled").unwrap_or(0)),
+            desired: int(
+                &mut status.desired_number_scheduled,
+                "desiredNumberScheduled",
+            )?,
+            total: int(
+                &mut status.current_number_scheduled,
+                "currentNumberScheduled",
+            )
+            .unwrap_or(0),
+            ready: int(&mut status.number_ready, "numberReady").unwrap_or(0),
+            available: int(&mut status.number_available, "numberAvailable").unwrap_or(0),
+            updated: Some(
+                int(
+                    &mut status.updated_number_scheduled,
+                    "updatedNumberScheduled",
+                )
+                .unwrap_or(0),
+            ),
             revision_pending: false,
         },
         Kind::StatefulSet => {
-            let ready = int("readyReplicas").unwrap_or(0);
-            let available = int("availableReplicas").unwrap_or(ready);
-            let total = int("replicas").unwrap_or(0);
-            let updated = int("updatedReplicas");
-            let revision = |key| status.get(key).and_then(Value::as_str).unwrap_or("");
+            let ready = int(&mut status.ready_replicas, "readyReplicas").unwrap_or(0);
+            let available =
+                int(&mut status.available_replicas, "availableReplicas").unwrap_or(ready);
+            let total = int(&mut status.replicas, "replicas").unwrap_or(0);
+            let updated = int(&mut status.updated_replicas, "updatedReplicas");
+            let revision = |field: &Field<String>| field.got().cloned().unwrap_or_default();
             WorkloadStatus {
                 desired: spec_replicas.unwrap_or(1),
                 total,
                 ready,
                 available,
                 updated,
-                revision_pending: revision("currentRevision") != revision("updateRevision"),
+                revision_pending: revision(&status.current_revision)
+                    != revision(&status.update_revision),
             }
         }
         _ => WorkloadStatus {
             desired: spec_replicas.unwrap_or(1),
-            total: int("replicas").unwrap_or(0),
-            ready: int("readyReplicas").unwrap_or(0),
-            available: int("availableReplicas").unwrap_or(0),
-            updated: Some(int("updatedReplicas").unwrap_or(0)),
+            total: int(&mut status.replicas, "replicas").unwrap_or(0),
+            ready: int(&mut status.ready_replicas, "readyReplicas").unwrap_or(0),
+            available: int(&mut status.available_replicas, "availableReplicas").unwrap_or(0),
+            updated: Some(int(&mut status.updated_replicas, "updatedReplicas").unwrap_or(0)),
             revision_pending: false,
         },
     })
 }
 
-fn container_state(c: &Map<String, Value>, init: bool) -> ContainerState {
-    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
-    let waiting = c.get("state").and_then(|s| s.get("waiting"));
-    let termination = |t: &Value| Termination {
-        reason: text(t.get("reason")),
-        exit_code: t.get("exitCode").and_then(Value::as_i64),
-        message: text(t.get("message")),
-        finished: text(t.get("finishedAt"))
+fn container_state(c: RawContainerStatus, init: bool) -> ContainerState {
+    let termination = |t: RawTermination| Termination {
+        reason: t.reason.into_got(),
+        exit_code: t.exit_code.into_got(),
+        message: t.message.into_got(),
+        finished: t
+            .finished_at
+            .into_got()
             .and_then(|f| DateTime::parse_from_rfc3339(&f).ok())
             .map(|f| f.with_timezone(&Utc)),
     };
-    let terminated = |state: &str| {
-        c.get(state)
-            .and_then(|s| s.get("terminated"))
-            .filter(|t| t.is_object())
-            .map(termination)
+    let (waiting, terminated) = match c.state.into_got() {
+        Some(state) => (state.waiting.into_got(), state.terminated.into_got()),
+        None => (None, None),
+    };
+    let (waiting_reason, waiting_message) = match waiting {
+        Some(w) => (w.reason.into_got(), w.message.into_got()),
+        None => (None, None),
     };
     ContainerState {
-        name: text(c.get("name")).unwrap_or_default(),
+        name: c.name.into_got().unwrap_or_default(),
         init,
-        ready: c.get("ready").and_then(Value::as_bool).unwrap_or(false),
-        restarts: c.get("restartCount").and_then(Value::as_i64).unwrap_or(0),
-        waiting_reason: text(waiting.and_then(|w| w.get("reason"))),
-        waiting_message: text(waiting.and_then(|w| w.get("message"))),
-        terminated: terminated("state"),
-        last_terminated: terminated("lastState"),
+        ready: c.ready.into_got().unwrap_or(false),
+        restarts: c.restart_count.into_got().unwrap_or(0),
+        waiting_reason,
+        waiting_message,
+        terminated: terminated.map(termination),
+        last_terminated: c
+            .last_state
+            .into_got()
+            .and_then(|s| s.terminated.into_got())
+            .map(termination),
     }
 }
 
@@ -388,76 +483,63 @@ impl Reader {
         self.defects.push(format!("{path}: {problem}"));
     }
 
-    fn get<'v>(&mut self, map: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
-        map.get(key).filter(|v| !v.is_null())
-    }
-
-    fn str(&mut self, map: &Map<String, Value>, parent: &str, key: &str) -> Option<String> {
-        match self.get(map, key)? {
-            Value::String(s) => Some(s.clone()),
-            _ => {
-                self.defect(parent, key, "expected a string");
+    /// The value of a field, or a defect saying what `problem` it had.
+    fn take<T>(&mut self, field: Field<T>, parent: &str, key: &str, problem: &str) -> Option<T> {
+        match field {
+            Field::Absent => None,
+            Field::Got(value) => Some(value),
+            Field::Wrong => {
+                self.defect(parent, key, problem);
                 None
             }
         }
     }
 
-    fn int(&mut self, map: &Map<String, Value>, parent: &str, key: &str) -> Option<i64> {
-        let value = self.get(map, key)?;
-        let parsed = value.as_i64().or_else(|| value.as_str()?.parse().ok());
-        if parsed.is_none() {
-            self.defect(parent, key, "expected an integer");
-        }
-        parsed
+    fn str(&mut self, field: &mut Field<String>, parent: &str, key: &str) -> Option<String> {
+        self.take(std::mem::take(field), parent, key, "expected a string")
     }
 
-    fn bool(&mut self, map: &Map<String, Value>, parent: &str, key: &str) -> Option<bool> {
-        match self.get(map, key)? {
-            Value::Bool(b) => Some(*b),
-            _ => {
-                self.defect(parent, key, "expected true or false");
-                None
-            }
-        }
+    fn int(&mut self, field: &mut Field<Integer>, parent: &str, key: &str) -> Option<i64> {
+        let value = self.take(std::mem::take(field), parent, key, "expected an integer");
+        value.map(|Integer(v)| v)
     }
 
-    fn map<'v>(
+    fn bool(&mut self, field: &mut Field<bool>, parent: &str, key: &str) -> Option<bool> {
+        self.take(std::mem::take(field), parent, key, "expected true or false")
+    }
+
+    fn map<T>(&mut self, field: Field<T>, parent: &str, key: &str) -> Option<T> {
+        self.take(field, parent, key, "expected a mapping")
+    }
+
+    fn array<T>(&mut self, field: Field<Vec<T>>, parent: &str, key: &str) -> Vec<T> {
+        self.take(field, parent, key, "expected a list")
+            .unwrap_or_default()
+    }
+
+    /// A mapping of strings; other values are left out, and a key given twice keeps its last.
+    fn string_map(
         &mut self,
-        map: &'v Map<String, Value>,
+        field: Field<Entries<Field<String>>>,
         parent: &str,
         key: &str,
-    ) -> Option<&'v Map<String, Value>> {
-        match self.get(map, key)? {
-            Value::Object(m) => Some(m),
-            _ => {
-                self.defect(parent, key, "expected a mapping");
-                None
-            }
-        }
-    }
-
-    fn array<'v>(&mut self, map: &'v Map<String, Value>, parent: &str, key: &str) -> &'v [Value] {
-        match self.get(map, key) {
-            None => &[],
-            Some(Value::Array(items)) => items,
-            Some(_) => {
-                self.defect(parent, key, "expected a list");
-                &[]
-            }
-        }
-    }
-
-    fn string_map(&mut self, map: &Map<String, Value>, parent: &str, key: &str) -> Labels {
-        let Some(m) = self.map(map, parent, key) else {
+    ) -> Labels {
+        let Some(Entries(entries)) = self.map(field, parent, key) else {
             return Labels::default();
         };
-        m.iter()
-            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+        let last: BTreeMap<String, Field<String>> = entries.into_iter().collect();
+        last.into_iter()
+            .filter_map(|(k, v)| Some((k, v.into_got()?)))
             .collect()
     }
 
-    fn time(&mut self, map: &Map<String, Value>, parent: &str, key: &str) -> Option<DateTime<Utc>> {
-        let text = self.str(map, parent, key)?;
+    fn time(
+        &mut self,
+        field: &mut Field<String>,
+        parent: &str,
+        key: &str,
+    ) -> Option<DateTime<Utc>> {
+        let text = self.str(field, parent, key)?;
         match DateTime::parse_from_rfc3339(&text) {
             Ok(t) => Some(t.with_timezone(&Utc)),
             Err(_) => {
@@ -467,8 +549,8 @@ impl Reader {
         }
     }
 
-    fn duration(&mut self, map: &Map<String, Value>, parent: &str, key: &str) -> Option<i64> {
-        let text = self.str(map, parent, key)?;
+    fn duration(&mut self, field: &mut Field<String>, parent: &str, key: &str) -> Option<i64> {
+        let text = self.str(field, parent, key)?;
         match parse_go_duration(&text) {
             Ok(d) => Some(d.num_seconds()),
             Err(e) => {
@@ -481,51 +563,51 @@ impl Reader {
     /// A `{kind, name, namespace}` reference; `default_kind` fills in a missing kind.
     fn reference(
         &mut self,
-        map: &Map<String, Value>,
+        field: &mut Field<RawRef>,
         parent: &str,
         key: &str,
         ns: &str,
         default_kind: &str,
     ) -> Option<Ref> {
-        let entry = self.map(map, parent, key)?;
+        let entry = self.map(std::mem::take(field), parent, key)?;
         self.ref_entry(entry, &format!("{parent}.{key}"), ns, default_kind)
     }
 
     fn ref_entry(
         &mut self,
-        entry: &Map<String, Value>,
+        mut entry: RawRef,
         path: &str,
         ns: &str,
         default_kind: &str,
     ) -> Option<Ref> {
-        let Some(name) = self.str(entry, path, "name") else {
+        let Some(name) = self.str(&mut entry.name, path, "name") else {
             self.defect(path, "name", "missing");
             return None;
         };
         Some(Ref {
             kind: self
-                .str(entry, path, "kind")
+                .str(&mut entry.kind, path, "kind")
                 .unwrap_or_else(|| default_kind.to_string()),
             name,
             namespace: self
-                .str(entry, path, "namespace")
+                .str(&mut entry.namespace, path, "namespace")
                 .unwrap_or_else(|| ns.to_string()),
         })
     }
 
     fn refs(
         &mut self,
-        map: &Map<String, Value>,
+        field: &mut Field<Vec<Field<RawRef>>>,
         parent: &str,
         key: &str,
         ns: &str,
         default_kind: &str,
     ) -> Vec<Ref> {
-        let items = self.array(map, parent, key);
+        let items = self.array(std::mem::take(field), parent, key);
         let mut refs = Vec::with_capacity(items.len());
-        for (index, item) in items.iter().enumerate() {
+        for (index, item) in items.into_iter().enumerate() {
             let path = format!("{parent}.{key}[{index}]");
-            match item.as_object() {
+            match item.into_got() {
                 Some(entry) => refs.extend(self.ref_entry(entry, &path, ns, default_kind)),
                 None => self.defect(&path, "", "expected a mapping"),
             }
@@ -533,20 +615,20 @@ impl Reader {
         refs
     }
 
-    fn conditions(&mut self, status: &Map<String, Value>) -> Vec<Condition> {
-        let items = self.array(status, "status", "conditions");
+    fn conditions(&mut self, field: Field<Vec<Field<RawCondition>>>) -> Vec<Condition> {
+        let items = self.array(field, "status", "conditions");
         let mut conditions = Vec::with_capacity(items.len());
-        for (index, item) in items.iter().enumerate() {
+        for (index, item) in items.into_iter().enumerate() {
             let path = format!("status.conditions[{index}]");
-            let Some(entry) = item.as_object() else {
+            let Some(mut entry) = item.into_got() else {
                 self.defects.push(format!("{path}: expected a mapping"));
                 continue;
             };
-            let Some(type_) = self.str(entry, &path, "type") else {
+            let Some(type_) = self.str(&mut entry.type_, &path, "type") else {
                 self.defects.push(format!("{path}.type: missing"));
                 continue;
             };
-            let status = match self.str(entry, &path, "status").as_deref() {
+            let status = match self.str(&mut entry.status, &path, "status").as_deref() {
                 Some("True") => ConditionStatus::True,
                 Some("False") => ConditionStatus::False,
                 Some("Unknown") => ConditionStatus::Unknown,
@@ -560,11 +642,23 @@ impl Reader {
             conditions.push(Condition {
                 type_,
                 status,
-                reason: self.str(entry, &path, "reason").unwrap_or_default(),
-                message: self.str(entry, &path, "message").unwrap_or_default(),
-                last_transition: self.time(entry, &path, "lastTransitionTime"),
-                last_update: self.time(entry, &path, "lastUpdateTime"),
-                observed_generation: self.int(entry, &path, "observedGeneration"),
+                reason: self
+                    .str(&mut entry.reason, &path, "reason")
+                    .unwrap_or_default(),
+                message: self
+                    .str(&mut entry.message, &path, "message")
+                    .unwrap_or_default(),
+                last_transition: self.time(
+                    &mut entry.last_transition_time,
+                    &path,
+                    "lastTransitionTime",
+                ),
+                last_update: self.time(&mut entry.last_update_time, &path, "lastUpdateTime"),
+                observed_generation: self.int(
+                    &mut entry.observed_generation,
+                    &path,
+                    "observedGeneration",
+                ),
             });
         }
         conditions
