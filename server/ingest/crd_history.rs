@@ -45,6 +45,9 @@ impl CrdHistory {
                 .filter(|((cluster, ..), _)| *cluster == info.name)
                 .map(|(_, former)| former.clone())
                 .collect();
+            // In a fixed order, so an unchanged history is an unchanged input.
+            info.former_crd_providers
+                .sort_by(|a, b| (&a.group, &a.kind).cmp(&(&b.group, &b.kind)));
         }
     }
 
