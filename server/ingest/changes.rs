@@ -269,7 +269,12 @@ impl Written {
                 error: info.error.clone(),
                 kind_errors: json!(info.kind_errors),
                 state_counts: json!(self.counts.get(&info.name).cloned().unwrap_or_default()),
-                controllers: json!(self.controllers.get(&info.name).cloned().unwrap_or_default()),
+                controllers: json!(
+                    self.controllers
+                        .get(&info.name)
+                        .cloned()
+                        .unwrap_or_default()
+                ),
                 updated_at: now,
             };
             let unchanged = self.clusters.get(&info.name).is_some_and(|old| {
