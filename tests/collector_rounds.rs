@@ -172,7 +172,8 @@ async fn a_threshold_passing_re_evaluates_that_cluster_alone() {
     assert_eq!(state_of(&store, "a", "app").await, "stuck");
     let verdict = latest
         .borrow()
-        .evaluation
+        .fleet
+        .merged()
         .objects
         .iter()
         .find(|v| v.cluster == "a" && v.name == "app")
@@ -206,7 +207,7 @@ async fn the_loop_evaluates_a_change_as_it_arrives_and_that_cluster_alone() {
     let deadline = Duration::from_secs(30);
     common::eventually("both clusters evaluated", deadline, async || {
         let evaluated = latest.borrow_and_update().clone();
-        (evaluated.evaluation.objects.len() == 4).then_some(())
+        (evaluated.fleet.merged().objects.len() == 4).then_some(())
     })
     .await;
     let failed = kustomization("app", "False", "BuildFailed", Utc::now());
@@ -214,7 +215,8 @@ async fn the_loop_evaluates_a_change_as_it_arrives_and_that_cluster_alone() {
     let redone = common::eventually("b's change evaluated", deadline, async || {
         let evaluated = latest.borrow_and_update().clone();
         let failed = evaluated
-            .evaluation
+            .fleet
+            .merged()
             .objects
             .iter()
             .any(|v| v.cluster == "b" && v.name == "app" && v.state == State::Failed);

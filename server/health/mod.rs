@@ -37,6 +37,7 @@ mod deadlines;
 mod domains;
 mod edges;
 mod finding;
+mod fleet;
 mod flux;
 mod graph;
 mod index;
@@ -89,6 +90,7 @@ mod workload_tests;
 pub use clusters::interchangeable;
 pub use crossstack::InventoryEntry;
 pub use finding::EdgeKind;
+pub use fleet::{Fleet, Parts};
 pub use input::{
     ClusterInfo, DomainSpec, FormerCrdProvider, InputEvidence, Selection, Thresholds, VersionSource,
 };

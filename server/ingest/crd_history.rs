@@ -52,7 +52,11 @@ impl CrdHistory {
     }
 
     /// Takes in the providers seen now; returns those to record (new, changed or due a refresh).
-    pub fn observe(&mut self, providers: &[CrdProvider], now: DateTime<Utc>) -> Vec<CrdProvider> {
+    pub fn observe<'a>(
+        &mut self,
+        providers: impl IntoIterator<Item = &'a CrdProvider>,
+        now: DateTime<Utc>,
+    ) -> Vec<CrdProvider> {
         let mut to_record = Vec::new();
         for provider in providers {
             let key = (

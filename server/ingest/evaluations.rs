@@ -4,11 +4,12 @@
 //! evaluation as the whole fleet's (health::merge), for a fraction of the work.
 
 use crate::health::{
-    self, ClusterInfo, DomainSpec, Evaluation, Input, SeenInProgress, Thresholds, Timed,
+    self, ClusterInfo, DomainSpec, Evaluation, Fleet, Input, SeenInProgress, Thresholds,
 };
 use crate::model::Object;
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 #[derive(Debug, Default)]
 pub struct Evaluations {
@@ -17,7 +18,10 @@ pub struct Evaluations {
 
 #[derive(Debug)]
 struct Kept {
-    timed: Timed,
+    /// Shared with the published fleets until the cluster is evaluated again.
+    evaluation: Arc<Evaluation>,
+    /// When time alone may change it (`health::Timed::due`).
+    due: Option<DateTime<Utc>>,
     /// The cluster's info the evaluation was given (None: the cluster had none).
     info: Option<ClusterInfo>,
 }
@@ -74,7 +78,7 @@ impl Evaluations {
                 None => true,
                 Some(kept) => {
                     changed.contains(cluster)
-                        || kept.timed.due.is_some_and(|due| due <= round.now)
+                        || kept.due.is_some_and(|due| due <= round.now)
                         || !same_info(kept.info.as_ref(), info, round)
                 }
             };
@@ -90,12 +94,13 @@ impl Evaluations {
                 seen_in_progress: round.seen_in_progress,
             });
             let kept = Kept {
-                timed,
+                evaluation: Arc::new(timed.evaluation),
+                due: timed.due,
                 info: info.cloned(),
             };
             let before = self.clusters.insert(cluster.to_string(), kept);
-            let after = &self.clusters[cluster].timed.evaluation;
-            if before.is_none_or(|b| b.timed.evaluation != *after) {
+            let after = &self.clusters[cluster].evaluation;
+            if before.is_none_or(|b| b.evaluation != *after) {
                 redone.changed.insert(cluster.to_string());
             }
             redone.evaluated.insert(cluster.to_string());
@@ -107,20 +112,23 @@ impl Evaluations {
     pub fn of(&self, cluster: &str) -> Option<&Evaluation> {
         self.clusters
             .get(cluster)
-            .map(|kept| &kept.timed.evaluation)
+            .map(|kept| kept.evaluation.as_ref())
     }
 
-    /// The fleet's evaluation, as `health::evaluate` over every object would give it.
-    pub fn merged(&self) -> Evaluation {
-        health::merge(self.clusters.values().map(|kept| &kept.timed.evaluation))
+    /// The fleet's evaluation, as `health::evaluate` over every object would give it once
+    /// merged: every cluster's evaluation shared, nothing copied.
+    pub fn fleet(&self) -> Fleet {
+        Fleet::new(
+            self.clusters
+                .iter()
+                .map(|(cluster, kept)| (cluster.clone(), kept.evaluation.clone()))
+                .collect(),
+        )
     }
 
     /// The earliest instant at which a kept evaluation falls due.
     pub fn next_due(&self) -> Option<DateTime<Utc>> {
-        self.clusters
-            .values()
-            .filter_map(|kept| kept.timed.due)
-            .min()
+        self.clusters.values().filter_map(|kept| kept.due).min()
     }
 }
 

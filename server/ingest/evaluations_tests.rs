@@ -1,7 +1,8 @@
 //! The collector's per-cluster evaluations against the whole fleet's: on generated fleets,
 //! after random sequences of object changes, removals, cluster-info changes (probes, errors)
 //! and clock advances, re-evaluating only what changed or fell due and merging gives exactly
-//! what `health::evaluate` gives over every object.
+//! what `health::evaluate` gives over every object, and the shared parts give its root causes
+//! in the same order without merging.
 
 use super::evaluations::{Evaluations, Round};
 use crate::health::property_tests::{
@@ -9,7 +10,8 @@ use crate::health::property_tests::{
 };
 use crate::health::testkit::now;
 use crate::health::{
-    ClusterInfo, DomainSpec, Input, SeenInProgress, Selection, Thresholds, VersionSource, evaluate,
+    ClusterInfo, DomainSpec, Input, Parts, RootCause, SeenInProgress, Selection, Thresholds,
+    VersionSource, evaluate,
 };
 use crate::model::{Kind, Object};
 use chrono::{DateTime, TimeDelta, Utc};
@@ -190,7 +192,11 @@ impl Fleet {
             now: self.now,
             seen_in_progress: &self.seen,
         });
-        assert_eq!(self.evaluations.merged(), whole, "at {}", self.now);
+        let fleet = self.evaluations.fleet();
+        assert_eq!(fleet.merged(), whole, "at {}", self.now);
+        // What the alerts read from the shared parts, without merging.
+        let causes: Vec<&RootCause> = whole.root_causes.iter().collect();
+        assert_eq!(fleet.root_causes(), causes, "at {}", self.now);
     }
 
     fn apply(&mut self, step: &Step) -> BTreeSet<String> {

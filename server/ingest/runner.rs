@@ -12,7 +12,7 @@ use super::schedule::{REFRESH, Schedule, Work};
 use super::sightings::Sightings;
 use super::{RunnerSettings, Snapshot};
 use crate::health::CrdProvider;
-use crate::health::{ClusterInfo, Evaluation};
+use crate::health::{ClusterInfo, Fleet, Parts};
 use crate::metrics;
 use crate::sources::{EventReceiver, SourceEvent};
 use crate::store::{
@@ -36,8 +36,9 @@ pub type Latest = watch::Receiver<Arc<Evaluated>>;
 
 #[derive(Debug, Default)]
 pub struct Evaluated {
-    /// The same `Arc` from one publication to the next while no verdict changed.
-    pub evaluation: Arc<Evaluation>,
+    /// Every cluster's evaluation, shared with the runner (`Fleet::merged` gives the fleet's
+    /// as one). The same `Arc` from one publication to the next while no verdict changed.
+    pub fleet: Arc<Fleet>,
     pub at: Option<DateTime<Utc>>,
     /// The clusters re-evaluated for this publication (none when only time moved on).
     pub reevaluated: BTreeSet<String>,
@@ -272,13 +273,14 @@ impl Runner {
         );
         self.pending.absorb(changes);
         self.pending_rollups.absorb(rollups);
-        let evaluation = if redone.changed.is_empty() {
-            self.latest.borrow().evaluation.clone()
+        let fleet = if redone.changed.is_empty() {
+            self.latest.borrow().fleet.clone()
         } else {
-            Arc::new(self.evaluations.merged())
+            Arc::new(self.evaluations.fleet())
         };
+        let providers = fleet.parts().flat_map(|e| &e.crd_providers);
         // One row per CRD in a batch: a newer sighting replaces an unwritten older one.
-        for provider in self.crd_history.observe(&evaluation.crd_providers, now) {
+        for provider in self.crd_history.observe(providers, now) {
             self.pending_providers.retain(|p| {
                 (&p.cluster, &p.group, &p.kind)
                     != (&provider.cluster, &provider.group, &provider.kind)
@@ -289,7 +291,7 @@ impl Runner {
         metrics::set_objects_tracked(self.snapshot.tracked());
         metrics::evaluated(
             self.written.state_counts(),
-            &evaluation.domains,
+            fleet.parts().flat_map(|e| &e.domains),
             self.snapshot.clusters(),
         );
         let rows = self.pending.len() + clusters.len();
@@ -315,7 +317,7 @@ impl Runner {
         if !redone.changed.is_empty() || refresh {
             self.published = Some(Instant::now());
             self.latest.send_replace(Arc::new(Evaluated {
-                evaluation,
+                fleet,
                 at: Some(now),
                 reevaluated: redone.evaluated,
             }));

@@ -77,7 +77,7 @@ pub fn write_batch(rows: usize, elapsed: Duration, ok: bool) {
 /// clusters and domains no longer evaluated here disappear.
 pub fn evaluated<'a>(
     state_counts: &StateCounts,
-    domains: &[DomainVerdict],
+    domains: impl IntoIterator<Item = &'a DomainVerdict>,
     clusters: impl IntoIterator<Item = &'a ClusterInfo>,
 ) {
     metrics().record_evaluation(state_counts, domains, clusters);

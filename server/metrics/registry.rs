@@ -232,7 +232,7 @@ impl Metrics {
     pub fn record_evaluation<'a>(
         &self,
         state_counts: &StateCounts,
-        domains: &[DomainVerdict],
+        domains: impl IntoIterator<Item = &'a DomainVerdict>,
         clusters: impl IntoIterator<Item = &'a ClusterInfo>,
     ) {
         self.objects_by_state.clear();
