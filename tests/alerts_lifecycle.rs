@@ -10,7 +10,7 @@ use fleetglass::alerts::rules::Policy;
 use fleetglass::alerts::silences::NewSilence;
 use fleetglass::alerts::{DeliverySettings, Dispatcher, Sinks, Worker};
 use fleetglass::config::{AlertsConfig, Config, Secret, SlackTarget, WebhookTarget};
-use fleetglass::health::State;
+use fleetglass::health::{Parts, State};
 use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::sources::demo::{WorldDiff, apply_to_config};
 use fleetglass::store::{Store, silences};
@@ -582,16 +582,19 @@ async fn the_demo_fleet_pages_once_per_incident() {
     let evaluated = latest.borrow().clone();
     let s = setup(&store, webhook(&receiver), Vec::new());
     let at = evaluated.at.unwrap();
-    s.evaluator.round(&evaluated.evaluation, at).await.unwrap();
     s.evaluator
-        .round(&evaluated.evaluation, at + TimeDelta::seconds(5))
+        .round(evaluated.fleet.as_ref(), at)
+        .await
+        .unwrap();
+    s.evaluator
+        .round(evaluated.fleet.as_ref(), at + TimeDelta::seconds(5))
         .await
         .unwrap();
     drain(&s.worker).await;
     let problems: Vec<_> = evaluated
-        .evaluation
-        .root_causes
-        .iter()
+        .fleet
+        .root_causes()
+        .into_iter()
         .filter(|c| c.state.is_problem())
         .collect();
     let messages = receiver.accepted();

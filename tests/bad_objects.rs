@@ -113,10 +113,9 @@ async fn pathological_objects_are_evaluated_stored_and_served() {
         );
     }
     runner.run_round(Utc::now()).await;
-    let evaluated = latest.borrow().clone();
+    let evaluation = latest.borrow().fleet.merged();
     let state = |name: &str| {
-        evaluated
-            .evaluation
+        evaluation
             .objects
             .iter()
             .find(|v| v.name == name)
@@ -133,8 +132,7 @@ async fn pathological_objects_are_evaluated_stored_and_served() {
         "blocked",
         "the top of the chain waits on the bottom"
     );
-    let chain_root = evaluated
-        .evaluation
+    let chain_root = evaluation
         .root_causes
         .iter()
         .find(|cause| cause.affected.len() >= DEPTH)
@@ -199,7 +197,8 @@ fn never_started_verdict(
 ) -> (String, Option<chrono::DateTime<Utc>>) {
     let evaluated = latest.borrow().clone();
     let verdict = evaluated
-        .evaluation
+        .fleet
+        .merged()
         .objects
         .iter()
         .find(|v| v.name == "never-started")

@@ -47,7 +47,8 @@ async fn transitions_made_while_the_database_is_down_are_written_later() {
     let state_now = || {
         let latest = collector.latest.borrow().clone();
         latest
-            .evaluation
+            .fleet
+            .merged()
             .objects
             .iter()
             .find(|v| v.kind.as_str() == "Kustomization" && v.namespace == ns)

@@ -52,7 +52,8 @@ async fn collectors_split_the_clusters_and_take_over_from_a_dead_one() {
             || async {
                 let latest = collector.latest.borrow().clone();
                 let clusters: ClusterSet = latest
-                    .evaluation
+                    .fleet
+                    .merged()
                     .objects
                     .iter()
                     .map(|v| v.cluster.clone())

@@ -137,7 +137,8 @@ async fn a_postgres_restart_loses_no_transition_and_no_alert() {
     let c_is_a_cause = || {
         latest
             .borrow()
-            .evaluation
+            .fleet
+            .merged()
             .root_causes
             .iter()
             .any(|cause| cause.id.as_str().ends_with("/apps/c"))
@@ -151,12 +152,16 @@ async fn a_postgres_restart_loses_no_transition_and_no_alert() {
     events.send(kustomization("a", true)).await.unwrap();
     eventually("the runner evaluated a's recovery", DEADLINE, || async {
         let evaluated = latest.borrow().clone();
-        let a = evaluated
-            .evaluation
+        let healthy = evaluated
+            .fleet
+            .merged()
             .objects
             .iter()
-            .find(|v| v.name == "a")?;
-        (a.state.as_str() == "healthy" && evaluated.at? > stopped).then_some(())
+            .find(|v| v.name == "a")?
+            .state
+            .as_str()
+            == "healthy";
+        (healthy && evaluated.at? > stopped).then_some(())
     })
     .await;
     // The outage lasts a while (a failover, a minute-long maintenance): its length is the

@@ -123,6 +123,54 @@ async fn unchanged_rows_are_not_rewritten() {
     assert_eq!((stored.state.as_str(), stored.updated_at), ("stuck", later));
 }
 
+/// A collector's first round can write a whole fleet at once (201,000 rows at 1,000 clusters);
+/// the store splits it so no single statement runs into the statement timeout, and every row
+/// of every part is written.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fleet_sized_change_set_is_written_whole() {
+    let store = common::fresh_store().await;
+    let now = Utc::now();
+    let names: Vec<String> = (0..12_001).map(|i| format!("app-{i}")).collect();
+    let transition = |name: &str| TransitionRow {
+        key: key(name),
+        from: None,
+        to: "healthy".into(),
+        reason: "ReconciliationSucceeded".into(),
+        message: String::new(),
+        at: now,
+    };
+    let changes = ChangeSet {
+        upserts: names.iter().map(|n| row(n, "healthy")).collect(),
+        transitions: names.iter().map(|n| transition(n)).collect(),
+        ..ChangeSet::default()
+    };
+    let mut conn = store.pool().acquire().await.unwrap();
+    write_changes(&mut conn, &changes, now).await.unwrap();
+    let count = |query: &'static str| {
+        let pool = store.pool().clone();
+        async move {
+            sqlx::query_scalar::<_, i64>(query)
+                .fetch_one(&pool)
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(
+        (
+            count("SELECT count(*) FROM objects").await,
+            count("SELECT count(*) FROM transitions").await
+        ),
+        (12_001, 12_001)
+    );
+
+    let deletes = ChangeSet {
+        deletes: names.iter().map(|n| key(n)).collect(),
+        ..ChangeSet::default()
+    };
+    write_changes(&mut conn, &deletes, now).await.unwrap();
+    assert_eq!(count("SELECT count(*) FROM objects").await, 0);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn rollups_are_replaced_per_cluster() {
     let store = common::fresh_store().await;

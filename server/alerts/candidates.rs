@@ -2,7 +2,7 @@
 //! the domains it blocks and a sample of what it affects.
 
 use super::Candidate;
-use crate::health::Evaluation;
+use crate::health::Parts;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How many affected objects a message names; the count says the rest.
@@ -10,20 +10,25 @@ pub const SAMPLE: usize = 5;
 
 /// The root causes worth alerting on, and the clusters the evaluation covered (an alert on a
 /// covered cluster whose root cause is absent has cleared; other clusters' alerts belong to
-/// whichever collector evaluates them).
+/// whichever collector evaluates them). Reads the evaluation's parts in place: nothing is
+/// copied but what the candidates say.
 pub fn candidates(
-    evaluation: &Evaluation,
+    evaluation: &impl Parts,
     cluster_labels: &BTreeMap<String, BTreeMap<String, String>>,
 ) -> (Vec<Candidate>, BTreeSet<String>) {
-    let mut covered: BTreeSet<String> = evaluation
-        .objects
-        .iter()
-        .map(|v| v.cluster.clone())
-        .chain(evaluation.domains.iter().map(|d| d.cluster.clone()))
-        .collect();
+    let mut covered: BTreeSet<String> = BTreeSet::new();
+    for part in evaluation.parts() {
+        let clusters = part.objects.iter().map(|v| &v.cluster);
+        for cluster in clusters.chain(part.domains.iter().map(|d| &d.cluster)) {
+            // A part is mostly one cluster: one copy each, not one per object.
+            if !covered.contains(cluster) {
+                covered.insert(cluster.clone());
+            }
+        }
+    }
     let causes = evaluation
-        .root_causes
-        .iter()
+        .root_causes()
+        .into_iter()
         .filter(|cause| super::alertable(cause.state))
         .map(|cause| {
             let id = cause.id.as_str();
@@ -34,8 +39,8 @@ pub fn candidates(
                 .to_string();
             covered.insert(cluster.clone());
             let domains: BTreeSet<String> = evaluation
-                .domains
-                .iter()
+                .parts()
+                .flat_map(|part| &part.domains)
                 .filter(|d| d.blockers.contains(&cause.id))
                 .map(|d| d.domain.clone())
                 .collect();

@@ -16,7 +16,7 @@ use super::grouping::{self, CauseGroup, adopted_key, merged};
 use super::lifecycle::{Context, Step, step};
 use super::rules::Policy;
 use super::sinks::Route;
-use crate::health::Evaluation;
+use crate::health::Parts;
 use crate::ingest::Latest;
 use crate::store::Store;
 use crate::store::alerts as records;
@@ -55,17 +55,18 @@ impl Dispatcher {
         while latest.changed().await.is_ok() {
             let evaluated = latest.borrow_and_update().clone();
             let Some(at) = evaluated.at else { continue };
-            if let Err(error) = self.round(&evaluated.evaluation, at).await {
+            if let Err(error) = self.round(evaluated.fleet.as_ref(), at).await {
                 tracing::warn!(%error, "alert evaluation failed; will retry on the next evaluation");
             }
         }
     }
 
-    /// One evaluation's worth of alert changes and notifications, in one transaction.
+    /// One evaluation's worth of alert changes and notifications, in one transaction: a
+    /// fleet's shared per-cluster evaluations, or one `Evaluation`.
     #[tracing::instrument(skip_all)]
     pub async fn round(
         &self,
-        evaluation: &Evaluation,
+        evaluation: &(impl Parts + Sync),
         now: DateTime<Utc>,
     ) -> Result<(), sqlx::Error> {
         let (causes, covered) = candidates(evaluation, &self.cluster_labels);

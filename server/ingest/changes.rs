@@ -1,8 +1,10 @@
-//! Turns an evaluation into the rows that changed since the last write: objects whose verdict
-//! or body changed, a transition for every state change, and the roll-ups of clusters whose
-//! root causes or domain verdicts changed.
+//! Turns the clusters re-evaluated in a round into the rows that changed since the last write:
+//! objects whose verdict or body changed, a transition for every state change, and the
+//! roll-ups of clusters whose root causes or domain verdicts changed. A cluster not
+//! re-evaluated has nothing new to write, so a round costs what changed, not the fleet.
 
 use super::Snapshot;
+use super::evaluations::Evaluations;
 use crate::health::{CoOwnership, Dependency, Evaluation, ObjectEdge, State, Verdict};
 use crate::model::ObjectId;
 use crate::store::{
@@ -16,9 +18,14 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 /// What was last handed to the store, to write only differences.
 #[derive(Debug, Default)]
 pub struct Written {
-    verdicts: HashMap<ObjectId, WrittenVerdict>,
+    /// Per cluster, per object.
+    verdicts: HashMap<String, HashMap<ObjectId, WrittenVerdict>>,
     rollups: HashMap<String, ClusterRollup>,
     clusters: HashMap<String, ClusterRow>,
+    /// Per cluster, its objects by state in its latest evaluation (the cluster row's counts).
+    counts: HashMap<String, BTreeMap<&'static str, u64>>,
+    /// Per cluster, the controller Deployments its latest evaluation found (the cluster row's).
+    controllers: HashMap<String, Vec<ObjectId>>,
 }
 
 #[derive(Debug, PartialEq)]
@@ -118,28 +125,29 @@ pub fn key_of(id: &ObjectId) -> ObjectKey {
 }
 
 impl Written {
-    /// Object rows and transitions; `touched` are the ids whose object body changed. Nothing
-    /// is written for the `held` clusters (taken over, but not yet heard from).
+    /// Object rows and transitions of one re-evaluated cluster (None: it is gone); `touched`
+    /// are the ids whose object body changed. The caller leaves out the clusters it holds but
+    /// has not heard from yet: nothing of theirs is written.
     pub fn object_changes(
         &mut self,
-        evaluation: &Evaluation,
+        cluster: &str,
+        evaluation: Option<&Evaluation>,
         snapshot: &Snapshot,
         touched: &HashSet<ObjectId>,
-        held: &BTreeSet<String>,
         now: DateTime<Utc>,
-    ) -> ChangeSet {
-        let mut changes = ChangeSet::default();
+        changes: &mut ChangeSet,
+    ) {
+        let verdicts = evaluation.map_or(&[][..], |e| e.objects.as_slice());
+        let written = self.verdicts.entry(cluster.to_string()).or_default();
         // Written verdicts still in the evaluation; when all are, nothing is gone and the
-        // round costs a lookup per object, no copies.
+        // cluster costs a lookup per object, no copies.
         let mut still_present = 0;
-        for verdict in &evaluation.objects {
-            let previous = self.verdicts.get(&verdict.id);
+        for verdict in verdicts {
+            let previous = written.get(&verdict.id);
             if previous.is_some() {
                 still_present += 1;
             }
-            if held.contains(&verdict.cluster)
-                || (previous.is_some_and(|p| p.matches(verdict)) && !touched.contains(&verdict.id))
-            {
+            if previous.is_some_and(|p| p.matches(verdict)) && !touched.contains(&verdict.id) {
                 continue;
             }
             let next = WrittenVerdict::new(verdict);
@@ -177,76 +185,36 @@ impl Written {
                 edges: next.edges.clone(),
                 body,
             });
-            self.verdicts.insert(verdict.id.clone(), next);
+            written.insert(verdict.id.clone(), next);
         }
-        if still_present == self.verdicts.len() {
-            return changes;
+        if still_present < written.len() {
+            let present: HashSet<&ObjectId> = verdicts.iter().map(|v| &v.id).collect();
+            written.retain(|id, _| {
+                let keep = present.contains(id);
+                if !keep {
+                    changes.deletes.push(key_of(id));
+                }
+                keep
+            });
         }
-        let present: HashSet<&ObjectId> = evaluation.objects.iter().map(|v| &v.id).collect();
-        let gone: Vec<ObjectId> = self
-            .verdicts
-            .keys()
-            .filter(|id| !present.contains(id))
-            .filter(|id| id.parts().is_none_or(|p| !held.contains(p.0)))
-            .cloned()
-            .collect();
-        for id in gone {
-            self.verdicts.remove(&id);
-            changes.deletes.push(key_of(&id));
+        if written.is_empty() {
+            self.verdicts.remove(cluster);
         }
-        changes
     }
 
-    /// Root causes and domain verdicts of every cluster whose set changed.
+    /// Root causes, domain verdicts and cross-stack edges of each of `clusters` (re-evaluated
+    /// this round) whose set changed.
     pub fn rollup_changes(
         &mut self,
-        evaluation: &Evaluation,
+        evaluations: &Evaluations,
         clusters: &[String],
     ) -> RollupChanges {
-        let mut by_cluster: BTreeMap<&str, ClusterRollup> = clusters
-            .iter()
-            .map(|c| (c.as_str(), Default::default()))
-            .collect();
-        for cause in &evaluation.root_causes {
-            let cluster = cause.id.parts().map_or("", |p| p.0);
-            if let Some(entry) = by_cluster.get_mut(cluster) {
-                entry.causes.push(RootCauseRow {
-                    id: cause.id.0.clone(),
-                    cluster: cluster.to_string(),
-                    state: cause.state.as_str().to_string(),
-                    since: cause.since,
-                    reason: cause.reason.clone(),
-                    message: cause.message.clone(),
-                    affected: json!(cause.affected),
-                });
-            }
-        }
-        for domain in &evaluation.domains {
-            if let Some(entry) = by_cluster.get_mut(domain.cluster.as_str()) {
-                entry.domains.push(DomainRow {
-                    domain: domain.domain.clone(),
-                    cluster: domain.cluster.clone(),
-                    version: domain.version.clone(),
-                    state: domain.state.as_str().to_string(),
-                    fully_healthy: domain.fully_healthy,
-                    objects: domain.objects as i32,
-                    healthy: domain.healthy as i32,
-                    blockers: json!(domain.blockers),
-                });
-            }
-        }
-        for edge in &evaluation.dependencies {
-            if let Some(entry) = by_cluster.get_mut(edge.cluster.as_str()) {
-                entry.dependencies.push(edge.clone());
-            }
-        }
-        for shared in &evaluation.co_ownerships {
-            if let Some(entry) = by_cluster.get_mut(shared.cluster.as_str()) {
-                entry.co_ownerships.push(shared.clone());
-            }
-        }
         let mut changes = RollupChanges::default();
-        for (cluster, rollup) in by_cluster {
+        for cluster in clusters {
+            let rollup = evaluations
+                .of(cluster)
+                .map(|e| rollup_of(cluster, e))
+                .unwrap_or_default();
             if self.rollups.get(cluster) == Some(&rollup) {
                 continue;
             }
@@ -264,27 +232,30 @@ impl Written {
         changes
     }
 
-    /// Cluster rows (freshness, counts by state) that changed. A `held` cluster's row is only
+    /// Cluster rows (freshness, counts by state) that changed; the counts of the clusters
+    /// re-evaluated this round (`redone`) are taken anew. A `held` cluster's row is only
     /// written once there is an error to report; until then the previous owner's row stands.
     pub fn cluster_changes(
         &mut self,
-        evaluation: &Evaluation,
+        evaluations: &Evaluations,
+        redone: &BTreeSet<String>,
         snapshot: &Snapshot,
         held: &BTreeSet<String>,
         now: DateTime<Utc>,
     ) -> Vec<ClusterRow> {
-        let mut counts: HashMap<&str, BTreeMap<&str, u64>> = HashMap::new();
-        for verdict in &evaluation.objects {
-            *counts
-                .entry(verdict.cluster.as_str())
-                .or_default()
-                .entry(verdict.state.as_str())
-                .or_default() += 1;
-        }
-        let mut controllers: HashMap<&str, Vec<&ObjectId>> = HashMap::new();
-        for id in &evaluation.controllers {
-            let cluster = id.parts().map_or("", |p| p.0);
-            controllers.entry(cluster).or_default().push(id);
+        for cluster in redone {
+            let Some(evaluation) = evaluations.of(cluster) else {
+                self.counts.remove(cluster);
+                self.controllers.remove(cluster);
+                continue;
+            };
+            let mut counts = BTreeMap::new();
+            for verdict in &evaluation.objects {
+                *counts.entry(verdict.state.as_str()).or_default() += 1;
+            }
+            self.counts.insert(cluster.clone(), counts);
+            self.controllers
+                .insert(cluster.clone(), evaluation.controllers.clone());
         }
         let mut rows = Vec::new();
         for info in snapshot.clusters() {
@@ -297,10 +268,10 @@ impl Written {
                 last_good: info.last_good,
                 error: info.error.clone(),
                 kind_errors: json!(info.kind_errors),
-                state_counts: json!(counts.get(info.name.as_str()).cloned().unwrap_or_default()),
+                state_counts: json!(self.counts.get(&info.name).cloned().unwrap_or_default()),
                 controllers: json!(
-                    controllers
-                        .get(info.name.as_str())
+                    self.controllers
+                        .get(&info.name)
                         .cloned()
                         .unwrap_or_default()
                 ),
@@ -320,12 +291,18 @@ impl Written {
         rows
     }
 
+    /// Objects per state, per cluster, as of each cluster's latest evaluation.
+    pub fn state_counts(&self) -> &HashMap<String, BTreeMap<&'static str, u64>> {
+        &self.counts
+    }
+
     /// Forgets what was written for a cluster another collector owns now.
     pub fn forget_cluster(&mut self, name: &str) {
-        self.verdicts
-            .retain(|id, _| id.parts().is_none_or(|p| p.0 != name));
+        self.verdicts.remove(name);
         self.rollups.remove(name);
         self.clusters.remove(name);
+        self.counts.remove(name);
+        self.controllers.remove(name);
     }
 
     /// Starts from what the store holds for a cluster just taken over, so only real changes
@@ -346,23 +323,75 @@ impl Written {
                 .filter_map(|v| v.as_str().map(|s| ObjectId(s.to_string())))
                 .collect();
             let id = ObjectId::new(&record.cluster, kind, &record.namespace, &record.name);
-            self.verdicts.insert(
-                id,
-                WrittenVerdict {
-                    state,
-                    since: record.since,
-                    reason: record.reason.clone(),
-                    message: record.message.clone(),
-                    root_causes,
-                    domains: record.domains.clone(),
-                    edges: record.edges.0.clone(),
-                },
-            );
+            self.verdicts
+                .entry(record.cluster.clone())
+                .or_default()
+                .insert(
+                    id,
+                    WrittenVerdict {
+                        state,
+                        since: record.since,
+                        reason: record.reason.clone(),
+                        message: record.message.clone(),
+                        root_causes,
+                        domains: record.domains.clone(),
+                        edges: record.edges.0.clone(),
+                    },
+                );
         }
     }
 
     /// After a failed write, forget the cluster rows so the next round rewrites them all.
     pub fn forget_clusters(&mut self) {
         self.clusters.clear();
+    }
+}
+
+/// One cluster's roll-up rows, from its evaluation.
+fn rollup_of(cluster: &str, evaluation: &Evaluation) -> ClusterRollup {
+    let causes = evaluation
+        .root_causes
+        .iter()
+        .filter(|cause| cause.id.parts().map_or("", |p| p.0) == cluster)
+        .map(|cause| RootCauseRow {
+            id: cause.id.0.clone(),
+            cluster: cluster.to_string(),
+            state: cause.state.as_str().to_string(),
+            since: cause.since,
+            reason: cause.reason.clone(),
+            message: cause.message.clone(),
+            affected: json!(cause.affected),
+        })
+        .collect();
+    let domains = evaluation
+        .domains
+        .iter()
+        .filter(|domain| domain.cluster == cluster)
+        .map(|domain| DomainRow {
+            domain: domain.domain.clone(),
+            cluster: domain.cluster.clone(),
+            version: domain.version.clone(),
+            state: domain.state.as_str().to_string(),
+            fully_healthy: domain.fully_healthy,
+            objects: domain.objects as i32,
+            healthy: domain.healthy as i32,
+            blockers: json!(domain.blockers),
+        })
+        .collect();
+    ClusterRollup {
+        causes,
+        domains,
+        dependencies: evaluation
+            .dependencies
+            .iter()
+            .filter(|edge| edge.cluster == cluster)
+            .cloned()
+            .collect(),
+        co_ownerships: evaluation
+            .co_ownerships
+            .iter()
+            .filter(|shared| shared.cluster == cluster)
+            .cloned()
+            .collect(),
     }
 }

@@ -45,11 +45,18 @@ impl CrdHistory {
                 .filter(|((cluster, ..), _)| *cluster == info.name)
                 .map(|(_, former)| former.clone())
                 .collect();
+            // In a fixed order, so an unchanged history is an unchanged input.
+            info.former_crd_providers
+                .sort_by(|a, b| (&a.group, &a.kind).cmp(&(&b.group, &b.kind)));
         }
     }
 
     /// Takes in the providers seen now; returns those to record (new, changed or due a refresh).
-    pub fn observe(&mut self, providers: &[CrdProvider], now: DateTime<Utc>) -> Vec<CrdProvider> {
+    pub fn observe<'a>(
+        &mut self,
+        providers: impl IntoIterator<Item = &'a CrdProvider>,
+        now: DateTime<Utc>,
+    ) -> Vec<CrdProvider> {
         let mut to_record = Vec::new();
         for provider in providers {
             let key = (

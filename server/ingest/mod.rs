@@ -3,13 +3,18 @@
 
 mod changes;
 mod crd_history;
+mod evaluations;
+#[cfg(test)]
+mod evaluations_tests;
 mod leases;
 mod ownership;
 pub mod retention;
 mod runner;
+mod schedule;
 mod sightings;
 mod snapshot;
 
+pub use evaluations::{Evaluations, Redone, Round};
 pub use leases::LeaseKeeper;
 pub use ownership::ClusterSet;
 pub use runner::{Evaluated, Latest, Runner};

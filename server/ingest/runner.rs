@@ -1,15 +1,18 @@
-//! The collector's heart: applies source events to the snapshot, evaluates when something
-//! changed (and every few seconds, because time alone turns `progressing` into `stuck`), and
-//! writes what changed to Postgres. A database outage does not stop it: unwritten changes are
-//! kept (bounded) and written when the database answers again.
+//! The collector's heart: applies source events to the snapshot, re-evaluates the clusters
+//! that changed as soon as changes arrive (and those whose evaluation falls due, because time
+//! alone turns `progressing` into `stuck`), and writes what changed to Postgres. A database
+//! outage does not stop it: unwritten changes are kept (bounded) and written when the database
+//! answers again.
 
 use super::changes::{RollupChanges, Written};
 use super::crd_history::CrdHistory;
+use super::evaluations::{Evaluations, Round};
 use super::ownership::{ClusterSet, Ownership, leases_changed};
+use super::schedule::{REFRESH, Schedule, Work};
 use super::sightings::Sightings;
 use super::{RunnerSettings, Snapshot};
 use crate::health::CrdProvider;
-use crate::health::{self, ClusterInfo, Evaluation, Input};
+use crate::health::{ClusterInfo, Fleet, Parts};
 use crate::metrics;
 use crate::sources::{EventReceiver, SourceEvent};
 use crate::store::{
@@ -17,14 +20,11 @@ use crate::store::{
     replace_rollups, upsert_clusters, write_changes, write_seen_in_progress,
 };
 use chrono::{DateTime, Utc};
+use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::watch;
 
-/// How often the runner looks for work; bounds how long a change waits to be evaluated.
-const TICK: Duration = Duration::from_millis(200);
-/// Re-evaluate at least this often even when nothing arrived (thresholds expire with time).
-const IDLE_EVALUATION: Duration = Duration::from_secs(5);
 /// Most events applied before yielding to evaluation, so a flood cannot starve it.
 const EVENTS_PER_ROUND: usize = 50_000;
 /// Unwritten transitions kept while the database is down; beyond this the oldest are dropped
@@ -36,8 +36,12 @@ pub type Latest = watch::Receiver<Arc<Evaluated>>;
 
 #[derive(Debug, Default)]
 pub struct Evaluated {
-    pub evaluation: Evaluation,
+    /// Every cluster's evaluation, shared with the runner (`Fleet::merged` gives the fleet's
+    /// as one). The same `Arc` from one publication to the next while no verdict changed.
+    pub fleet: Arc<Fleet>,
     pub at: Option<DateTime<Utc>>,
+    /// The clusters re-evaluated for this publication (none when only time moved on).
+    pub reevaluated: BTreeSet<String>,
 }
 
 pub struct Runner {
@@ -55,6 +59,12 @@ pub struct Runner {
     pending_providers: Vec<CrdProvider>,
     /// When each object now in progress was first seen so (for work without a start time).
     sightings: Sightings,
+    /// Each cluster's latest evaluation.
+    evaluations: Evaluations,
+    /// Clusters whose first sightings changed in the last round: the engine reads them.
+    resighted: BTreeSet<String>,
+    /// When the evaluation was last published.
+    published: Option<Instant>,
 }
 
 impl Runner {
@@ -72,6 +82,9 @@ impl Runner {
             crd_history: CrdHistory::default(),
             pending_providers: Vec::new(),
             sightings: Sightings::default(),
+            evaluations: Evaluations::default(),
+            resighted: BTreeSet::new(),
+            published: None,
         };
         (runner, receiver)
     }
@@ -90,12 +103,16 @@ impl Runner {
 
     /// Runs until every event sender is gone.
     pub async fn run(mut self, mut events: EventReceiver) {
-        let mut tick = tokio::time::interval(TICK);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut schedule = Schedule::new();
         let mut dirty = true;
-        let mut last_evaluation = Instant::now();
         self.follow_leases().await;
         loop {
+            let work = Work {
+                changed: dirty,
+                unwritten: !self.pending.is_empty(),
+                due: self.evaluations.next_due().map(instant_of),
+            };
+            let next = schedule.next(work, Instant::now());
             tokio::select! {
                 alive = leases_changed(&mut self.ownership) => {
                     if !alive {
@@ -115,12 +132,10 @@ impl Runner {
                         budget -= 1;
                     }
                 }
-                _ = tick.tick() => {
-                    if dirty || last_evaluation.elapsed() >= IDLE_EVALUATION || !self.pending.is_empty() {
-                        self.run_round(Utc::now()).await;
-                        dirty = false;
-                        last_evaluation = Instant::now();
-                    }
+                _ = tokio::time::sleep_until(next.into()) => {
+                    schedule.started(Instant::now());
+                    dirty = false;
+                    self.run_round(Utc::now()).await;
                 }
             }
         }
@@ -192,44 +207,80 @@ impl Runner {
         }
     }
 
+    /// Re-evaluates the clusters that changed or fell due, writes what changed and publishes
+    /// the evaluation when a verdict may have changed or `REFRESH` has passed since the last.
     #[tracing::instrument(skip_all)]
     pub async fn run_round(&mut self, now: DateTime<Utc>) {
         self.crd_history.load_once(&self.store).await;
         if self.ownership.is_none() {
             self.sightings.load_all_once(&self.store).await;
         }
-        let evaluation = tokio::task::block_in_place(|| {
+        let touched = self.snapshot.take_touched();
+        let mut changed = std::mem::take(&mut self.resighted);
+        changed.extend(
+            touched
+                .iter()
+                .filter_map(|id| id.parts())
+                .map(|(cluster, ..)| cluster.to_string()),
+        );
+        let redone = tokio::task::block_in_place(|| {
             let mut clusters: Vec<_> = self.snapshot.clusters().cloned().collect();
             self.crd_history.inject(&mut clusters);
-            health::evaluate(&Input {
-                objects: self.snapshot.objects(),
-                clusters: &clusters,
+            let round = Round {
+                objects: self.snapshot.by_cluster(),
+                infos: &clusters,
                 domains: &self.settings.domains,
                 thresholds: &self.settings.thresholds,
-                now,
                 seen_in_progress: self.sightings.seen(),
-            })
+                now,
+            };
+            self.evaluations.update(&round, &changed)
         });
-        let touched = self.snapshot.take_touched();
         let held = self
             .ownership
             .as_ref()
             .map(|o| o.held.clone())
             .unwrap_or_default();
-        let changes =
-            self.written
-                .object_changes(&evaluation, &self.snapshot, &touched, &held, now);
-        self.sightings.observe(&evaluation, &changes.deletes, now);
-        let mut ready = self.snapshot.cluster_names();
-        ready.retain(|c| !held.contains(c));
-        let rollups = self.written.rollup_changes(&evaluation, &ready);
-        let clusters = self
-            .written
-            .cluster_changes(&evaluation, &self.snapshot, &held, now);
+        let mut changes = ChangeSet::default();
+        for cluster in redone.evaluated.iter().filter(|c| !held.contains(*c)) {
+            let evaluation = self.evaluations.of(cluster);
+            self.written.object_changes(
+                cluster,
+                evaluation,
+                &self.snapshot,
+                &touched,
+                now,
+                &mut changes,
+            );
+        }
+        let evaluations = &self.evaluations;
+        let reevaluated = redone.evaluated.iter().filter_map(|c| evaluations.of(c));
+        self.resighted = self.sightings.observe(reevaluated, &changes.deletes, now);
+        let known: BTreeSet<String> = self.snapshot.cluster_names().into_iter().collect();
+        let ready: Vec<String> = redone
+            .evaluated
+            .iter()
+            .filter(|c| known.contains(*c) && !held.contains(*c))
+            .cloned()
+            .collect();
+        let rollups = self.written.rollup_changes(&self.evaluations, &ready);
+        let clusters = self.written.cluster_changes(
+            &self.evaluations,
+            &redone.evaluated,
+            &self.snapshot,
+            &held,
+            now,
+        );
         self.pending.absorb(changes);
         self.pending_rollups.absorb(rollups);
+        let fleet = if redone.changed.is_empty() {
+            self.latest.borrow().fleet.clone()
+        } else {
+            Arc::new(self.evaluations.fleet())
+        };
+        let providers = fleet.parts().flat_map(|e| &e.crd_providers);
         // One row per CRD in a batch: a newer sighting replaces an unwritten older one.
-        for provider in self.crd_history.observe(&evaluation.crd_providers, now) {
+        for provider in self.crd_history.observe(providers, now) {
             self.pending_providers.retain(|p| {
                 (&p.cluster, &p.group, &p.kind)
                     != (&provider.cluster, &provider.group, &provider.kind)
@@ -238,7 +289,11 @@ impl Runner {
         }
         self.bound_pending();
         metrics::set_objects_tracked(self.snapshot.tracked());
-        metrics::evaluated(&evaluation, self.snapshot.clusters());
+        metrics::evaluated(
+            self.written.state_counts(),
+            fleet.parts().flat_map(|e| &e.domains),
+            self.snapshot.clusters(),
+        );
         let rows = self.pending.len() + clusters.len();
         let sightings = self.sightings.changes();
         let started = Instant::now();
@@ -258,10 +313,15 @@ impl Runner {
                 self.written.forget_clusters();
             }
         }
-        self.latest.send_replace(Arc::new(Evaluated {
-            evaluation,
-            at: Some(now),
-        }));
+        let refresh = self.published.is_none_or(|at| at.elapsed() >= REFRESH);
+        if !redone.changed.is_empty() || refresh {
+            self.published = Some(Instant::now());
+            self.latest.send_replace(Arc::new(Evaluated {
+                fleet,
+                at: Some(now),
+                reevaluated: redone.evaluated,
+            }));
+        }
     }
 
     async fn write(
@@ -305,4 +365,10 @@ impl Runner {
             );
         }
     }
+}
+
+/// The instant on the runtime's clock for a UTC time (now when it is past).
+fn instant_of(at: DateTime<Utc>) -> Instant {
+    let ahead = (at - Utc::now()).to_std().unwrap_or_default();
+    Instant::now() + ahead
 }

@@ -7,6 +7,7 @@ use crate::health::{Evaluation, SeenInProgress, State};
 use crate::model::ObjectId;
 use crate::store::{ObjectKey, SightingChanges, Store};
 use chrono::{DateTime, Utc};
+use std::collections::BTreeSet;
 
 #[derive(Debug, Default)]
 pub struct Sightings {
@@ -56,16 +57,27 @@ impl Sightings {
         self.stored.retain(|id, _| other(id));
     }
 
-    /// Takes in an evaluation: objects in progress keep their first sighting (now when new),
-    /// objects out of progress and objects gone (`deleted`) lose theirs.
-    pub fn observe(&mut self, evaluation: &Evaluation, deleted: &[ObjectKey], now: DateTime<Utc>) {
-        for verdict in &evaluation.objects {
-            if matches!(verdict.state, State::Progressing | State::Stuck) {
-                if !self.since.contains_key(&verdict.id) {
-                    self.since.insert(verdict.id.clone(), now);
-                }
+    /// Takes in the evaluations of the clusters re-evaluated (the others' verdicts did not
+    /// change): objects in progress keep their first sighting (now when new), objects out of
+    /// progress and objects gone (`deleted`) lose theirs. Returns the clusters whose sightings
+    /// of present objects changed: the engine reads them, so those are due again.
+    pub fn observe<'a>(
+        &mut self,
+        evaluations: impl IntoIterator<Item = &'a Evaluation>,
+        deleted: &[ObjectKey],
+        now: DateTime<Utc>,
+    ) -> BTreeSet<String> {
+        let mut changed = BTreeSet::new();
+        for verdict in evaluations.into_iter().flat_map(|e| &e.objects) {
+            let in_progress = matches!(verdict.state, State::Progressing | State::Stuck);
+            let moved = if in_progress {
+                !self.since.contains_key(&verdict.id)
+                    && self.since.insert(verdict.id.clone(), now).is_none()
             } else {
-                self.since.remove(&verdict.id);
+                self.since.remove(&verdict.id).is_some()
+            };
+            if moved {
+                changed.insert(verdict.cluster.clone());
             }
         }
         for key in deleted {
@@ -75,6 +87,7 @@ impl Sightings {
             ));
             self.since.remove(&id);
         }
+        changed
     }
 
     /// What to write so the store holds what is known now.

@@ -1,5 +1,6 @@
 //! The in-memory fleet: every object the sources reported, and what is known about each
-//! cluster's data. Applying an event is cheap; evaluation reads the objects as one slice.
+//! cluster's data. Applying an event is cheap; evaluation reads each cluster's objects as one
+//! slice, so a cluster can be evaluated without the others.
 
 use crate::health::ClusterInfo;
 use crate::model::{Kind, Object, ObjectId};
@@ -8,7 +9,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 #[derive(Debug, Default)]
 pub struct Snapshot {
-    objects: Vec<Object>,
+    /// Per cluster, its objects.
+    objects: BTreeMap<String, Vec<Object>>,
+    /// Where each object is in its cluster's list.
     index: HashMap<ObjectId, usize>,
     /// Ids seen since a `SyncStart`, per (cluster, kind); the rest are swept at `SyncDone`.
     listing: HashMap<(String, Kind), HashSet<ObjectId>>,
@@ -27,8 +30,21 @@ impl Snapshot {
         }
     }
 
-    pub fn objects(&self) -> &[Object] {
-        &self.objects
+    /// Every cluster holding objects, with its objects.
+    pub fn by_cluster(&self) -> BTreeMap<&str, &[Object]> {
+        self.objects
+            .iter()
+            .map(|(cluster, objects)| (cluster.as_str(), objects.as_slice()))
+            .collect()
+    }
+
+    /// How many objects are held.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
     }
 
     /// How many objects are tracked per (cluster, kind).
@@ -37,7 +53,8 @@ impl Snapshot {
     }
 
     pub fn get(&self, id: &ObjectId) -> Option<&Object> {
-        self.index.get(id).map(|&i| &self.objects[i])
+        let &i = self.index.get(id)?;
+        self.objects.get(cluster_of(id))?.get(i)
     }
 
     pub fn clusters(&self) -> impl Iterator<Item = &ClusterInfo> {
@@ -58,25 +75,16 @@ impl Snapshot {
     pub fn drop_cluster(&mut self, name: &str) {
         self.clusters.remove(name);
         self.listing.retain(|(cluster, _), _| cluster != name);
-        self.objects.retain(|o| o.cluster != name);
+        for object in self.objects.remove(name).unwrap_or_default() {
+            self.index.remove(&object.id());
+        }
         self.tracked.retain(|(cluster, _), _| cluster != name);
-        self.touched
-            .retain(|id| id.parts().is_none_or(|p| p.0 != name));
-        self.index = self
-            .objects
-            .iter()
-            .enumerate()
-            .map(|(i, o)| (o.id(), i))
-            .collect();
+        self.touched.retain(|id| cluster_of(id) != name);
     }
 
     /// Marks every object of a cluster touched, so all their rows are written next time.
     pub fn touch_cluster(&mut self, name: &str) {
-        let ids = self
-            .objects
-            .iter()
-            .filter(|o| o.cluster == name)
-            .map(Object::id);
+        let ids = self.objects.get(name).into_iter().flatten().map(Object::id);
         self.touched.extend(ids);
     }
 
@@ -140,10 +148,16 @@ impl Snapshot {
     }
 
     fn upsert(&mut self, id: ObjectId, object: Object) -> bool {
+        if !self.objects.contains_key(&object.cluster) {
+            self.objects.insert(object.cluster.clone(), Vec::new());
+        }
+        let Some(list) = self.objects.get_mut(&object.cluster) else {
+            return false;
+        };
         match self.index.get(&id) {
-            Some(&i) if self.objects[i] == object => false,
+            Some(&i) if list[i] == object => false,
             Some(&i) => {
-                self.objects[i] = object;
+                list[i] = object;
                 self.touched.insert(id);
                 true
             }
@@ -152,8 +166,8 @@ impl Snapshot {
                     .tracked
                     .entry((object.cluster.clone(), object.kind))
                     .or_default() += 1;
-                self.index.insert(id.clone(), self.objects.len());
-                self.objects.push(object);
+                self.index.insert(id.clone(), list.len());
+                list.push(object);
                 self.touched.insert(id);
                 true
             }
@@ -164,16 +178,23 @@ impl Snapshot {
         let Some(i) = self.index.remove(id) else {
             return false;
         };
-        let removed = self.objects.swap_remove(i);
+        let cluster = cluster_of(id);
+        let Some(list) = self.objects.get_mut(cluster) else {
+            return false;
+        };
+        let removed = list.swap_remove(i);
+        if let Some(moved) = list.get(i) {
+            self.index.insert(moved.id(), i);
+        }
+        if list.is_empty() {
+            self.objects.remove(cluster);
+        }
         let key = (removed.cluster, removed.kind);
         if let Some(count) = self.tracked.get_mut(&key) {
             *count -= 1;
             if *count == 0 {
                 self.tracked.remove(&key);
             }
-        }
-        if let Some(moved) = self.objects.get(i) {
-            self.index.insert(moved.id(), i);
         }
         self.touched.insert(id.clone());
         true
@@ -185,8 +206,10 @@ impl Snapshot {
         };
         let gone: Vec<ObjectId> = self
             .objects
-            .iter()
-            .filter(|o| o.cluster == cluster && o.kind == kind)
+            .get(&cluster)
+            .into_iter()
+            .flatten()
+            .filter(|o| o.kind == kind)
             .map(Object::id)
             .filter(|id| !seen.contains(id))
             .collect();
@@ -196,6 +219,11 @@ impl Snapshot {
         }
         changed
     }
+}
+
+/// The cluster an id names (ids are `cluster/Kind/namespace/name`).
+fn cluster_of(id: &ObjectId) -> &str {
+    id.parts().map_or("", |(cluster, ..)| cluster)
 }
 
 #[cfg(test)]
@@ -223,7 +251,7 @@ mod tests {
         assert!(snap.apply(SourceEvent::Delete(object("a", "x", "").id())));
         let y = object("a", "y", "r1");
         assert_eq!(snap.get(&y.id()), Some(&y));
-        assert_eq!(snap.objects().len(), 1);
+        assert_eq!(snap.len(), 1);
         assert_eq!(snap.take_touched().len(), 2);
         assert_eq!(tracked(&snap), vec![("a", 1)]);
     }
@@ -253,7 +281,12 @@ mod tests {
             cluster: "a".into(),
             kind: Kind::GitRepository
         }));
-        let mut names: Vec<_> = snap.objects().iter().map(|o| o.name.as_str()).collect();
+        let mut names: Vec<_> = snap
+            .by_cluster()
+            .into_values()
+            .flatten()
+            .map(|o| o.name.as_str())
+            .collect();
         names.sort();
         assert_eq!(names, vec!["keep", "other"]);
         assert_eq!(tracked(&snap), vec![("a", 1), ("b", 1)]);
@@ -273,7 +306,7 @@ mod tests {
             let o = object("b", name, "r");
             assert_eq!(snap.get(&o.id()), Some(&o));
         }
-        assert_eq!(snap.objects().len(), 2);
+        assert_eq!(snap.len(), 2);
         assert_eq!(tracked(&snap), vec![("b", 2)]);
         snap.touch_cluster("b");
         assert_eq!(snap.take_touched().len(), 2);

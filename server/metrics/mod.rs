@@ -8,12 +8,12 @@ mod registry;
 
 pub use http::track as track_http;
 
-use crate::health::{ClusterInfo, Evaluation};
+use crate::health::{ClusterInfo, DomainVerdict};
 use crate::model::Kind;
 use axum::http::header;
 use axum::response::IntoResponse;
 use registry::{Metrics, metrics};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 /// `GET /metrics`: the OpenMetrics text format.
@@ -75,9 +75,16 @@ pub fn write_batch(rows: usize, elapsed: Duration, ok: bool) {
 /// What an evaluation found: objects by state per cluster, each domain's fully-healthy flag per
 /// cluster at its current version, and when each cluster's data was last known good. Series of
 /// clusters and domains no longer evaluated here disappear.
-pub fn evaluated<'a>(evaluation: &Evaluation, clusters: impl IntoIterator<Item = &'a ClusterInfo>) {
-    metrics().record_evaluation(evaluation, clusters);
+pub fn evaluated<'a>(
+    state_counts: &StateCounts,
+    domains: impl IntoIterator<Item = &'a DomainVerdict>,
+    clusters: impl IntoIterator<Item = &'a ClusterInfo>,
+) {
+    metrics().record_evaluation(state_counts, domains, clusters);
 }
+
+/// Objects per state (`State::as_str`), per cluster.
+pub type StateCounts = HashMap<String, BTreeMap<&'static str, u64>>;
 
 /// A notification was sent to `sink` (`delivered`) or failed and will be retried.
 pub fn alert_delivery(sink: &str, delivered: bool) {

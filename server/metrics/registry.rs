@@ -1,6 +1,7 @@
 //! The process-wide registry and every metric in it.
 
-use crate::health::{ClusterInfo, Evaluation};
+use super::StateCounts;
+use crate::health::{ClusterInfo, DomainVerdict};
 use crate::model::Kind;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -230,23 +231,24 @@ impl Metrics {
 
     pub fn record_evaluation<'a>(
         &self,
-        evaluation: &Evaluation,
+        state_counts: &StateCounts,
+        domains: impl IntoIterator<Item = &'a DomainVerdict>,
         clusters: impl IntoIterator<Item = &'a ClusterInfo>,
     ) {
-        let mut by_state: BTreeMap<StateLabels, i64> = BTreeMap::new();
-        for verdict in &evaluation.objects {
-            let labels = StateLabels {
-                cluster: verdict.cluster.clone(),
-                state: verdict.state.as_str().to_string(),
-            };
-            *by_state.entry(labels).or_default() += 1;
-        }
         self.objects_by_state.clear();
-        for (labels, count) in by_state {
-            self.objects_by_state.get_or_create(&labels).set(count);
+        for (cluster, counts) in state_counts {
+            for (&state, &count) in counts {
+                let labels = StateLabels {
+                    cluster: cluster.clone(),
+                    state: state.to_string(),
+                };
+                self.objects_by_state
+                    .get_or_create(&labels)
+                    .set(count as i64);
+            }
         }
         self.domain_fully_healthy.clear();
-        for domain in &evaluation.domains {
+        for domain in domains {
             let labels = DomainLabels {
                 domain: domain.domain.clone(),
                 cluster: domain.cluster.clone(),
@@ -302,26 +304,8 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::health::{DomainVerdict, State, Verdict};
-    use crate::model::ObjectId;
+    use crate::health::State;
     use chrono::{TimeZone, Utc};
-
-    fn verdict(cluster: &str, name: &str, state: State) -> Verdict {
-        Verdict {
-            id: ObjectId::new(cluster, Kind::Kustomization, "flux-system", name),
-            cluster: cluster.into(),
-            kind: Kind::Kustomization,
-            namespace: "flux-system".into(),
-            name: name.into(),
-            state,
-            since: None,
-            reason: String::new(),
-            message: String::new(),
-            root_causes: Vec::new(),
-            domains: Vec::new(),
-            edges: Vec::new(),
-        }
-    }
 
     #[test]
     fn an_evaluation_becomes_bounded_series_that_follow_it() {
@@ -336,21 +320,18 @@ mod tests {
             healthy: 1,
             blockers: Vec::new(),
         };
-        let evaluation = Evaluation {
-            objects: vec![
-                verdict("prod-eu-1", "apps", State::Failed),
-                verdict("prod-eu-1", "infra", State::Failed),
-                verdict("prod-eu-1", "gateway", State::Healthy),
-            ],
-            domains: vec![domain("1.4.0", true)],
-            ..Evaluation::default()
-        };
+        let counts: StateCounts = [(
+            "prod-eu-1".to_string(),
+            [("failed", 2), ("healthy", 1)].into_iter().collect(),
+        )]
+        .into_iter()
+        .collect();
         let cluster = ClusterInfo {
             name: "prod-eu-1".into(),
             last_good: Some(Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap()),
             ..ClusterInfo::default()
         };
-        metrics.record_evaluation(&evaluation, [&cluster]);
+        metrics.record_evaluation(&counts, &[domain("1.4.0", true)], [&cluster]);
         let text = metrics.encode(Instant::now());
         for line in [
             "fleetglass_objects{cluster=\"prod-eu-1\",state=\"failed\"} 2",
@@ -363,11 +344,7 @@ mod tests {
         }
         assert!(text.contains("fleetglass_build_info{version=\""), "{text}");
         // A new version replaces the old series rather than adding one per version ever seen.
-        let next = Evaluation {
-            domains: vec![domain("1.5.0", false)],
-            ..Evaluation::default()
-        };
-        metrics.record_evaluation(&next, []);
+        metrics.record_evaluation(&StateCounts::default(), &[domain("1.5.0", false)], []);
         let text = metrics.encode(Instant::now());
         assert!(!text.contains("version=\"1.4.0\""), "{text}");
         assert!(text.contains("version=\"1.5.0\"} 0"), "{text}");

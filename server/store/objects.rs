@@ -96,6 +96,11 @@ impl Columns {
     }
 }
 
+/// Most rows per statement: each statement must finish within the statement timeout even
+/// when a collector's first round writes a thousand clusters at once (201,000 rows in one
+/// upsert exceeded 30 s on a loaded machine, and the retried batch never got smaller).
+const ROWS_PER_STATEMENT: usize = 5_000;
+
 /// Writes one change set; call inside a transaction so state and history stay consistent.
 #[tracing::instrument(skip_all, fields(upserts = changes.upserts.len(), deletes = changes.deletes.len(), transitions = changes.transitions.len()))]
 pub async fn write_changes(
@@ -103,72 +108,92 @@ pub async fn write_changes(
     changes: &ChangeSet,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    if !changes.upserts.is_empty() {
-        let rows = &changes.upserts;
-        let keys = Columns::of(rows.iter().map(|r| &r.key));
-        sqlx::query(
-            "INSERT INTO objects (cluster, kind, namespace, name, state, since, reason, message, root_causes, body, updated_at, domains, edges)
-             SELECT c, k, ns, n, s, si, r, m, rc, b, $11,
-                    ARRAY(SELECT jsonb_array_elements_text(d)), e
-             FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[],
-                         $7::text[], $8::text[], $9::jsonb[], $10::jsonb[], $12::jsonb[], $13::jsonb[]) AS t(c, k, ns, n, s, si, r, m, rc, b, d, e)
-             ON CONFLICT (cluster, kind, namespace, name) DO UPDATE SET
-                 state = excluded.state, since = excluded.since, reason = excluded.reason,
-                 message = excluded.message, root_causes = excluded.root_causes, body = excluded.body,
-                 updated_at = excluded.updated_at, domains = excluded.domains, edges = excluded.edges
-             WHERE (objects.state, objects.since, objects.reason, objects.message, objects.root_causes, objects.body, objects.domains, objects.edges)
-                   IS DISTINCT FROM
-                   (excluded.state, excluded.since, excluded.reason, excluded.message, excluded.root_causes, excluded.body, excluded.domains, excluded.edges)",
-        )
-        .bind(keys.cluster)
-        .bind(keys.kind)
-        .bind(keys.namespace)
-        .bind(keys.name)
-        .bind(rows.iter().map(|r| r.state.clone()).collect::<Vec<_>>())
-        .bind(rows.iter().map(|r| r.since).collect::<Vec<_>>())
-        .bind(rows.iter().map(|r| r.reason.clone()).collect::<Vec<_>>())
-        .bind(rows.iter().map(|r| r.message.clone()).collect::<Vec<_>>())
-        .bind(rows.iter().map(|r| Value::from(r.root_causes.clone())).collect::<Vec<_>>())
-        .bind(rows.iter().map(|r| r.body.clone()).collect::<Vec<_>>())
-        .bind(now)
-        // jsonb arrays, because Postgres has no ragged text[][] for UNNEST to split per row.
-        .bind(rows.iter().map(|r| Value::from(r.domains.clone())).collect::<Vec<_>>())
-        .bind(rows.iter().map(|r| serde_json::json!(r.edges)).collect::<Vec<_>>())
-        .execute(&mut *conn)
-        .await?;
+    for rows in changes.upserts.chunks(ROWS_PER_STATEMENT) {
+        upsert_objects(conn, rows, now).await?;
     }
-    if !changes.deletes.is_empty() {
-        let keys = Columns::of(changes.deletes.iter());
-        sqlx::query(
-            "DELETE FROM objects o USING UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) AS t(c, k, ns, n)
-             WHERE o.cluster = t.c AND o.kind = t.k AND o.namespace = t.ns AND o.name = t.n",
-        )
-        .bind(keys.cluster)
-        .bind(keys.kind)
-        .bind(keys.namespace)
-        .bind(keys.name)
-        .execute(&mut *conn)
-        .await?;
+    for keys in changes.deletes.chunks(ROWS_PER_STATEMENT) {
+        delete_objects(conn, keys).await?;
     }
-    if !changes.transitions.is_empty() {
-        let rows = &changes.transitions;
-        let keys = Columns::of(rows.iter().map(|r| &r.key));
-        sqlx::query(
-            "INSERT INTO transitions (cluster, kind, namespace, name, from_state, to_state, reason, message, at)
-             SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-                                  $7::text[], $8::text[], $9::timestamptz[])",
-        )
-        .bind(keys.cluster)
-        .bind(keys.kind)
-        .bind(keys.namespace)
-        .bind(keys.name)
-        .bind(rows.iter().map(|r| r.from.clone()).collect::<Vec<_>>())
-        .bind(rows.iter().map(|r| r.to.clone()).collect::<Vec<_>>())
-        .bind(rows.iter().map(|r| r.reason.clone()).collect::<Vec<_>>())
-        .bind(rows.iter().map(|r| r.message.clone()).collect::<Vec<_>>())
-        .bind(rows.iter().map(|r| r.at).collect::<Vec<_>>())
-        .execute(&mut *conn)
-        .await?;
+    for rows in changes.transitions.chunks(ROWS_PER_STATEMENT) {
+        insert_transitions(conn, rows).await?;
     }
+    Ok(())
+}
+
+async fn upsert_objects(
+    conn: &mut PgConnection,
+    rows: &[ObjectRow],
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    let keys = Columns::of(rows.iter().map(|r| &r.key));
+    sqlx::query(
+        "INSERT INTO objects (cluster, kind, namespace, name, state, since, reason, message, root_causes, body, updated_at, domains, edges)
+         SELECT c, k, ns, n, s, si, r, m, rc, b, $11,
+                ARRAY(SELECT jsonb_array_elements_text(d)), e
+         FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[],
+                     $7::text[], $8::text[], $9::jsonb[], $10::jsonb[], $12::jsonb[], $13::jsonb[]) AS t(c, k, ns, n, s, si, r, m, rc, b, d, e)
+         ON CONFLICT (cluster, kind, namespace, name) DO UPDATE SET
+             state = excluded.state, since = excluded.since, reason = excluded.reason,
+             message = excluded.message, root_causes = excluded.root_causes, body = excluded.body,
+             updated_at = excluded.updated_at, domains = excluded.domains, edges = excluded.edges
+         WHERE (objects.state, objects.since, objects.reason, objects.message, objects.root_causes, objects.body, objects.domains, objects.edges)
+               IS DISTINCT FROM
+               (excluded.state, excluded.since, excluded.reason, excluded.message, excluded.root_causes, excluded.body, excluded.domains, excluded.edges)",
+    )
+    .bind(keys.cluster)
+    .bind(keys.kind)
+    .bind(keys.namespace)
+    .bind(keys.name)
+    .bind(rows.iter().map(|r| r.state.clone()).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.since).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.reason.clone()).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.message.clone()).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| Value::from(r.root_causes.clone())).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.body.clone()).collect::<Vec<_>>())
+    .bind(now)
+    // jsonb arrays, because Postgres has no ragged text[][] for UNNEST to split per row.
+    .bind(rows.iter().map(|r| Value::from(r.domains.clone())).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| serde_json::json!(r.edges)).collect::<Vec<_>>())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+async fn delete_objects(conn: &mut PgConnection, keys: &[ObjectKey]) -> Result<(), sqlx::Error> {
+    let columns = Columns::of(keys.iter());
+    sqlx::query(
+        "DELETE FROM objects o USING UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) AS t(c, k, ns, n)
+         WHERE o.cluster = t.c AND o.kind = t.k AND o.namespace = t.ns AND o.name = t.n",
+    )
+    .bind(columns.cluster)
+    .bind(columns.kind)
+    .bind(columns.namespace)
+    .bind(columns.name)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+async fn insert_transitions(
+    conn: &mut PgConnection,
+    rows: &[TransitionRow],
+) -> Result<(), sqlx::Error> {
+    let keys = Columns::of(rows.iter().map(|r| &r.key));
+    sqlx::query(
+        "INSERT INTO transitions (cluster, kind, namespace, name, from_state, to_state, reason, message, at)
+         SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+                              $7::text[], $8::text[], $9::timestamptz[])",
+    )
+    .bind(keys.cluster)
+    .bind(keys.kind)
+    .bind(keys.namespace)
+    .bind(keys.name)
+    .bind(rows.iter().map(|r| r.from.clone()).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.to.clone()).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.reason.clone()).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.message.clone()).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.at).collect::<Vec<_>>())
+    .execute(&mut *conn)
+    .await?;
     Ok(())
 }

@@ -7,6 +7,7 @@ use super::Thresholds;
 use super::clusters::Clusters;
 use super::controllers::{Liveness, down_reason};
 use super::cycles::Cycle;
+use super::deadlines::Clock;
 use super::finding::{Cause, EdgeSet, Finding};
 use super::flux::{self, FluxContext};
 use super::graph::Graph;
@@ -31,10 +32,10 @@ pub(super) struct Assessor<'a> {
     pub broken_consumers: &'a [Option<Finding>],
     pub ids: &'a [ObjectId],
     pub seen_in_progress: &'a super::SeenInProgress,
-    pub now: DateTime<Utc>,
+    pub clock: Clock<'a>,
 }
 
-impl Assessor<'_> {
+impl<'a> Assessor<'a> {
     pub fn assess(&self, i: usize) -> Finding {
         let object = &self.index.objects[i];
         let mut finding = self
@@ -42,7 +43,7 @@ impl Assessor<'_> {
             .unwrap_or_else(|| self.by_kind(i, object));
         // A controller whose clock runs ahead writes transition times in the future: the state
         // began no later than now.
-        finding.since = finding.since.map(|since| since.min(self.now));
+        finding.since = finding.since.map(|since| self.clock.not_after(since));
         with_defects(object, finding)
     }
 
@@ -120,7 +121,7 @@ impl Assessor<'_> {
                 )
             }
             &Liveness::Down(controller) => {
-                let reason = down_reason(self.index, controller, self.now);
+                let reason = down_reason(self.index, controller, self.clock);
                 let since = self.index.objects[controller]
                     .condition("Available")
                     .and_then(|c| c.last_transition);
@@ -137,10 +138,10 @@ impl Assessor<'_> {
         }
     }
 
-    fn timing(&self, i: usize, object: &Object) -> Timing {
+    fn timing(&self, i: usize, object: &Object) -> Timing<'a> {
         Timing {
             threshold: threshold(object, self.thresholds, self.domain_stuck_after[i]),
-            now: self.now,
+            clock: self.clock,
             seen_since: self.seen_in_progress.get(&self.ids[i]).copied(),
         }
     }

@@ -1,6 +1,7 @@
 //! Cluster freshness: whether the evidence collected from a cluster (or for one kind on it)
 //! can be trusted at all. A cluster without a ClusterInfo is fresh (files have no age).
 
+use super::deadlines::Clock;
 use super::{ClusterInfo, InputEvidence};
 use crate::model::{Kind, ObjectId, human};
 use chrono::{DateTime, TimeDelta, Utc};
@@ -9,11 +10,11 @@ use std::collections::HashMap;
 pub(super) struct Clusters<'a> {
     infos: HashMap<&'a str, &'a ClusterInfo>,
     freshness: TimeDelta,
-    now: DateTime<Utc>,
+    clock: Clock<'a>,
 }
 
 impl<'a> Clusters<'a> {
-    pub fn new(infos: &'a [ClusterInfo], freshness: TimeDelta, now: DateTime<Utc>) -> Self {
+    pub fn new(infos: &'a [ClusterInfo], freshness: TimeDelta, clock: Clock<'a>) -> Self {
         let infos = infos
             .iter()
             .map(|info| (info.name.as_str(), info))
@@ -21,7 +22,7 @@ impl<'a> Clusters<'a> {
         Clusters {
             infos,
             freshness,
-            now,
+            clock,
         }
     }
 
@@ -36,11 +37,10 @@ impl<'a> Clusters<'a> {
             return Some(format!("cluster {cluster} unreachable: {error}"));
         }
         let last_good = info.last_good?;
-        let age = self.now - last_good;
-        (age > self.freshness).then(|| {
+        self.clock.past(last_good, self.freshness).then(|| {
             format!(
                 "cluster {cluster} data is {} old (freshness limit {})",
-                human(age),
+                self.clock.age(last_good),
                 human(self.freshness)
             )
         })
@@ -88,4 +88,27 @@ impl<'a> Clusters<'a> {
     pub fn last_good(&self, cluster: &str) -> Option<DateTime<Utc>> {
         self.info(cluster)?.last_good
     }
+}
+
+/// Whether evaluating with `after` instead of `before` gives the same result at `now`: they
+/// differ at most in `last_good`, and `after` is fresh with nothing unreadable. `last_good` is
+/// read only for a cluster whose data is stale, unreachable or partly unreadable (the
+/// unverifiable verdicts and their cluster root cause), so a probe that only moves it forward
+/// changes nothing. (`before` having gone stale since is a deadline its evaluation carries.)
+pub fn interchangeable(
+    before: &ClusterInfo,
+    after: &ClusterInfo,
+    freshness: TimeDelta,
+    now: DateTime<Utc>,
+) -> bool {
+    let fresh = |info: &ClusterInfo| {
+        info.error.is_none()
+            && info.kind_errors.is_empty()
+            && info.last_good.is_some_and(|at| now - at <= freshness)
+    };
+    let same_but_last_good = ClusterInfo {
+        last_good: after.last_good,
+        ..before.clone()
+    } == *after;
+    same_but_last_good && fresh(before) && fresh(after)
 }

@@ -3,10 +3,10 @@
 //! (seed 000, incident 4: a tofu-controller in ImagePullBackOff behind days of stale status),
 //! and neither is status whose controller is not installed at all.
 
+use super::deadlines::Clock;
 use super::index::Index;
 use super::pods::pod_failure;
 use crate::model::{Kind, Object, ObjectId};
-use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,14 +78,14 @@ pub(super) fn liveness(
     index: &Index,
     object: &Object,
     absences: &mut Absences,
-    now: DateTime<Utc>,
+    clock: Clock,
 ) -> Liveness {
     let Some(controller) = object.kind.controller() else {
         return Liveness::Unknown;
     };
     let shard = object.shard().unwrap_or("");
     if let Some(found) = index.controller(&object.cluster, controller, shard) {
-        return if available(index, found, now) {
+        return if available(index, found, clock) {
             Liveness::Alive(found)
         } else {
             Liveness::Down(found)
@@ -108,7 +108,7 @@ pub(super) fn liveness(
 
 /// Some replica is available and not every pod of the controller is failing: the
 /// Deployment's count lags a pod that crash-loops between restarts.
-fn available(index: &Index, deployment: usize, now: DateTime<Utc>) -> bool {
+fn available(index: &Index, deployment: usize, clock: Clock) -> bool {
     let counted = index.objects[deployment]
         .status
         .workload
@@ -118,17 +118,17 @@ fn available(index: &Index, deployment: usize, now: DateTime<Utc>) -> bool {
     let all_failing = !pods.is_empty()
         && pods
             .iter()
-            .all(|&pod| pod_failure(&index.objects[pod], now).is_some());
+            .all(|&pod| pod_failure(&index.objects[pod], clock).is_some());
     counted && !all_failing
 }
 
 /// Why a controller is down, read from its pods ("ImagePullBackOff: …").
-pub(super) fn down_reason(index: &Index, controller: usize, now: DateTime<Utc>) -> String {
+pub(super) fn down_reason(index: &Index, controller: usize, clock: Clock) -> String {
     let deployment = &index.objects[controller];
     let pods = index.pods_of(controller);
     let from_pods = pods
         .iter()
-        .find_map(|&pod| pod_failure(&index.objects[pod], now));
+        .find_map(|&pod| pod_failure(&index.objects[pod], clock));
     let why = from_pods.unwrap_or_else(|| {
         let desired = deployment.status.workload.as_ref().map_or(0, |w| w.desired);
         format!("0/{desired} replicas available")

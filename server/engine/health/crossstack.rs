@@ -233,6 +233,11 @@ pub(super) fn analyse(index: &Index, infos: &[ClusterInfo], ids: &[ObjectId]) ->
             }
         }
     }
+    // Grouped by cluster (stable: by consumer within one), so a fleet's edges are its
+    // clusters' edges one after the other, however its objects are ordered.
+    result
+        .dependencies
+        .sort_by(|a, b| a.cluster.cmp(&b.cluster));
     result
         .co_ownerships
         .sort_by(|a, b| (&a.cluster, &a.object).cmp(&(&b.cluster, &b.object)));

@@ -6,11 +6,11 @@ use super::classify::{Classified, Outcome, classify, waited_for};
 use super::finding::{Cause, EdgeSet, Finding};
 use super::revisions::{converged_revision, same_chart, same_revision};
 use super::threshold::Timing;
-use crate::model::{Condition, ConditionStatus, Kind, Object, human};
+use crate::model::{Condition, ConditionStatus, Kind, Object};
 
 /// What a Flux object's rules need besides the object.
 pub(super) struct FluxContext<'a> {
-    pub timing: Timing,
+    pub timing: Timing<'a>,
     /// The source object, for comparing applied with offered revisions.
     pub source: Option<&'a Object>,
 }
@@ -138,18 +138,19 @@ fn when_ready(object: &Object, ready: &Condition, context: &FluxContext) -> Find
 /// it), a self-contradicting status past the threshold (seed 000, incident 4).
 fn reconciling_while_ready(flag: &Condition, context: &FluxContext) -> Finding {
     let since = flag.last_transition;
-    let age = since.map(|s| context.timing.now - s);
+    let timing = &context.timing;
+    let overdue = since.filter(|&s| timing.clock.past(s, timing.threshold));
     let detail = if flag.message.is_empty() {
         flag.reason.as_str()
     } else {
         flag.message.as_str()
     };
-    match age {
-        Some(age) if age > context.timing.threshold => Finding::new(
+    match overdue {
+        Some(began) => Finding::new(
             State::Stale,
             format!(
                 "stale status: Ready=True but Reconciling=True for {} ({detail})",
-                human(age)
+                timing.clock.age(began)
             ),
             &flag.message,
         )

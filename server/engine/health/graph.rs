@@ -5,10 +5,10 @@
 
 use super::clusters::Clusters;
 use super::controllers::{Absences, Liveness, liveness};
+use super::deadlines::Clock;
 use super::finding::{Edge, EdgeKind};
 use super::index::Index;
 use crate::model::{Kind, Object, ObjectId, Ref};
-use chrono::{DateTime, Utc};
 
 pub(super) struct Graph {
     pub edges: Vec<Vec<Edge>>,
@@ -25,7 +25,7 @@ pub(super) struct Graph {
     pub source: Vec<Option<usize>>,
 }
 
-pub(super) fn build(index: &Index, clusters: &Clusters, now: DateTime<Utc>) -> Graph {
+pub(super) fn build(index: &Index, clusters: &Clusters, clock: Clock) -> Graph {
     let count = index.objects.len();
     let mut graph = Graph {
         edges: Vec::with_capacity(count),
@@ -49,7 +49,7 @@ pub(super) fn build(index: &Index, clusters: &Clusters, now: DateTime<Utc>) -> G
         let source = builder.source();
         builder.depends_on();
         builder.health_checks();
-        let live = liveness(index, object, &mut graph.absent, now);
+        let live = liveness(index, object, &mut graph.absent, clock);
         if let Liveness::Alive(controller) | Liveness::Down(controller) = live {
             builder.edge(EdgeKind::Controller, controller);
         }

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// What the engine knows about one cluster's data. Absent for a cluster = evidence is fresh
 /// (the `evaluate` command reads files, which have no age).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ClusterInfo {
     pub name: String,
     pub labels: BTreeMap<String, String>,
@@ -27,7 +27,7 @@ pub struct ClusterInfo {
 /// What files given to `evaluate` hold. The collector lists every kind it can read, so an
 /// object it did not see is absent; an input holds only what the user put in it, so absence
 /// is evidence only for the kinds it covers.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct InputEvidence {
     /// The kinds the input holds at least one object of.
     pub kinds: BTreeSet<Kind>,

@@ -33,13 +33,16 @@ mod clusters;
 mod controllers;
 mod crossstack;
 mod cycles;
+mod deadlines;
 mod domains;
 mod edges;
 mod finding;
+mod fleet;
 mod flux;
 mod graph;
 mod index;
 mod input;
+mod merge;
 mod output;
 mod pods;
 mod revisions;
@@ -69,7 +72,7 @@ mod incident_tests;
 #[cfg(test)]
 mod liveness_tests;
 #[cfg(test)]
-mod property_tests;
+pub(crate) mod property_tests;
 #[cfg(test)]
 mod release_tests;
 #[cfg(test)]
@@ -81,15 +84,18 @@ mod sharding_tests;
 #[cfg(test)]
 mod suspension_tests;
 #[cfg(test)]
-mod testkit;
+pub(crate) mod testkit;
 #[cfg(test)]
 mod workload_tests;
 
+pub use clusters::interchangeable;
 pub use crossstack::InventoryEntry;
 pub use finding::EdgeKind;
+pub use fleet::{Fleet, Parts};
 pub use input::{
     ClusterInfo, DomainSpec, FormerCrdProvider, InputEvidence, Selection, Thresholds, VersionSource,
 };
+pub use merge::merge;
 pub use state::State;
 pub use verdict::{
     CoOwnership, CrdProvider, Dependency, DomainVerdict, Evaluation, ObjectEdge, RootCause,
@@ -118,10 +124,32 @@ pub struct Input<'a> {
 pub type SeenInProgress = std::collections::HashMap<ObjectId, DateTime<Utc>>;
 
 pub fn evaluate(input: &Input) -> Evaluation {
+    evaluate_timed(input).evaluation
+}
+
+/// An evaluation, and the instant from which the same input may evaluate differently because
+/// time passed (a threshold, a window, an age in a reason); None when time alone changes nothing.
+#[derive(Debug, Clone, Default)]
+pub struct Timed {
+    pub evaluation: Evaluation,
+    pub due: Option<DateTime<Utc>>,
+}
+
+pub fn evaluate_timed(input: &Input) -> Timed {
+    let due = std::cell::Cell::new(None);
+    let clock = deadlines::Clock::new(input.now, &due);
+    let evaluation = evaluate_with(input, clock);
+    Timed {
+        evaluation,
+        due: due.get(),
+    }
+}
+
+fn evaluate_with(input: &Input, clock: deadlines::Clock) -> Evaluation {
     let objects = input.objects;
     let index = index::Index::new(objects);
-    let clusters = clusters::Clusters::new(input.clusters, input.thresholds.freshness, input.now);
-    let graph = graph::build(&index, &clusters, input.now);
+    let clusters = clusters::Clusters::new(input.clusters, input.thresholds.freshness, clock);
+    let graph = graph::build(&index, &clusters, clock);
     let (cycle_of, cycles) = cycles::find(objects, &graph.edges);
     let membership = domains::membership(&index, input.domains);
     let ids: Vec<ObjectId> = objects.iter().map(Object::id).collect();
@@ -137,7 +165,7 @@ pub fn evaluate(input: &Input) -> Evaluation {
         broken_consumers: &cross.broken,
         ids: &ids,
         seen_in_progress: input.seen_in_progress,
-        now: input.now,
+        clock,
     };
     let own = (0..objects.len()).map(|i| assessor.assess(i)).collect();
     let edges = edges::of_objects(&ids, &graph);

@@ -65,11 +65,14 @@ pub(super) fn root_causes(
             }
         })
         .collect();
-    causes.sort_by(|a, b| {
-        let key = |c: &RootCause| (c.state.severity_rank(), std::cmp::Reverse(c.affected.len()));
-        key(a).cmp(&key(b)).then_with(|| a.id.cmp(&b.id))
-    });
+    causes.sort_by(cause_order);
     causes
+}
+
+/// Worst first, then most affected, then by id.
+pub(super) fn cause_order(a: &RootCause, b: &RootCause) -> std::cmp::Ordering {
+    let key = |c: &RootCause| (c.state.severity_rank(), std::cmp::Reverse(c.affected.len()));
+    key(a).cmp(&key(b)).then_with(|| a.id.cmp(&b.id))
 }
 
 /// Verdicts sorted by id; consumes the findings so their text moves instead of being copied.

@@ -4,6 +4,7 @@
 
 use super::State;
 use super::classify::explain_message;
+use super::deadlines::Clock;
 use super::finding::{Cause, EdgeSet, Finding};
 use super::threshold::Timing;
 use crate::model::{ContainerState, Object, PodStatus, Termination};
@@ -42,7 +43,7 @@ pub(super) const SCHEDULE_WINDOW: TimeDelta = TimeDelta::seconds(15);
 
 /// Why a pod is failing, e.g. `ImagePullBackOff: Back-off pulling image "…"`. None for a pod
 /// that is fine, still starting, or left over after its controller replaced it.
-pub(super) fn pod_failure(pod: &Object, now: DateTime<Utc>) -> Option<String> {
+pub(super) fn pod_failure(pod: &Object, clock: Clock) -> Option<String> {
     let status = pod.status.pod.as_deref()?;
     if is_terminal(status) {
         return (status.phase.as_deref() == Some("Failed") && !is_replaced(pod))
@@ -52,8 +53,8 @@ pub(super) fn pod_failure(pod: &Object, now: DateTime<Utc>) -> Option<String> {
     status
         .containers
         .iter()
-        .find_map(|c| container_failure(c, restarts_on_error, now))
-        .or_else(|| unschedulable(pod, now))
+        .find_map(|c| container_failure(c, restarts_on_error, clock))
+        .or_else(|| unschedulable(pod, clock))
 }
 
 /// A pod that has ended (Evicted, Completed) and that its ReplicaSet, StatefulSet or DaemonSet
@@ -85,7 +86,7 @@ pub(super) fn assess_pod(pod: &Object, timing: Timing) -> Finding {
 }
 
 fn own_finding(pod: &Object, timing: Timing) -> Finding {
-    if let Some(failure) = pod_failure(pod, timing.now) {
+    if let Some(failure) = pod_failure(pod, timing.clock) {
         return Finding::new(State::Failed, failure, containers_summary(pod));
     }
     let status = pod.status.pod.as_deref();
@@ -163,7 +164,7 @@ fn ended_reason(status: &PodStatus, fallback: &str) -> String {
 fn container_failure(
     container: &ContainerState,
     restarts_on_error: bool,
-    now: DateTime<Utc>,
+    clock: Clock,
 ) -> Option<String> {
     let prefix = if container.init { "Init:" } else { "" };
     if let Some(waiting) = container
@@ -188,7 +189,8 @@ fn container_failure(
         container.last_terminated.as_ref().filter(|t| {
             container.restarts >= LOOP_RESTARTS
                 && t.is_error()
-                && t.finished.is_some_and(|at| now - at <= CRASH_LOOP_WINDOW)
+                && t.finished
+                    .is_some_and(|at| !clock.past(at, CRASH_LOOP_WINDOW))
         })
     };
     let crash = exited.or_else(between_crashes)?;
@@ -239,13 +241,13 @@ fn last_words(message: &str) -> Option<String> {
 }
 
 /// `Unschedulable: 0/3 nodes are available: …`, once the pod has had its scheduling window.
-fn unschedulable(pod: &Object, now: DateTime<Utc>) -> Option<String> {
+fn unschedulable(pod: &Object, clock: Clock) -> Option<String> {
     let condition = pod
         .condition("PodScheduled")
         .filter(|c| !c.is_true() && c.reason == "Unschedulable")?;
     let past_window = pod
         .created
-        .is_none_or(|created| now - created > SCHEDULE_WINDOW);
+        .is_none_or(|created| clock.past(created, SCHEDULE_WINDOW));
     past_window.then(|| format!("Unschedulable: {}", condition.message))
 }
 

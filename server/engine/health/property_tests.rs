@@ -1,5 +1,6 @@
 //! Property tests of the "no false green" invariants on generated fleets, and a fuzz of
-//! arbitrary Kubernetes-ish JSON through `parse_object` + `evaluate`.
+//! arbitrary Kubernetes-ish JSON through `parse_object` + `evaluate`. The fleet generators
+//! also serve the collector's incremental-evaluation property (ingest::evaluations_tests).
 
 use super::testkit::now;
 use super::{ClusterInfo, Evaluation, Input, State, Thresholds, cluster_id, evaluate};
@@ -13,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 
 const NAMES: [&str; 4] = ["a", "b", "c", "d"];
 const NAMESPACES: [&str; 2] = ["flux-system", "apps"];
-const CLUSTERS: [&str; 2] = ["c1", "c2"];
+pub(crate) const CLUSTERS: [&str; 2] = ["c1", "c2"];
 const FLUX_KINDS: [(&str, &str); 7] = [
     ("kustomize.toolkit.fluxcd.io/v1", "Kustomization"),
     ("helm.toolkit.fluxcd.io/v2", "HelmRelease"),
@@ -84,7 +85,7 @@ fn conditions() -> impl Strategy<Value = Vec<Value>> {
         })
 }
 
-fn flux_object() -> impl Strategy<Value = Value> {
+pub(crate) fn flux_object() -> impl Strategy<Value = Value> {
     (
         (prop::sample::select(FLUX_KINDS.to_vec()), prop::sample::select(NAMES.to_vec()), prop::sample::select(NAMESPACES.to_vec())),
         (prop::sample::select(CLUSTERS.to_vec()), any::<bool>(), prop::option::weighted(0.1, Just(true)), prop::option::of(prop::sample::select(vec!["s1", "s2"]))),
@@ -120,7 +121,7 @@ fn flux_object() -> impl Strategy<Value = Value> {
         })
 }
 
-fn controller_deployment() -> impl Strategy<Value = Value> {
+pub(crate) fn controller_deployment() -> impl Strategy<Value = Value> {
     (
         prop::sample::select(vec![
             "source-controller",
@@ -140,7 +141,7 @@ fn controller_deployment() -> impl Strategy<Value = Value> {
         })
 }
 
-fn cluster_info() -> impl Strategy<Value = ClusterInfo> {
+pub(crate) fn cluster_info() -> impl Strategy<Value = ClusterInfo> {
     (
         prop::sample::select(CLUSTERS.to_vec()),
         0i64..10,
@@ -165,7 +166,7 @@ fn cluster_info() -> impl Strategy<Value = ClusterInfo> {
 }
 
 /// Parses generated documents the way real input is parsed, each on the cluster it names.
-fn parse_all(values: &[Value]) -> Vec<Object> {
+pub(crate) fn parse_all(values: &[Value]) -> Vec<Object> {
     let mut seen = HashSet::new();
     values
         .iter()

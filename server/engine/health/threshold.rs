@@ -2,9 +2,10 @@
 //! the configured stuck_after (domain override > per-kind > global) and twice the object's
 //! effective timeout, so a slow but legitimate run is never flagged.
 
+use super::deadlines::Clock;
 use super::finding::{Cause, EdgeSet, Finding};
 use super::{State, Thresholds};
-use crate::model::{Kind, Object, human};
+use crate::model::{Kind, Object};
 use chrono::{DateTime, TimeDelta, Utc};
 
 const HELM_ACTION_TIMEOUT: TimeDelta = TimeDelta::minutes(5);
@@ -39,15 +40,15 @@ pub(super) fn effective_timeout(object: &Object) -> Option<TimeDelta> {
 
 /// An object's threshold and the evaluation time: what turns `progressing` into `stuck`.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Timing {
+pub(super) struct Timing<'a> {
     pub threshold: TimeDelta,
-    pub now: DateTime<Utc>,
+    pub clock: Clock<'a>,
     /// When the engine's caller first saw the object in progress: the start of work that
     /// has no start time of its own.
     pub seen_since: Option<DateTime<Utc>>,
 }
 
-impl Timing {
+impl Timing<'_> {
     /// Work in progress: `progressing` until the threshold, `stuck` after. Without a start
     /// time of its own, its age counts from when it was first seen in progress; never seen
     /// before, it is `progressing` (never `healthy`).
@@ -60,7 +61,7 @@ impl Timing {
     ) -> Finding {
         let cause = Cause::Explainable(explained_by);
         if let Some((since, age)) = self.overdue(since) {
-            let reason = format!("stuck for {}: {reason}", human(age));
+            let reason = format!("stuck for {age}: {reason}");
             return Finding::new(State::Stuck, reason, message)
                 .since(Some(since))
                 .cause(cause);
@@ -70,12 +71,13 @@ impl Timing {
             .cause(cause)
     }
 
-    /// The start of work begun at `since` (else first seen in progress) and its age, when it
-    /// has been in progress for longer than the threshold.
-    pub fn overdue(&self, since: Option<DateTime<Utc>>) -> Option<(DateTime<Utc>, TimeDelta)> {
+    /// The start of work begun at `since` (else first seen in progress) and its age as people
+    /// read it, when it has been in progress for longer than the threshold.
+    pub fn overdue(&self, since: Option<DateTime<Utc>>) -> Option<(DateTime<Utc>, String)> {
         let since = since.or(self.seen_since)?;
-        let age = self.now - since;
-        (age > self.threshold).then_some((since, age))
+        self.clock
+            .past(since, self.threshold)
+            .then(|| (since, self.clock.age(since)))
     }
 }
 
@@ -160,10 +162,13 @@ mod tests {
         );
     }
 
-    fn timing(seen_since: Option<DateTime<Utc>>) -> Timing {
+    fn timing(seen_since: Option<DateTime<Utc>>) -> Timing<'static> {
         Timing {
             threshold: TimeDelta::minutes(15),
-            now: "2026-11-29T12:00:00Z".parse().unwrap(),
+            clock: Clock::new(
+                "2026-11-29T12:00:00Z".parse().unwrap(),
+                Box::leak(Box::default()),
+            ),
             seen_since,
         }
     }
@@ -177,7 +182,7 @@ mod tests {
     #[test]
     fn exactly_at_the_threshold_is_progressing_one_second_past_is_stuck() {
         let timing = timing(None);
-        let at = timing.now - timing.threshold;
+        let at = timing.clock.now - timing.threshold;
         assert_eq!(state_after(&timing, Some(at)), State::Progressing);
         let past = at - TimeDelta::seconds(1);
         let finding = timing.in_progress("Progressing", "msg", Some(past), EdgeSet::NONE);

@@ -76,7 +76,7 @@ pub struct DomainVerdict {
     pub blockers: Vec<ObjectId>,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Evaluation {
     /// Sorted by id.
     pub objects: Vec<Verdict>,

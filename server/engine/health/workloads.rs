@@ -3,11 +3,12 @@
 //! evidence named in its reason, and it is the root cause of the Flux object that applied it.
 
 use super::State;
+use super::deadlines::Clock;
 use super::finding::{EdgeSet, Finding};
 use super::pods::{is_live, pod_failure, unready_since};
 use super::rollout::{Pending, pending};
 use super::threshold::Timing;
-use crate::model::{Condition, ConditionStatus, Object, WorkloadStatus, human};
+use crate::model::{Condition, ConditionStatus, Object, WorkloadStatus};
 use chrono::{DateTime, Utc};
 
 /// The reason the deployment controller writes on Progressing once a rollout has finished
@@ -28,7 +29,7 @@ pub(super) fn assess_workload(
     let Some(counts) = workload.status.workload.as_ref() else {
         return timing.in_progress("no status yet", "", workload.created, EdgeSet::NONE);
     };
-    let pods = PodEvidence::gather(pods, timing.now);
+    let pods = PodEvidence::gather(pods, timing.clock);
     if workload.spec.paused {
         let message = join_nonempty(&available(counts), &pods.failures());
         return Finding::new(State::Suspended, "rollout paused (spec.paused)", message);
@@ -115,7 +116,7 @@ fn incomplete(
     match timing.overdue(since) {
         Some((since, age)) if down => Finding::new(
             State::Failed,
-            format!("unavailable for {}: {}", human(age), pending.counts),
+            format!("unavailable for {age}: {}", pending.counts),
             message,
         )
         .since(Some(since)),
@@ -182,7 +183,7 @@ struct PodEvidence<'a> {
 }
 
 impl<'a> PodEvidence<'a> {
-    fn gather(pods: &[&'a Object], now: DateTime<Utc>) -> Self {
+    fn gather(pods: &[&'a Object], clock: Clock) -> Self {
         let live: Vec<&'a Object> = pods.iter().copied().filter(|p| is_live(p)).collect();
         let unready: Vec<(&'a Object, DateTime<Utc>)> = live
             .iter()
@@ -191,7 +192,7 @@ impl<'a> PodEvidence<'a> {
         PodEvidence {
             failing: live
                 .iter()
-                .filter_map(|&pod| Some((pod.name.as_str(), pod_failure(pod, now)?)))
+                .filter_map(|&pod| Some((pod.name.as_str(), pod_failure(pod, clock)?)))
                 .collect(),
             unready: unready.iter().map(|(pod, _)| pod.name.as_str()).collect(),
             live: live.len(),
