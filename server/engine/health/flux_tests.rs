@@ -427,6 +427,22 @@ fn an_oci_helm_repository_without_status_is_fine() {
     );
 }
 
+/// Only `type: oci` has no status by design: an HTTP HelmRepository without one has not been
+/// reconciled yet, so it is in progress, never healthy.
+#[test]
+fn an_http_helm_repository_without_status_is_not_healthy() {
+    let mut repository = helm_repository("charts");
+    repository.as_object_mut().unwrap().remove("status");
+    let run = run(&fleet(vec![repository]));
+    let verdict = run.verdict("HelmRepository", "flux-system", "charts");
+    assert_ne!(verdict.state, Healthy);
+    assert!(
+        verdict.reason.contains("no status yet"),
+        "{}",
+        verdict.reason
+    );
+}
+
 #[test]
 fn suspended_is_never_a_root_cause_whatever_its_conditions() {
     let mut terraform = with_conditions(

@@ -198,6 +198,33 @@ fn stalled_keeps_the_ready_conditions_failure() {
     assert_eq!(alone.message, "Failed to install after 1 attempt(s)");
 }
 
+/// helm-controller marks an ACL denial Stalled and Ready=False with the same reason and message
+/// (internal/controller/helmrelease_controller.go: `acl.IsAccessDenied` → MarkStalled and
+/// MarkFalse(Ready) with AccessDeniedReason): the verdict says it once, not "X (X)" or "m: m".
+#[test]
+fn stalled_and_ready_with_the_same_reason_say_it_once() {
+    let denied = "cannot access HelmRepository/flux-system/charts: cross-namespace references are not allowed";
+    let conditions = vec![
+        condition("Stalled", "True", "AccessDenied", denied, 20),
+        not_ready("AccessDenied", denied, 20),
+    ];
+    let run = run(&release(conditions, pod("apps", "podinfo", "a", None), 1));
+    let release = run.verdict("HelmRelease", "apps", "podinfo");
+    assert_eq!(
+        (
+            release.state,
+            release.reason.as_str(),
+            release.message.as_str()
+        ),
+        (
+            Failed,
+            "access denied (cross-namespace reference or service account)",
+            denied
+        )
+    );
+    assert_eq!(release.root_causes, std::slice::from_ref(&release.id));
+}
+
 /// Stalled next to a Ready condition that is not False (a new run started): Stalled's own
 /// words.
 fn run_only_stalled() -> super::Verdict {
