@@ -5,7 +5,7 @@
 //! in the same order without merging.
 
 use super::evaluations::{Evaluations, Round};
-use crate::health::property_tests::{
+use crate::health::generators::{
     CLUSTERS, cluster_info, controller_deployment, flux_object, parse_all,
 };
 use crate::health::testkit::now;

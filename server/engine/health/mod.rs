@@ -67,12 +67,14 @@ mod domains_tests;
 mod edge_tests;
 #[cfg(test)]
 mod flux_tests;
+#[cfg(any(test, feature = "testkit"))]
+pub mod generators;
 #[cfg(test)]
 mod incident_tests;
 #[cfg(test)]
 mod liveness_tests;
 #[cfg(test)]
-pub(crate) mod property_tests;
+mod property_tests;
 #[cfg(test)]
 mod release_tests;
 #[cfg(test)]
@@ -83,8 +85,8 @@ mod roots_tests;
 mod sharding_tests;
 #[cfg(test)]
 mod suspension_tests;
-#[cfg(test)]
-pub(crate) mod testkit;
+#[cfg(any(test, feature = "testkit"))]
+pub mod testkit;
 #[cfg(test)]
 mod workload_tests;
 
