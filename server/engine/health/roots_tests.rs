@@ -444,3 +444,39 @@ fn a_domain_is_not_fully_healthy_while_something_it_depends_on_is_not() {
         (Unverifiable, 0, false)
     );
 }
+
+/// A Ready Kustomization over failed Deployments names the first and counts the others: over
+/// one, no count (kills the `len() > 1` mutants of roots.rs `degraded`).
+#[test]
+fn a_degraded_reason_names_the_first_failing_object_and_counts_the_others() {
+    let stalled = |name: &str| {
+        let message = format!("ReplicaSet \"{name}-5d9c7b\" has timed out progressing.");
+        let deployment = with_conditions(
+            deployment("apps", name, 2, 0),
+            vec![condition(
+                "Progressing",
+                "False",
+                "ProgressDeadlineExceeded",
+                &message,
+                30,
+            )],
+        );
+        applied_by(deployment, "kustomize", "flux-system", "apps")
+    };
+    let base = vec![
+        git_repository("flux-system", SHA),
+        kustomization("apps", &[]),
+    ];
+    let one = run(&[base.clone(), vec![stalled("api")]].concat());
+    let verdict = one.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!(verdict.state, Degraded);
+    assert!(!verdict.reason.contains("more"), "{}", verdict.reason);
+    let two = run(&[base, vec![stalled("api"), stalled("web")]].concat());
+    let verdict = two.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!(verdict.state, Degraded);
+    assert!(
+        verdict.reason.ends_with(" (and 1 more)"),
+        "{}",
+        verdict.reason
+    );
+}
