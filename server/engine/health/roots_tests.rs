@@ -480,3 +480,38 @@ fn a_degraded_reason_names_the_first_failing_object_and_counts_the_others() {
         verdict.reason
     );
 }
+
+#[test]
+fn a_reason_blocked_by_several_root_causes_names_one_and_counts_the_others() {
+    let failed = |name| {
+        with_conditions(
+            kustomization(name, &[]),
+            vec![not_ready("BuildFailed", "kustomize build failed", 30)],
+        )
+    };
+    let message = "dependency 'flux-system/infra' is not ready";
+    let apps = with_conditions(
+        kustomization("apps", &["infra", "network"]),
+        vec![not_ready("DependencyNotReady", message, 90)],
+    );
+    let run = run(&fleet(vec![
+        failed("infra"),
+        failed("network"),
+        apps,
+        waiting_on("tenants", &["infra"]),
+    ]));
+    let apps = run.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!(apps.root_causes.len(), 2, "{:?}", apps.root_causes);
+    assert!(
+        apps.reason
+            .starts_with("blocked by Kustomization flux-system/")
+            && apps.reason.ends_with(" (failed: build failed) and 1 more"),
+        "{}",
+        apps.reason
+    );
+    let tenants = run.verdict("Kustomization", "flux-system", "tenants");
+    assert_eq!(
+        tenants.reason, "blocked by Kustomization flux-system/infra (failed: build failed)",
+        "one root cause: nothing more to count"
+    );
+}
