@@ -532,3 +532,17 @@ fn charts_are_compared_by_version_and_digest() {
         "no digest offered"
     );
 }
+
+/// With `chartRef`, helm-controller reads the chart from the referenced OCIRepository or
+/// HelmChart (fluxcd/helm-controller helmrelease_controller.go, `getSource`: `HasChartRef`
+/// first) and deletes the HelmChart it once generated from `spec.chart` (the chart-template
+/// reconcile step, "a chart is present in the status, we need to clean it up"); until that
+/// deletion lands, the leftover chart, failing, is not the release's source.
+#[test]
+fn a_release_with_chart_ref_ignores_a_leftover_generated_chart() {
+    let mut values = from_oci(&format!("6.0.3@{DIGEST}"), "6.0.3+6c3e1f2a9b8d");
+    values.push(failing_chart());
+    let run = run(&values);
+    let verdict = run.verdict("HelmRelease", "apps", "podinfo");
+    assert_eq!(verdict.state, Healthy, "{}", verdict.reason);
+}
