@@ -30,8 +30,8 @@ fn applied_status(ready: bool) -> String {
     )
 }
 use common::testbed::Testbed;
+use fleetglass::app::{Collector, Source};
 use fleetglass::config::Config;
-use fleetglass::sources::kube::Collector;
 use fleetglass::store::Store;
 use fleetglass::web::{self, AppState, Site};
 use http_body_util::BodyExt;
@@ -94,7 +94,7 @@ async fn collect(bed: &Testbed, objects: usize) -> (Store, Collector, axum::Rout
     .domains;
     let store = common::fresh_store().await;
     let started = Instant::now();
-    let collector = Collector::start(&config, store.clone(), "bench".into());
+    let collector = Collector::start(&config, store.clone(), Source::Kube, "bench".into());
     let expected = bed.clusters.len() * (2 * objects + 1);
     eventually("every object written", LOAD_DEADLINE, || async {
         let count: i64 = sqlx::query_scalar("SELECT count(*) FROM objects WHERE namespace = $1")

@@ -3,12 +3,14 @@
 //! Data flows one way: `sources` produce object events, `ingest` keeps them in a snapshot and
 //! runs rounds of the pure `health` engine over it, `store` keeps state and history in Postgres,
 //! `incidents` groups the fleet's root causes (pure too), and `web` and `alerts` tell people and
-//! scripts. `offline` runs the same engine on files
+//! scripts. `app` is the composition root above them all: the only module that connects a
+//! source to the runner, the leases and retention. `offline` runs the same engine on files
 //! (`fleetglass evaluate`). `model` and `health` are the fleetglass-engine crate
 //! (server/engine), below everything here.
 #![forbid(unsafe_code)]
 
 pub mod alerts;
+pub mod app;
 pub mod cli;
 pub mod config;
 pub mod incidents;

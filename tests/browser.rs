@@ -8,8 +8,7 @@ mod common;
 
 use common::web::{app, demo_config, fresh_store};
 use fantoccini::{Client, ClientBuilder, Locator};
-use fleetglass::ingest::{Runner, RunnerSettings};
-use fleetglass::sources;
+use fleetglass::app::{Collector, Source};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -84,23 +83,20 @@ async fn browser(webdriver: &str, profile: &Path) -> Client {
 }
 
 /// The demo fleet served the way `fleetglass serve --demo` serves it, on a free port; also
-/// the name of its database.
-async fn serve_demo() -> (String, String) {
+/// the name of its database, and the collector (collecting while it is kept).
+async fn serve_demo() -> (String, String, Collector) {
     let store = fresh_store().await;
     let database: String = sqlx::query_scalar("SELECT current_database()")
         .fetch_one(store.pool())
         .await
         .unwrap();
     let config = demo_config();
-    let (sender, receiver) = sources::channel();
-    tokio::spawn(sources::demo::run(sender));
-    let (runner, _latest) = Runner::new(RunnerSettings::from_config(&config), store.clone());
-    tokio::spawn(runner.run(receiver));
+    let collector = Collector::start(&config, store.clone(), Source::Demo, "browser".into());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let router = app(store, &config).into_make_service_with_connect_info::<SocketAddr>();
     tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    (format!("http://{address}"), database)
+    (format!("http://{address}"), database, collector)
 }
 
 async fn wait_until<F, Fut>(what: &str, mut check: F)
@@ -138,7 +134,7 @@ async fn body_text(client: &Client) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_dashboard_in_a_real_browser() {
-    let (base, database) = serve_demo().await;
+    let (base, database, _collector) = serve_demo().await;
     let (_driver, webdriver) = start_chromedriver().await;
     let profile = std::env::temp_dir().join(format!("fleetglass-chromium-{}", std::process::id()));
     let client = browser(&webdriver, &profile).await;

@@ -6,7 +6,7 @@ mod common;
 
 use common::collector::{apply, config, objects_in, set_status};
 use common::eventually;
-use fleetglass::sources::kube::Collector;
+use fleetglass::app::{Collector, Source};
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -88,6 +88,7 @@ spec: {{interval: 10m, path: ./app, prune: true, sourceRef: {{kind: GitRepositor
     let collector = Collector::start(
         &config(&bed.kubeconfig, &[cluster]),
         store.clone(),
+        Source::Kube,
         "crd-test".into(),
     );
     eventually(

@@ -6,7 +6,7 @@ mod common;
 
 use common::collector::{config, flux_pair, objects_in, ready_status};
 use common::eventually;
-use fleetglass::sources::kube::Collector;
+use fleetglass::app::{Collector, Source};
 use fleetglass::store::ObjectKey;
 use sqlx::Connection;
 use std::time::Duration;
@@ -28,6 +28,7 @@ async fn transitions_made_while_the_database_is_down_are_written_later() {
     let collector = Collector::start(
         &config(&bed.kubeconfig, &[one]),
         store.clone(),
+        Source::Kube,
         "db-test".into(),
     );
     let key = ObjectKey {

@@ -5,7 +5,7 @@ mod common;
 
 use common::collector::{cluster_row, config, flux_pair, objects_in, ready_of, ready_status};
 use common::eventually;
-use fleetglass::sources::kube::Collector;
+use fleetglass::app::{Collector, Source};
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -21,6 +21,7 @@ async fn a_dead_api_server_is_reported_and_recovers() {
     let collector = Collector::start(
         &config(&bed.kubeconfig, &[one, two]),
         store.clone(),
+        Source::Kube,
         "outage-test".into(),
     );
     for cluster in [one, two] {

@@ -5,7 +5,7 @@ mod common;
 
 use common::collector::{cluster_row, config, flux_pair, objects_in};
 use common::eventually;
-use fleetglass::sources::kube::Collector;
+use fleetglass::app::{Collector, Source};
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -83,6 +83,7 @@ async fn forbidden_helm_releases_are_named_and_only_that_kind_suffers() {
     let collector = Collector::start(
         &config(&kubeconfig, &[one]),
         store.clone(),
+        Source::Kube,
         "rbac-test".into(),
     );
 

@@ -5,8 +5,8 @@ mod common;
 
 use common::collector::{config, flux_pair, objects_in, ready_of, ready_status};
 use common::eventually;
+use fleetglass::app::{Collector, Source};
 use fleetglass::ingest::ClusterSet;
-use fleetglass::sources::kube::Collector;
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -22,8 +22,8 @@ async fn collectors_split_the_clusters_and_take_over_from_a_dead_one() {
     }
     let store = common::fresh_store().await;
     let settings = config(&bed.kubeconfig, &[one, two]);
-    let a = Collector::start(&settings, store.clone(), "collector-a".into());
-    let b = Collector::start(&settings, store.clone(), "collector-b".into());
+    let a = Collector::start(&settings, store.clone(), Source::Kube, "collector-a".into());
+    let b = Collector::start(&settings, store.clone(), Source::Kube, "collector-b".into());
 
     let (held_a, held_b) = eventually("each collector holds one cluster", DEADLINE, || async {
         let (held_a, held_b) = (a.held.borrow().clone(), b.held.borrow().clone());

@@ -5,7 +5,7 @@ mod common;
 
 use common::collector::{config, flux_pair, objects_in, ready_of, ready_status};
 use common::eventually;
-use fleetglass::sources::kube::Collector;
+use fleetglass::app::{Collector, Source};
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -49,6 +49,7 @@ spec:
     let collector = Collector::start(
         &config(&bed.kubeconfig, &[one, two]),
         store.clone(),
+        Source::Kube,
         "watch-test".into(),
     );
 

@@ -14,7 +14,7 @@ use common::eventually;
 use common::fault_proxy::{FaultProxy, Mode};
 use common::kubeconfig::EditedKubeconfig;
 use common::testbed::Testbed;
-use fleetglass::sources::kube::Collector;
+use fleetglass::app::{Collector, Source};
 use fleetglass::store::{ObjectRecord, Store};
 use std::time::{Duration, Instant};
 
@@ -114,7 +114,12 @@ async fn a_slow_then_hung_api_server_is_reported_and_recovers() {
         .set_server(one, &format!("https://{}", proxy.addr))
         .write(&bed.state, "proxied");
     let store = common::fresh_store().await;
-    let collector = Collector::start(&config(&proxied, &[one, two]), store.clone(), "slow".into());
+    let collector = Collector::start(
+        &config(&proxied, &[one, two]),
+        store.clone(),
+        Source::Kube,
+        "slow".into(),
+    );
     eventually(
         "the Kustomization collected through the proxy",
         DEADLINE,
@@ -273,6 +278,7 @@ async fn a_restart_past_an_etcd_compaction_relists_and_sweeps() {
     let collector = Collector::start(
         &config(&bed.kubeconfig, &[one]),
         store.clone(),
+        Source::Kube,
         "gone".into(),
     );
     eventually("both Kustomizations collected", DEADLINE, || async {
@@ -353,6 +359,7 @@ async fn a_credential_revoked_mid_watch_is_reported_and_nothing_is_dropped() {
     let collector = Collector::start(
         &config(&kubeconfig, &[one, two]),
         store.clone(),
+        Source::Kube,
         "token".into(),
     );
     eventually(
@@ -409,7 +416,7 @@ async fn a_flux_crd_deleted_and_recreated_is_watched_again() {
     // Periodic rediscovery far beyond the deadline: only the CRD watch can bring the kind back.
     let mut settings = config(&bed.kubeconfig, &[two]);
     settings.collector.rediscover = chrono::TimeDelta::minutes(30);
-    let collector = Collector::start(&settings, store.clone(), "crd".into());
+    let collector = Collector::start(&settings, store.clone(), Source::Kube, "crd".into());
     eventually("the HelmRelease collected", DEADLINE, || async {
         object(&store, two, &ns, "HelmRelease", "web").await
     })
@@ -516,6 +523,7 @@ async fn condition_times_from_a_skewed_clock_never_make_a_false_verdict() {
     let collector = Collector::start(
         &config(&bed.kubeconfig, &[one]),
         store.clone(),
+        Source::Kube,
         "skew".into(),
     );
     let ahead = eventually("the clock-ahead object evaluated", DEADLINE, || async {

@@ -9,8 +9,8 @@ use chrono::{TimeDelta, Utc};
 use common::collector::config;
 use common::eventually;
 use common::testbed::Testbed;
+use fleetglass::app::{Collector, Source};
 use fleetglass::sources::demo::world;
-use fleetglass::sources::kube::Collector;
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(90);
@@ -32,6 +32,7 @@ async fn the_dead_controller_incident_replays_on_a_real_api_server() {
     let collector = Collector::start(
         &config(&bed.kubeconfig, &[cluster]),
         store.clone(),
+        Source::Kube,
         "replay".into(),
     );
     let controller = format!("{cluster}/Deployment/flux-system/tofu-controller");

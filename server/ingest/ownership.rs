@@ -2,11 +2,9 @@
 //! The runner adopts a cluster before its watchers start (so no event of it is dropped) and
 //! drops it before they stop (so a late event cannot write over the new owner's rows).
 
+pub use crate::sources::ClusterSet;
 use crate::sources::SourceEvent;
-use std::collections::BTreeSet;
 use tokio::sync::watch;
-
-pub type ClusterSet = BTreeSet<String>;
 
 pub(super) struct Ownership {
     /// The clusters whose leases this process holds (from the lease keeper).

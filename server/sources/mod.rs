@@ -1,9 +1,22 @@
 //! Everything that produces object events: the kube watchers and the demo fleet. Both emit the
 //! same [`SourceEvent`]s, so everything downstream is exercised identically.
+//!
+//! Dependencies run one way: a source is told which clusters to collect (a [`ClusterSet`]
+//! that changes as leases are won and lost) and sends events into a channel; it knows nothing
+//! of what reads them. Sources import neither `ingest` nor `store`; the composition root
+//! (`crate::app`) connects them to the runner.
 
 use crate::model::{Kind, Object, ObjectId};
 use chrono::{DateTime, Utc};
-use tokio::sync::mpsc;
+use std::collections::BTreeSet;
+use tokio::sync::{mpsc, watch};
+
+/// Cluster names: those a source is to collect, those a collector holds.
+pub type ClusterSet = BTreeSet<String>;
+
+/// The clusters a source collects, kept up to date by whoever runs it; the source stops when
+/// its sender is gone.
+pub type Collect = watch::Receiver<ClusterSet>;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum SourceEvent {

@@ -8,7 +8,7 @@ use super::bed::{DEADLINE, FluxBed};
 use super::common;
 use super::report::{CLUSTER, Report, evaluate};
 use chrono::TimeDelta;
-use fleetglass::sources::kube::Collector;
+use fleetglass::app::{Collector, Source};
 use fleetglass::store::Store;
 use serde_json::{Value, json};
 use std::cell::Cell;
@@ -56,7 +56,7 @@ impl Fleetglass {
         settings.domains = file.domains;
         let collector = {
             let _context = runtime.enter();
-            Collector::start(&settings, store.clone(), holder.to_string())
+            Collector::start(&settings, store.clone(), Source::Kube, holder.to_string())
         };
         Fleetglass {
             runtime,

@@ -5,7 +5,7 @@ use super::{DEMO_CLUSTERS, DEMO_DOMAINS_YAML, world};
 use crate::config::{ClusterConfig, Config};
 use crate::health::DomainSpec;
 use crate::model::{ObjectId, parse_object};
-use crate::sources::{EventSender, SourceEvent};
+use crate::sources::{ClusterSet, Collect, EventSender, SourceEvent};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -41,13 +41,19 @@ pub fn demo_domains() -> Vec<DomainSpec> {
     })
 }
 
-/// Sends the demo fleet's changes once a second until the receiver is gone.
-pub async fn run(sender: EventSender) {
+/// Sends the changes of the demo clusters in `collect` once a second, until the receiver or
+/// `collect`'s sender is gone.
+pub async fn run(mut collect: Collect, sender: EventSender) {
     let started = Utc::now();
     let mut differ = WorldDiff::default();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
-        tick.tick().await;
+        tokio::select! {
+            _ = tick.tick() => {}
+            // A cluster just adopted is sent at once rather than at the next tick.
+            changed = collect.changed() => if changed.is_err() { return },
+        }
+        differ.collect_only(&collect.borrow_and_update());
         for event in differ.step(started, Utc::now()) {
             if sender.send(event).await.is_err() {
                 return;
@@ -60,13 +66,30 @@ pub async fn run(sender: EventSender) {
 #[derive(Default)]
 pub struct WorldDiff {
     previous: HashMap<ObjectId, Value>,
+    /// The clusters sent; every demo cluster when `None`.
+    only: Option<ClusterSet>,
 }
 
 impl WorldDiff {
+    /// Sends only these clusters from now on. One left out is forgotten, so when it comes back
+    /// (its lease won again) the next step sends it whole, as a watcher's first list would.
+    pub fn collect_only(&mut self, clusters: &ClusterSet) {
+        self.previous
+            .retain(|id, _| id.parts().is_some_and(|(c, ..)| clusters.contains(c)));
+        self.only = Some(clusters.clone());
+    }
+
+    fn sends(&self, cluster: &str) -> bool {
+        self.only.as_ref().is_none_or(|only| only.contains(cluster))
+    }
+
     pub fn step(&mut self, started: DateTime<Utc>, now: DateTime<Utc>) -> Vec<SourceEvent> {
         let mut events = Vec::new();
         let mut seen = HashSet::new();
         for (cluster, value) in world(started, now) {
+            if !self.sends(&cluster) {
+                continue;
+            }
             match parse_object(&cluster, &value) {
                 Ok(object) => {
                     let id = object.id();
@@ -92,6 +115,7 @@ impl WorldDiff {
         events.extend(
             DEMO_CLUSTERS
                 .iter()
+                .filter(|cluster| self.sends(cluster.name))
                 .map(|cluster| SourceEvent::ClusterAlive {
                     cluster: cluster.name.to_string(),
                     at: now,
@@ -138,6 +162,42 @@ mod tests {
             again
                 .iter()
                 .all(|e| matches!(e, SourceEvent::ClusterAlive { .. }))
+        );
+    }
+
+    #[test]
+    fn a_cluster_not_collected_is_not_sent_and_is_sent_whole_once_collected_again() {
+        let started = Utc::now();
+        let clusters_in = |events: &[SourceEvent]| -> ClusterSet {
+            events.iter().map(|e| e.cluster().to_string()).collect()
+        };
+        let whole = WorldDiff::default().step(started, started);
+        let of_dev = |events: &[SourceEvent]| {
+            events
+                .iter()
+                .filter(|e| matches!(e, SourceEvent::Apply(o) if o.cluster == "dev-1"))
+                .count()
+        };
+        let mut diff = WorldDiff::default();
+        let prod: ClusterSet = ["prod-eu-1".to_string()].into();
+        diff.collect_only(&prod);
+        assert_eq!(clusters_in(&diff.step(started, started)), prod);
+        let both: ClusterSet = ["dev-1".to_string(), "prod-eu-1".to_string()].into();
+        diff.collect_only(&both);
+        let adopted = diff.step(started, started);
+        assert_eq!(of_dev(&adopted), of_dev(&whole), "dev-1 arrives whole");
+        assert!(
+            !adopted
+                .iter()
+                .any(|e| matches!(e, SourceEvent::Apply(o) if o.cluster == "prod-eu-1")),
+            "prod-eu-1 was sent already"
+        );
+        diff.collect_only(&prod);
+        diff.collect_only(&both);
+        assert_eq!(
+            of_dev(&diff.step(started, started)),
+            of_dev(&whole),
+            "dropped and adopted again: dev-1 arrives whole again"
         );
     }
 }

@@ -3,7 +3,6 @@
 //! cluster's bad credentials, TLS errors or timeouts never affect another.
 
 mod cluster;
-mod collector;
 mod connect;
 mod context;
 mod discovery;
@@ -14,17 +13,14 @@ mod pods;
 mod probe;
 mod watch;
 
-pub use collector::Collector;
 pub use local::{
     ContextChoice, IN_CLUSTER_NAME, SERVICE_ACCOUNT_TOKEN, cluster_name, default_clusters,
 };
 
 use crate::config::{ClusterConfig, CollectorSettings};
-use crate::ingest::ClusterSet;
-use crate::sources::EventSender;
+use crate::sources::{Collect, EventSender};
 use std::collections::HashMap;
 use std::time::Duration;
-use tokio::sync::watch as channel;
 use tokio::task::JoinHandle;
 
 #[derive(Debug, Clone)]
@@ -44,17 +40,18 @@ impl KubeSettings {
 }
 
 /// Collects exactly the clusters in `collect` (the runner's adopted set), starting and stopping
-/// per-cluster tasks as it changes; runs until `collect`'s sender is gone.
+/// per-cluster tasks as it changes; runs until `collect`'s sender is gone. Aborting this task
+/// stops every cluster too, so the event sender is gone with it.
 pub async fn run(
     targets: Vec<ClusterConfig>,
-    mut collect: channel::Receiver<ClusterSet>,
+    mut collect: Collect,
     events: EventSender,
     settings: KubeSettings,
 ) {
-    let mut running: HashMap<String, JoinHandle<()>> = HashMap::new();
+    let mut running = ClusterTasks::default();
     loop {
         let wanted = collect.borrow_and_update().clone();
-        running.retain(|name, task| {
+        running.0.retain(|name, task| {
             let keep = wanted.contains(name);
             if !keep {
                 tracing::info!(cluster = %name, "stopping collection");
@@ -63,7 +60,7 @@ pub async fn run(
             keep
         });
         for target in targets.iter().filter(|t| wanted.contains(&t.name)) {
-            running.entry(target.name.clone()).or_insert_with(|| {
+            running.0.entry(target.name.clone()).or_insert_with(|| {
                 tracing::info!(cluster = %target.name, "starting collection");
                 tokio::spawn(cluster::run(
                     target.clone(),
@@ -76,7 +73,17 @@ pub async fn run(
             break;
         }
     }
-    for task in running.values() {
-        task.abort();
+}
+
+/// Each collected cluster's task, aborted when dropped: a dropped `JoinHandle` would leave the
+/// task running (and sending).
+#[derive(Default)]
+struct ClusterTasks(HashMap<String, JoinHandle<()>>);
+
+impl Drop for ClusterTasks {
+    fn drop(&mut self) {
+        for task in self.0.values() {
+            task.abort();
+        }
     }
 }
