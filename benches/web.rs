@@ -17,7 +17,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use chrono::{TimeDelta, Utc};
 use fleetglass::config::Config;
-use fleetglass::health::Dependency;
+use fleetglass::health::{Dependency, State};
 use fleetglass::model::ObjectId;
 use fleetglass::store::{
     ChangeSet, ClusterRow, DomainRow, ObjectKey, ObjectRow, RootCauseRow, Store,
@@ -171,7 +171,7 @@ async fn seed(store: &Store) -> String {
                     ),
                     id,
                     cluster: cluster.clone(),
-                    state: "failed".into(),
+                    state: State::Failed,
                     since: Some(now - TimeDelta::hours(2)),
                     reason: "install failed".into(),
                     message: "the chart's hook timed out".into(),
@@ -183,7 +183,11 @@ async fn seed(store: &Store) -> String {
                 domain: format!("domain-{d}"),
                 cluster: cluster.clone(),
                 version: Some(if c < 10 { "1.5.0" } else { "1.4.2" }.into()),
-                state: if d % 5 == 0 { "failed" } else { "healthy" }.into(),
+                state: if d % 5 == 0 {
+                    State::Failed
+                } else {
+                    State::Healthy
+                },
                 fully_healthy: d % 5 != 0,
                 objects: (objects_per_cluster() / DOMAINS) as i32,
                 healthy: (objects_per_cluster() / DOMAINS) as i32 - 1,

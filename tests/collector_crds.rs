@@ -98,8 +98,8 @@ spec: {{interval: 10m, path: ./app, prune: true, sourceRef: {{kind: GitRepositor
             let objects = objects_in(&store, cluster, &ns).await;
             let app = objects
                 .iter()
-                .find(|o| o.kind == "Kustomization" && o.name == "app")?;
-            (app.state == "healthy").then_some(())
+                .find(|o| o.kind.as_str() == "Kustomization" && o.name == "app")?;
+            (app.state.as_str() == "healthy").then_some(())
         },
     )
     .await;
@@ -115,8 +115,8 @@ spec: {{interval: 10m, path: ./app, prune: true, sourceRef: {{kind: GitRepositor
         let objects = objects_in(&store, cluster, &ns).await;
         let app = objects
             .iter()
-            .find(|o| o.kind == "Kustomization" && o.name == "app")?;
-        (app.state == "failed").then(|| app.reason.clone())
+            .find(|o| o.kind.as_str() == "Kustomization" && o.name == "app")?;
+        (app.state.as_str() == "failed").then(|| app.reason.clone())
     })
     .await;
     assert!(reason.contains(&crd), "{reason}");

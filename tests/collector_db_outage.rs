@@ -41,7 +41,7 @@ async fn transitions_made_while_the_database_is_down_are_written_later() {
         objects_in(&store, one, &ns)
             .await
             .iter()
-            .any(|o| o.kind == "Kustomization")
+            .any(|o| o.kind.as_str() == "Kustomization")
             .then_some(())
     })
     .await;
@@ -87,7 +87,7 @@ async fn transitions_made_while_the_database_is_down_are_written_later() {
         },
     )
     .await;
-    let mut written: Vec<String> = history.iter().map(|t| t.to_state.clone()).collect();
+    let mut written: Vec<String> = history.iter().map(|t| t.to_state.to_string()).collect();
     written.reverse();
     let expected: Vec<String> = seen.iter().map(|s| s.as_str().to_string()).collect();
     assert_eq!(written, expected);

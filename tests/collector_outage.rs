@@ -48,8 +48,10 @@ async fn a_dead_api_server_is_reported_and_recovers() {
     // No last green: the cluster's objects are unverifiable, naming why.
     let reason = eventually("cluster one's objects unverifiable", DEADLINE, || async {
         let objects = objects_in(&store, one, &ns).await;
-        let app = objects.iter().find(|o| o.kind == "Kustomization")?;
-        (app.state == "unverifiable").then(|| app.reason.clone())
+        let app = objects
+            .iter()
+            .find(|o| o.kind.as_str() == "Kustomization")?;
+        (app.state.as_str() == "unverifiable").then(|| app.reason.clone())
     })
     .await;
     assert!(reason.contains("connection refused"), "{reason}");
@@ -77,8 +79,11 @@ async fn a_dead_api_server_is_reported_and_recovers() {
         DEADLINE,
         || async {
             let objects = objects_in(&store, one, &ns).await;
-            let app = objects.iter().find(|o| o.kind == "Kustomization")?;
-            (ready_of(app).as_deref() == Some("False") && app.state != "unverifiable").then_some(())
+            let app = objects
+                .iter()
+                .find(|o| o.kind.as_str() == "Kustomization")?;
+            (ready_of(app).as_deref() == Some("False") && app.state.as_str() != "unverifiable")
+                .then_some(())
         },
     )
     .await;

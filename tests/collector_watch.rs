@@ -56,8 +56,12 @@ spec:
     for cluster in [one, two] {
         eventually("both Flux objects stored", DEADLINE, || async {
             let objects = objects_in(&store, cluster, &ns).await;
-            let app = objects.iter().find(|o| o.kind == "Kustomization")?;
-            objects.iter().find(|o| o.kind == "GitRepository")?;
+            let app = objects
+                .iter()
+                .find(|o| o.kind.as_str() == "Kustomization")?;
+            objects
+                .iter()
+                .find(|o| o.kind.as_str() == "GitRepository")?;
             (ready_of(app).as_deref() == Some("True")).then_some(())
         })
         .await;
@@ -80,13 +84,18 @@ spec:
         DEADLINE,
         || async {
             let objects = objects_in(&store, one, &ns).await;
-            let app = objects.iter().find(|o| o.kind == "Kustomization")?;
+            let app = objects
+                .iter()
+                .find(|o| o.kind.as_str() == "Kustomization")?;
             (ready_of(app).as_deref() == Some("False")).then_some(())
         },
     )
     .await;
     let other = objects_in(&store, two, &ns).await;
-    let app = other.iter().find(|o| o.kind == "Kustomization").unwrap();
+    let app = other
+        .iter()
+        .find(|o| o.kind.as_str() == "Kustomization")
+        .unwrap();
     assert_eq!(ready_of(app).as_deref(), Some("True"));
 
     // A deletion on the other cluster removes the row.
@@ -98,7 +107,7 @@ spec:
             let objects = objects_in(&store, two, &ns).await;
             objects
                 .iter()
-                .all(|o| o.kind != "GitRepository")
+                .all(|o| o.kind.as_str() != "GitRepository")
                 .then_some(())
         },
     )
@@ -107,7 +116,7 @@ spec:
         objects_in(&store, one, &ns)
             .await
             .iter()
-            .any(|o| o.kind == "GitRepository"),
+            .any(|o| o.kind.as_str() == "GitRepository"),
         "cluster one's GitRepository must stay"
     );
 

@@ -47,7 +47,7 @@ async fn the_dead_controller_incident_replays_on_a_real_api_server() {
                 .await
                 .ok()?
                 .pop()?;
-            (record.state == "unverifiable").then_some(record)
+            (record.state.as_str() == "unverifiable").then_some(record)
         },
     )
     .await;
@@ -71,7 +71,7 @@ async fn the_dead_controller_incident_replays_on_a_real_api_server() {
                 .await
                 .ok()?
                 .pop()?;
-            (record.state == "blocked").then_some(record)
+            (record.state.as_str() == "blocked").then_some(record)
         },
     )
     .await;
@@ -81,7 +81,7 @@ async fn the_dead_controller_incident_replays_on_a_real_api_server() {
         .iter()
         .find(|c| c.id == controller)
         .expect("the controller is a root cause");
-    assert_eq!(cause.state, "failed");
+    assert_eq!(cause.state.as_str(), "failed");
     assert!(
         cause.affected.as_array().unwrap().len() >= 4,
         "{:?}",

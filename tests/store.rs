@@ -3,11 +3,12 @@
 mod common;
 
 use chrono::{TimeZone, Utc};
+use fleetglass::health::State;
+use fleetglass::store::{BadStoredValue, replace_rollups, upsert_clusters, write_changes};
 use fleetglass::store::{
     ChangeSet, ClusterRow, DomainRow, ObjectFilter, ObjectKey, ObjectRow, RootCauseRow,
     TransitionRow,
 };
-use fleetglass::store::{replace_rollups, upsert_clusters, write_changes};
 use serde_json::json;
 
 fn key(name: &str) -> ObjectKey {
@@ -53,7 +54,7 @@ async fn objects_round_trip_and_history_is_kept() {
     write_changes(&mut conn, &changes, now).await.unwrap();
 
     let apps = store.object(&key("apps")).await.unwrap().unwrap();
-    assert_eq!(apps.state, "failed");
+    assert_eq!(apps.state.as_str(), "failed");
     assert_eq!(
         apps.root_causes,
         json!(["prod-eu-1/Kustomization/flux-system/apps"])
@@ -62,10 +63,7 @@ async fn objects_round_trip_and_history_is_kept() {
     let history = store.transitions(&key("apps"), 10).await.unwrap();
     assert_eq!(history.len(), 1);
     assert_eq!(
-        (
-            history[0].from_state.as_deref(),
-            history[0].to_state.as_str()
-        ),
+        (history[0].from_state, history[0].to_state.as_str()),
         (None, "failed")
     );
 
@@ -178,7 +176,7 @@ async fn rollups_are_replaced_per_cluster() {
     let cause = |cluster: &str| RootCauseRow {
         id: format!("{cluster}/Deployment/flux-system/tofu-controller"),
         cluster: cluster.into(),
-        state: "failed".into(),
+        state: State::Failed,
         since: None,
         reason: "controller down".into(),
         message: "ImagePullBackOff".into(),
@@ -188,7 +186,7 @@ async fn rollups_are_replaced_per_cluster() {
         domain: "gateway".into(),
         cluster: cluster.into(),
         version: Some("v1.4.2".into()),
-        state: "healthy".into(),
+        state: State::Healthy,
         fully_healthy: true,
         objects: 3,
         healthy: 3,
@@ -297,5 +295,92 @@ async fn cross_stack_edges_and_crd_history_round_trip() {
             history[0].1.last_seen
         ),
         ("dev-1", gateway, seen)
+    );
+}
+
+/// The `BadStoredValue` a read failed with, if that is why it failed.
+fn bad_value(error: &sqlx::Error) -> Option<&BadStoredValue> {
+    match error {
+        sqlx::Error::ColumnDecode { source, .. } => source.downcast_ref(),
+        _ => None,
+    }
+}
+
+/// A state or kind outside the vocabulary (another version wrote it, or a hand) is read as an
+/// error naming the row and the value, never as `unverifiable`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable() {
+    let store = common::fresh_store().await;
+    let now = Utc::now();
+    let changes = ChangeSet {
+        upserts: vec![row("apps", "failed")],
+        ..ChangeSet::default()
+    };
+    let mut conn = store.pool().acquire().await.unwrap();
+    write_changes(&mut conn, &changes, now).await.unwrap();
+    sqlx::query("UPDATE objects SET state = 'on fire' WHERE name = 'apps'")
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    let error = store.object(&key("apps")).await.unwrap_err();
+    assert_eq!(
+        bad_value(&error),
+        Some(&BadStoredValue {
+            table: "objects",
+            row: "prod-eu-1/Kustomization/flux-system/apps".into(),
+            column: "state",
+            value: "on fire".into(),
+        }),
+        "{error}"
+    );
+    let listed = store
+        .objects(&ObjectFilter {
+            limit: 10,
+            ..ObjectFilter::default()
+        })
+        .await;
+    assert!(listed.is_err(), "a list with the row fails too: {listed:?}");
+
+    // A kind loosely spelled is not taken either: it is not how fleetglass writes it.
+    sqlx::query("UPDATE objects SET state = 'failed', kind = 'kustomization' WHERE name = 'apps'")
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    let rows = store
+        .objects(&ObjectFilter {
+            limit: 10,
+            ..ObjectFilter::default()
+        })
+        .await
+        .unwrap_err();
+    let bad = bad_value(&rows).expect("a bad stored value");
+    assert_eq!((bad.column, bad.value.as_str()), ("kind", "kustomization"));
+    assert_eq!(bad.row, "prod-eu-1/kustomization/flux-system/apps");
+
+    let cause = RootCauseRow {
+        id: "prod-eu-1/Kustomization/flux-system/apps".into(),
+        cluster: "prod-eu-1".into(),
+        state: State::Failed,
+        since: None,
+        reason: "BuildFailed".into(),
+        message: String::new(),
+        affected: json!([]),
+    };
+    replace_rollups(&mut conn, &["prod-eu-1".to_string()], &[cause], &[], now)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE root_causes SET state = 'Failed'")
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    let error = store.root_causes().await.unwrap_err();
+    let bad = bad_value(&error).expect("a bad stored value");
+    assert_eq!(
+        (bad.table, bad.row.as_str(), bad.value.as_str()),
+        (
+            "root_causes",
+            "prod-eu-1/Kustomization/flux-system/apps",
+            "Failed"
+        )
     );
 }

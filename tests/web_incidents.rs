@@ -12,6 +12,7 @@ use common::web::{
     app, cause_row, cluster_row, demo_app, domain_row, fresh_store, get, get_json, seed_rollups,
 };
 use fleetglass::config::{Config, from_yaml_str};
+use fleetglass::health::State;
 use fleetglass::store::{ClusterRow, Store};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -155,7 +156,7 @@ async fn clusters_unreachable_for_the_same_reason_are_one_incident() {
             &format!("cluster {cluster} unreachable: connection refused"),
             &[id.as_str()],
         );
-        cause.state = "stale".into();
+        cause.state = State::Stale;
         seed_rollups(&store, &clusters, cluster, &[cause], &[]).await;
     }
     let app = app(store, &config("[prod, staging, dev]"));

@@ -33,6 +33,7 @@ pub use sinks::{Route, Sinks};
 use crate::config::{AlertRule, Config, Severity};
 use crate::health::State;
 use crate::ingest::Latest;
+use crate::model::ObjectId;
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -107,10 +108,7 @@ pub struct Candidate {
 
 impl Candidate {
     pub fn kind_and_name(&self) -> (&str, &str) {
-        let mut parts = self.root_cause.splitn(4, '/');
-        let kind = parts.nth(1).unwrap_or("");
-        let name = parts.nth(1).unwrap_or("");
-        (kind, name)
+        ObjectId::split(&self.root_cause).map_or(("", ""), |(_, kind, _, name)| (kind, name))
     }
 }
 

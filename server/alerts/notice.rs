@@ -4,6 +4,7 @@
 use super::{Alert, AlertStatus, Event};
 use crate::config::Severity;
 use crate::health::State;
+use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -63,9 +64,12 @@ impl Notice {
             ),
             _ => (Vec::new(), Vec::new()),
         };
-        let mut parts = alert.root_cause.splitn(4, '/').skip(1);
-        let mut part = || parts.next().unwrap_or("").to_string();
-        let (kind, namespace, name) = (part(), part(), part());
+        let (kind, namespace, name) = ObjectId::split(&alert.root_cause).map_or_else(
+            Default::default,
+            |(_, kind, namespace, name)| {
+                (kind.to_string(), namespace.to_string(), name.to_string())
+            },
+        );
         Notice {
             alert_id,
             event,

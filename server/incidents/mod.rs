@@ -12,6 +12,7 @@ pub use order::RingOrder;
 pub use resolved::{RESOLVED_WINDOW, ResolvedCause, ResolvedIncident, recently_resolved};
 
 use crate::health::State;
+use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -78,11 +79,9 @@ pub fn affected_total<'a>(affected: impl IntoIterator<Item = &'a [String]>) -> u
 
 /// `cluster/Kind/namespace/name` → (kind, namespace, name).
 pub fn object_of(id: &str) -> (&str, &str, &str) {
-    let mut parts = id.splitn(4, '/').skip(1);
-    let kind = parts.next().unwrap_or("");
-    let namespace = parts.next().unwrap_or("");
-    let name = parts.next().unwrap_or(id);
-    (kind, namespace, name)
+    ObjectId::split(id).map_or(("", "", id), |(_, kind, namespace, name)| {
+        (kind, namespace, name)
+    })
 }
 
 /// The key of the incident a cause belongs to. A cluster that is itself the cause (its data

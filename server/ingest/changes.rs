@@ -309,12 +309,7 @@ impl Written {
     /// become transitions and rows of objects that vanished meanwhile are deleted.
     pub fn seed(&mut self, records: &[ObjectRecord]) {
         for record in records {
-            let Ok(kind) = record.kind.parse() else {
-                continue;
-            };
-            let Ok(state) = record.state.parse() else {
-                continue;
-            };
+            let (kind, state) = (record.kind, record.state);
             let root_causes = record
                 .root_causes
                 .as_array()
@@ -356,7 +351,7 @@ fn rollup_of(cluster: &str, evaluation: &Evaluation) -> ClusterRollup {
         .map(|cause| RootCauseRow {
             id: cause.id.0.clone(),
             cluster: cluster.to_string(),
-            state: cause.state.as_str().to_string(),
+            state: cause.state,
             since: cause.since,
             reason: cause.reason.clone(),
             message: cause.message.clone(),
@@ -371,7 +366,7 @@ fn rollup_of(cluster: &str, evaluation: &Evaluation) -> ClusterRollup {
             domain: domain.domain.clone(),
             cluster: domain.cluster.clone(),
             version: domain.version.clone(),
-            state: domain.state.as_str().to_string(),
+            state: domain.state,
             fully_healthy: domain.fully_healthy,
             objects: domain.objects as i32,
             healthy: domain.healthy as i32,

@@ -1,11 +1,14 @@
 //! The `alerts` table: loading open alerts for the lifecycle (locked, so two collectors take
 //! turns), storing what the lifecycle decided, and the listing the page and the API show.
 
+use super::decode::Stored;
 use crate::alerts::{Alert, Candidate};
+use crate::health::State;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
-use sqlx::PgConnection;
+use sqlx::postgres::PgRow;
+use sqlx::{FromRow, PgConnection, Row};
 
 #[derive(sqlx::FromRow)]
 struct AlertRecord {
@@ -199,11 +202,10 @@ fn count(n: usize) -> i32 {
 }
 
 /// An alert as the page and the API show it, with the delivery status of its notifications.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct AlertView {
     pub id: i64,
     /// The incident's key (as in `incidents`; an alert from before incidents: its root cause).
-    #[sqlx(rename = "incident_key")]
     pub key: String,
     /// The first cluster's root cause, and that cluster.
     pub root_cause: String,
@@ -213,7 +215,8 @@ pub struct AlertView {
     pub rule: String,
     pub severity: String,
     pub status: String,
-    pub state: String,
+    #[schema(value_type = String)]
+    pub state: State,
     pub reason: String,
     pub message: String,
     pub since: Option<DateTime<Utc>>,
@@ -227,8 +230,43 @@ pub struct AlertView {
     pub cleared_at: Option<DateTime<Utc>>,
     pub resolved_at: Option<DateTime<Utc>>,
     pub silence_id: Option<i64>,
-    #[sqlx(skip)]
     pub deliveries: Vec<Delivery>,
+}
+
+impl FromRow<'_, PgRow> for AlertView {
+    fn from_row(row: &PgRow) -> Result<Self, sqlx::Error> {
+        let stored = Stored {
+            table: "alerts",
+            row,
+            id: |row: &PgRow| {
+                row.try_get::<i64, _>("id")
+                    .map_or_else(|_| "?".to_string(), |id| id.to_string())
+            },
+        };
+        Ok(AlertView {
+            id: row.try_get("id")?,
+            key: row.try_get("incident_key")?,
+            root_cause: row.try_get("root_cause")?,
+            cluster: row.try_get("cluster")?,
+            clusters: row.try_get("clusters")?,
+            rule: row.try_get("rule")?,
+            severity: row.try_get("severity")?,
+            status: row.try_get("status")?,
+            state: stored.parsed("state")?,
+            reason: row.try_get("reason")?,
+            message: row.try_get("message")?,
+            since: row.try_get("since")?,
+            affected_count: row.try_get("affected_count")?,
+            affected_sample: row.try_get("affected_sample")?,
+            domains: row.try_get("domains")?,
+            first_seen: row.try_get("first_seen")?,
+            fired_at: row.try_get("fired_at")?,
+            cleared_at: row.try_get("cleared_at")?,
+            resolved_at: row.try_get("resolved_at")?,
+            silence_id: row.try_get("silence_id")?,
+            deliveries: Vec::new(),
+        })
+    }
 }
 
 /// One notification and where it stands.

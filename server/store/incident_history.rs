@@ -3,19 +3,39 @@
 //! resolved" and "failed 5 times in 16m".
 
 use super::Store;
+use super::decode::{Stored, text};
 use crate::health::State;
 use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
-use sqlx::PgConnection;
+use sqlx::postgres::PgRow;
+use sqlx::{FromRow, PgConnection, Row};
 
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResolvedRow {
     pub root_cause: String,
     pub cluster: String,
-    pub state: String,
+    pub state: State,
     pub since: Option<DateTime<Utc>>,
     pub reason: String,
     pub resolved_at: DateTime<Utc>,
+}
+
+impl FromRow<'_, PgRow> for ResolvedRow {
+    fn from_row(row: &PgRow) -> Result<Self, sqlx::Error> {
+        let stored = Stored {
+            table: "resolved_root_causes",
+            row,
+            id: |row: &PgRow| text(row, "root_cause"),
+        };
+        Ok(ResolvedRow {
+            root_cause: row.try_get("root_cause")?,
+            cluster: row.try_get("cluster")?,
+            state: stored.parsed("state")?,
+            since: row.try_get("since")?,
+            reason: row.try_get("reason")?,
+            resolved_at: row.try_get("resolved_at")?,
+        })
+    }
 }
 
 /// Records the root causes of `clusters` that are not among `still`, as resolved at `now`.

@@ -5,6 +5,7 @@
 pub mod alerts;
 mod clusters;
 mod crossstack;
+mod decode;
 mod graph;
 mod incident_history;
 pub mod leases;
@@ -20,6 +21,7 @@ mod suggestions;
 pub use alerts::{AlertView, Delivery, list_alerts};
 pub use clusters::{ClusterRow, upsert_clusters};
 pub use crossstack::{DependencyRow, record_crd_providers, replace_dependencies};
+pub use decode::BadStoredValue;
 pub use graph::Linked;
 pub use incident_history::ResolvedRow;
 pub use objects::{ChangeSet, ObjectKey, ObjectRow, TransitionRow, write_changes};

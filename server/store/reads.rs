@@ -1,20 +1,23 @@
 //! The queries the web and the API read. Every filter is a bind parameter; nothing is
 //! formatted into SQL.
 
+use super::decode::{Stored, object_id};
 use super::{ClusterRow, DomainRow, ObjectKey, RootCauseRow, Store};
-use crate::health::ObjectEdge;
-use crate::model::ObjectId;
+use crate::health::{ObjectEdge, State};
+use crate::model::{Kind, ObjectId};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
+use sqlx::postgres::PgRow;
 use sqlx::types::Json;
+use sqlx::{FromRow, Row};
 
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ObjectRecord {
     pub cluster: String,
-    pub kind: String,
+    pub kind: Kind,
     pub namespace: String,
     pub name: String,
-    pub state: String,
+    pub state: State,
     pub since: Option<DateTime<Utc>>,
     pub reason: String,
     pub message: String,
@@ -28,23 +31,65 @@ pub struct ObjectRecord {
 
 impl ObjectRecord {
     pub fn id(&self) -> ObjectId {
-        ObjectId(format!(
-            "{}/{}/{}/{}",
-            self.cluster, self.kind, self.namespace, self.name
-        ))
+        ObjectId::new(&self.cluster, self.kind, &self.namespace, &self.name)
+    }
+}
+
+impl FromRow<'_, PgRow> for ObjectRecord {
+    fn from_row(row: &PgRow) -> Result<Self, sqlx::Error> {
+        let stored = Stored {
+            table: "objects",
+            row,
+            id: object_id,
+        };
+        Ok(ObjectRecord {
+            cluster: row.try_get("cluster")?,
+            kind: stored.parsed("kind")?,
+            namespace: row.try_get("namespace")?,
+            name: row.try_get("name")?,
+            state: stored.parsed("state")?,
+            since: row.try_get("since")?,
+            reason: row.try_get("reason")?,
+            message: row.try_get("message")?,
+            root_causes: row.try_get("root_causes")?,
+            domains: row.try_get("domains")?,
+            body: row.try_get("body")?,
+            updated_at: row.try_get("updated_at")?,
+            edges: row.try_get("edges")?,
+        })
     }
 }
 
 /// The columns of an `ObjectRecord`, in order.
 pub(super) const OBJECT_COLUMNS: &str = "cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges";
 
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TransitionRecord {
-    pub from_state: Option<String>,
-    pub to_state: String,
+    pub from_state: Option<State>,
+    pub to_state: State,
     pub reason: String,
     pub message: String,
     pub at: DateTime<Utc>,
+}
+
+impl FromRow<'_, PgRow> for TransitionRecord {
+    fn from_row(row: &PgRow) -> Result<Self, sqlx::Error> {
+        let stored = Stored {
+            table: "transitions",
+            row,
+            id: |row: &PgRow| {
+                row.try_get::<i64, _>("id")
+                    .map_or_else(|_| "?".to_string(), |id| id.to_string())
+            },
+        };
+        Ok(TransitionRecord {
+            from_state: stored.parsed_optional("from_state")?,
+            to_state: stored.parsed("to_state")?,
+            reason: row.try_get("reason")?,
+            message: row.try_get("message")?,
+            at: row.try_get("at")?,
+        })
+    }
 }
 
 /// Filters for the objects list; `None` means "any".
@@ -156,7 +201,7 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<TransitionRecord>, sqlx::Error> {
         sqlx::query_as(
-            "SELECT from_state, to_state, reason, message, at FROM transitions
+            "SELECT id, from_state, to_state, reason, message, at FROM transitions
              WHERE cluster = $1 AND kind = $2 AND namespace = $3 AND name = $4
              ORDER BY at DESC, id DESC LIMIT $5",
         )
@@ -235,11 +280,11 @@ impl Store {
 
 /// Splits `cluster/Kind/namespace/name` into a key.
 pub fn key_of_id(id: &str) -> Option<ObjectKey> {
-    let mut parts = id.splitn(4, '/');
+    let (cluster, kind, namespace, name) = ObjectId::split(id)?;
     Some(ObjectKey {
-        cluster: parts.next()?.to_string(),
-        kind: parts.next()?.to_string(),
-        namespace: parts.next()?.to_string(),
-        name: parts.next()?.to_string(),
+        cluster: cluster.to_string(),
+        kind: kind.to_string(),
+        namespace: namespace.to_string(),
+        name: name.to_string(),
     })
 }

@@ -1,30 +1,72 @@
 //! Root causes and domain verdicts, replaced per cluster on every evaluation that changed them.
 
+use super::decode::{Stored, text};
+use crate::health::State;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sqlx::PgConnection;
+use sqlx::postgres::PgRow;
+use sqlx::{FromRow, PgConnection, Row};
 
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RootCauseRow {
     pub id: String,
     pub cluster: String,
-    pub state: String,
+    pub state: State,
     pub since: Option<DateTime<Utc>>,
     pub reason: String,
     pub message: String,
     pub affected: Value,
 }
 
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DomainRow {
     pub domain: String,
     pub cluster: String,
     pub version: Option<String>,
-    pub state: String,
+    pub state: State,
     pub fully_healthy: bool,
     pub objects: i32,
     pub healthy: i32,
     pub blockers: Value,
+}
+
+impl FromRow<'_, PgRow> for RootCauseRow {
+    fn from_row(row: &PgRow) -> Result<Self, sqlx::Error> {
+        let stored = Stored {
+            table: "root_causes",
+            row,
+            id: |row: &PgRow| text(row, "id"),
+        };
+        Ok(RootCauseRow {
+            id: row.try_get("id")?,
+            cluster: row.try_get("cluster")?,
+            state: stored.parsed("state")?,
+            since: row.try_get("since")?,
+            reason: row.try_get("reason")?,
+            message: row.try_get("message")?,
+            affected: row.try_get("affected")?,
+        })
+    }
+}
+
+impl FromRow<'_, PgRow> for DomainRow {
+    fn from_row(row: &PgRow) -> Result<Self, sqlx::Error> {
+        let stored = Stored {
+            table: "domain_verdicts",
+            row,
+            id: |row: &PgRow| format!("{}/{}", text(row, "domain"), text(row, "cluster")),
+        };
+        Ok(DomainRow {
+            domain: row.try_get("domain")?,
+            cluster: row.try_get("cluster")?,
+            version: row.try_get("version")?,
+            state: stored.parsed("state")?,
+            fully_healthy: row.try_get("fully_healthy")?,
+            objects: row.try_get("objects")?,
+            healthy: row.try_get("healthy")?,
+            blockers: row.try_get("blockers")?,
+        })
+    }
 }
 
 /// The notification channel told whenever roll-ups are replaced (long-poll waits listen).
@@ -57,7 +99,7 @@ pub async fn replace_rollups(
         )
         .bind(causes.iter().map(|r| r.id.clone()).collect::<Vec<_>>())
         .bind(causes.iter().map(|r| r.cluster.clone()).collect::<Vec<_>>())
-        .bind(causes.iter().map(|r| r.state.clone()).collect::<Vec<_>>())
+        .bind(causes.iter().map(|r| r.state.as_str()).collect::<Vec<_>>())
         .bind(causes.iter().map(|r| r.since).collect::<Vec<_>>())
         .bind(causes.iter().map(|r| r.reason.clone()).collect::<Vec<_>>())
         .bind(causes.iter().map(|r| r.message.clone()).collect::<Vec<_>>())
@@ -75,7 +117,7 @@ pub async fn replace_rollups(
         .bind(domains.iter().map(|r| r.domain.clone()).collect::<Vec<_>>())
         .bind(domains.iter().map(|r| r.cluster.clone()).collect::<Vec<_>>())
         .bind(domains.iter().map(|r| r.version.clone()).collect::<Vec<_>>())
-        .bind(domains.iter().map(|r| r.state.clone()).collect::<Vec<_>>())
+        .bind(domains.iter().map(|r| r.state.as_str()).collect::<Vec<_>>())
         .bind(domains.iter().map(|r| r.fully_healthy).collect::<Vec<_>>())
         .bind(domains.iter().map(|r| r.objects).collect::<Vec<_>>())
         .bind(domains.iter().map(|r| r.healthy).collect::<Vec<_>>())

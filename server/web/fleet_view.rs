@@ -148,16 +148,14 @@ impl FleetView {
         let domains = domain_views(site, &groups, domains);
         let mut root_causes: Vec<CauseView> = causes
             .into_iter()
-            .filter_map(|c| {
-                Some(CauseView {
-                    state: c.state.parse().ok()?,
-                    affected: serde_json::from_value(c.affected).unwrap_or_default(),
-                    id: c.id,
-                    cluster: c.cluster,
-                    since: c.since,
-                    reason: c.reason,
-                    message: c.message,
-                })
+            .map(|c| CauseView {
+                state: c.state,
+                affected: serde_json::from_value(c.affected).unwrap_or_default(),
+                id: c.id,
+                cluster: c.cluster,
+                since: c.since,
+                reason: c.reason,
+                message: c.message,
             })
             .collect();
         root_causes.sort_by(|a, b| {
@@ -248,16 +246,13 @@ fn domain_views(site: &Site, groups: &[Group], rows: Vec<DomainRow>) -> Vec<Doma
         .map(|d| (d.name.clone(), Vec::new()))
         .collect();
     for row in rows {
-        let Ok(state) = row.state.parse() else {
-            continue;
-        };
         by_domain
             .entry(row.domain.clone())
             .or_default()
             .push(DomainCell {
                 cluster: row.cluster,
                 version: row.version,
-                state,
+                state: row.state,
                 fully_healthy: row.fully_healthy,
                 objects: row.objects,
                 healthy: row.healthy,

@@ -7,6 +7,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use chrono::{DateTime, TimeDelta, Utc};
 use fleetglass::config::Config;
+use fleetglass::health::State;
 use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::sources::demo::{WorldDiff, apply_to_config};
 use fleetglass::store::{
@@ -102,7 +103,11 @@ pub fn domain_row(
         domain: domain.to_string(),
         cluster: cluster.to_string(),
         version: Some(version.to_string()),
-        state: if healthy { "healthy" } else { "failed" }.to_string(),
+        state: if healthy {
+            State::Healthy
+        } else {
+            State::Failed
+        },
         fully_healthy: healthy,
         objects: 3,
         healthy: if healthy { 3 } else { 2 },
@@ -114,7 +119,7 @@ pub fn cause_row(id: &str, reason: &str, affected: &[&str]) -> RootCauseRow {
     RootCauseRow {
         id: id.to_string(),
         cluster: id.split('/').next().unwrap().to_string(),
-        state: "failed".to_string(),
+        state: State::Failed,
         since: Some(Utc::now() - TimeDelta::minutes(38)),
         reason: reason.to_string(),
         message: format!("{reason}: details"),

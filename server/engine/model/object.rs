@@ -5,6 +5,7 @@ use super::{Kind, Labels};
 use chrono::{DateTime, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::str::FromStr;
 
 /// `cluster/Kind/namespace/name`; the namespace is empty for cluster-scoped objects.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -22,7 +23,13 @@ impl ObjectId {
 
     /// Splits the id back into (cluster, kind, namespace, name).
     pub fn parts(&self) -> Option<(&str, &str, &str, &str)> {
-        let mut it = self.0.splitn(4, '/');
+        ObjectId::split(&self.0)
+    }
+
+    /// The one reading of an id held as text (stored, sent, in a link): (cluster, kind,
+    /// namespace, name), or `None` without four parts. The name is the rest, slashes and all.
+    pub fn split(text: &str) -> Option<(&str, &str, &str, &str)> {
+        let mut it = text.splitn(4, '/');
         Some((it.next()?, it.next()?, it.next()?, it.next()?))
     }
 }
@@ -30,6 +37,25 @@ impl ObjectId {
 impl fmt::Display for ObjectId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+impl FromStr for ObjectId {
+    type Err = String;
+
+    /// Accepts `cluster/Kind/namespace/name` with a cluster, a kind and a name (the namespace
+    /// is empty for cluster-scoped objects).
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match ObjectId::split(text) {
+            Some((cluster, kind, _, name))
+                if !cluster.is_empty() && !kind.is_empty() && !name.is_empty() =>
+            {
+                Ok(ObjectId(text.to_string()))
+            }
+            _ => Err(format!(
+                "not an object id {text:?} (cluster/Kind/namespace/name)"
+            )),
+        }
     }
 }
 
@@ -310,5 +336,42 @@ impl Termination {
             Some(code) => code != 0,
             None => self.reason.as_deref() != Some("Completed"),
         }
+    }
+}
+
+#[cfg(test)]
+mod id_tests {
+    use super::*;
+
+    #[test]
+    fn an_id_reads_back_into_its_parts_with_slashes_left_in_the_name() {
+        let id: ObjectId = "prod/HelmRelease/gw/gateway/v2".parse().unwrap();
+        assert_eq!(
+            id.parts(),
+            Some(("prod", "HelmRelease", "gw", "gateway/v2"))
+        );
+        assert_eq!(id.to_string(), "prod/HelmRelease/gw/gateway/v2");
+        assert_eq!(
+            "dev/Namespace//tenants"
+                .parse::<ObjectId>()
+                .unwrap()
+                .parts(),
+            Some(("dev", "Namespace", "", "tenants"))
+        );
+    }
+
+    #[test]
+    fn text_without_a_cluster_kind_and_name_is_not_an_id() {
+        for text in [
+            "",
+            "prod",
+            "prod/Kustomization/apps",
+            "/Kustomization/apps/a",
+            "prod//apps/a",
+            "prod/Kustomization/apps/",
+        ] {
+            assert!(text.parse::<ObjectId>().is_err(), "{text:?}");
+        }
+        assert_eq!(ObjectId::split("prod/Kustomization/apps"), None);
     }
 }

@@ -255,7 +255,7 @@ fn row(alert: AlertView, domains: &[crate::health::DomainSpec], now: DateTime<Ut
         None => when(alert.since.unwrap_or(alert.first_seen), now, "for", "from"),
     };
     Row {
-        state: crate::web::views::present::parse_state(&alert.state),
+        state: alert.state,
         severity: alert.severity,
         reason: alert.reason,
         message: alert.message,

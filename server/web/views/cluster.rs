@@ -136,7 +136,7 @@ fn controllers(matched: &[Linked], now: DateTime<Utc>) -> Vec<Controller> {
 fn tree(records: &[ObjectRecord], now: DateTime<Utc>) -> Vec<TreeNode> {
     let flux: Vec<&ObjectRecord> = records
         .iter()
-        .filter(|r| r.kind == Kind::Kustomization.as_str() || r.kind == Kind::HelmRelease.as_str())
+        .filter(|r| r.kind == Kind::Kustomization || r.kind == Kind::HelmRelease)
         .collect();
     let mut children: HashMap<&str, Vec<usize>> = HashMap::new();
     let mut has_parent = vec![false; flux.len()];

@@ -1,8 +1,9 @@
 //! One domain across the fleet: its version and state on each cluster, and how far the
 //! newest version has rolled out ("v1.4.2 fully healthy on 7 of 12 clusters; blocked on …").
 
-use super::present::{href_of_id, label_of_id, parse_state};
+use super::present::{href_of_id, label_of_id};
 use crate::health::State;
+use crate::model::ObjectId;
 use crate::store::{ClusterRow, DomainRow, RootCauseRow, Store};
 use crate::web::error::ApiError;
 use crate::web::state::Site;
@@ -127,7 +128,7 @@ impl DomainDetail {
             .map(|row| DomainCluster {
                 group: label_of(&row.cluster, &site.group_by).unwrap_or_else(|| "ungrouped".into()),
                 blockers: blockers(row.blockers, causes),
-                state: parse_state(&row.state),
+                state: row.state,
                 cluster: row.cluster,
                 version: row.version,
                 fully_healthy: row.fully_healthy,
@@ -168,16 +169,15 @@ pub fn blockers(ids: serde_json::Value, causes: &HashMap<String, RootCauseRow>) 
 }
 
 fn blocker(id: &str, cause: Option<&RootCauseRow>) -> Blocker {
-    let parts: Vec<&str> = id.splitn(4, '/').collect();
-    let part = |i: usize| parts.get(i).map_or_else(String::new, |p| p.to_string());
+    let (cluster, kind, namespace, name) = ObjectId::split(id).unwrap_or((id, "", "", ""));
     Blocker {
         id: id.to_string(),
-        cluster: part(0),
-        kind: part(1),
-        namespace: part(2),
-        name: part(3),
+        cluster: cluster.to_string(),
+        kind: kind.to_string(),
+        namespace: namespace.to_string(),
+        name: name.to_string(),
         root_causes: vec![id.to_string()],
-        state: cause.map(|c| parse_state(&c.state)),
+        state: cause.map(|c| c.state),
         since: cause.and_then(|c| c.since),
         reason: cause.map(|c| c.reason.clone()).unwrap_or_default(),
         message: cause.map(|c| c.message.clone()).unwrap_or_default(),

@@ -3,7 +3,6 @@
 //! database on its own) until it is, or until the timeout passes, and answers with the blockers.
 
 use super::domain::{Blocker, blockers, blockers_of};
-use super::present::parse_state;
 use crate::health::State;
 use crate::model::parse_go_duration;
 use crate::store::Store;
@@ -109,7 +108,7 @@ pub async fn wait(
                 .map(|row| GateCluster {
                     at_version: row.fully_healthy && row.version.as_deref() == Some(version),
                     blockers: blockers(row.blockers, &causes),
-                    state: parse_state(&row.state),
+                    state: row.state,
                     cluster: row.cluster,
                     version: row.version,
                     fully_healthy: row.fully_healthy,

@@ -3,7 +3,7 @@
 //! the incidents resolved within the last [`RESOLVED_WINDOW`].
 
 use super::contacts::{Contact, contacts};
-use super::present::{Moment, href_of_id, label_of_id, parse_state};
+use super::present::{Moment, href_of_id, label_of_id};
 use super::problems::{anchor, slug};
 use crate::alerts::{Candidate, rules};
 use crate::config::Severity;
@@ -150,7 +150,7 @@ impl Incidents {
                     .and_then(|l| l.get(&site.group_by))
                     .cloned()
                     .unwrap_or_else(|| "ungrouped".to_string()),
-                state: parse_state(&row.state),
+                state: row.state,
                 since: row.since,
                 reason: row.reason.clone(),
                 affected: affected_of(row),
@@ -266,7 +266,7 @@ fn resolved_cause(row: &ResolvedRow) -> ResolvedCause {
     ResolvedCause {
         id: row.root_cause.clone(),
         cluster: row.cluster.clone(),
-        state: parse_state(&row.state),
+        state: row.state,
         since: row.since,
         reason: row.reason.clone(),
         resolved_at: row.resolved_at,

@@ -4,7 +4,7 @@
 
 use super::commits::CommitLinks;
 use super::flux_commands::{FluxCommands, flux_commands};
-use super::present::{Moment, ObjectItem, body_of, href_of_id, label_of_id, parse_state};
+use super::present::{Moment, ObjectItem, body_of, href_of_id, label_of_id};
 use crate::health::{EdgeKind, State};
 use crate::model::{Kind, Object, controller_shard_of_deployment};
 use crate::store::{Linked, ObjectKey, ObjectRecord, Store};
@@ -197,8 +197,8 @@ impl ObjectDetail {
             .into_iter()
             .map(|t| Transition {
                 at_moment: Moment::new(t.at, now),
-                from: t.from_state,
-                to: parse_state(&t.to_state),
+                from: t.from_state.map(|s| s.to_string()),
+                to: t.to_state,
                 reason: t.reason,
                 message: t.message,
                 at: t.at,
@@ -277,7 +277,7 @@ pub fn reconciled(controller: &Linked, body: Option<&Object>) -> Option<Reconcil
     let (_, _, _, deployment) = controller.id.parts()?;
     let (name, shard) = controller_shard_of_deployment(deployment)?;
     Some(ReconciledBy {
-        state: controller.record.as_ref().map(|r| parse_state(&r.state)),
+        state: controller.record.as_ref().map(|r| r.state),
         href: href_of_id(controller.id.as_str()),
         controller: name.to_string(),
         shard: (!shard.is_empty()).then(|| shard.to_string()),
@@ -318,7 +318,7 @@ fn related_of(linked: &Linked, relation: &str) -> Related {
     Related {
         id: id.to_string(),
         relation: relation.to_string(),
-        state: linked.record.as_ref().map(|r| parse_state(&r.state)),
+        state: linked.record.as_ref().map(|r| r.state),
         href: href_of_id(id),
         label: label_of_id(id),
     }

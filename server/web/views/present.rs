@@ -2,7 +2,7 @@
 //! every API response (the object fields are those of `fleetglass evaluate`).
 
 use crate::health::State;
-use crate::model::{Object, human};
+use crate::model::{Object, ObjectId, human};
 use crate::store::ObjectRecord;
 use chrono::{DateTime, Utc};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
@@ -79,21 +79,18 @@ pub struct ObjectItem {
 impl ObjectItem {
     pub fn new(record: &ObjectRecord, now: DateTime<Utc>) -> ObjectItem {
         ObjectItem {
-            id: format!(
-                "{}/{}/{}/{}",
-                record.cluster, record.kind, record.namespace, record.name
-            ),
+            id: record.id().0,
             href: object_href(
                 &record.cluster,
-                &record.kind,
+                record.kind.as_str(),
                 &record.namespace,
                 &record.name,
             ),
             cluster: record.cluster.clone(),
-            kind: record.kind.clone(),
+            kind: record.kind.to_string(),
             namespace: record.namespace.clone(),
             name: record.name.clone(),
-            state: parse_state(&record.state),
+            state: record.state,
             since: record.since,
             reason: record.reason.clone(),
             message: record.message.clone(),
@@ -132,11 +129,6 @@ pub fn body_of(record: &ObjectRecord) -> Option<Object> {
     serde_json::from_value(record.body.clone()).ok()
 }
 
-/// Stored states are always in the vocabulary; anything else cannot be trusted.
-pub fn parse_state(text: &str) -> State {
-    text.parse().unwrap_or(State::Unverifiable)
-}
-
 /// `/objects/{cluster}/{kind}/{namespace}/{name}`, with `_` for the empty namespace of
 /// cluster-scoped objects (a path segment cannot be empty).
 pub fn object_href(cluster: &str, kind: &str, namespace: &str, name: &str) -> String {
@@ -153,19 +145,19 @@ pub fn object_href(cluster: &str, kind: &str, namespace: &str, name: &str) -> St
 /// The page for an id: an object page, or a cluster page for the cluster itself
 /// (`cluster/Cluster//cluster`, the id the engine gives stale data).
 pub fn href_of_id(id: &str) -> String {
-    match id.splitn(4, '/').collect::<Vec<_>>().as_slice() {
-        [cluster, "Cluster", _, _] => format!("/clusters/{}", encode(cluster)),
-        [cluster, kind, namespace, name] => object_href(cluster, kind, namespace, name),
-        _ => "/problems".to_string(),
+    match ObjectId::split(id) {
+        Some((cluster, "Cluster", _, _)) => format!("/clusters/{}", encode(cluster)),
+        Some((cluster, kind, namespace, name)) => object_href(cluster, kind, namespace, name),
+        None => "/problems".to_string(),
     }
 }
 
 /// A readable label for an id: `Kind namespace/name`.
 pub fn label_of_id(id: &str) -> String {
-    match id.splitn(4, '/').collect::<Vec<_>>().as_slice() {
-        [cluster, "Cluster", _, _] => format!("cluster {cluster}"),
-        [_, kind, namespace, name] => format!("{kind} {}", short_name(namespace, name)),
-        _ => id.to_string(),
+    match ObjectId::split(id) {
+        Some((cluster, "Cluster", _, _)) => format!("cluster {cluster}"),
+        Some((_, kind, namespace, name)) => format!("{kind} {}", short_name(namespace, name)),
+        None => id.to_string(),
     }
 }
 

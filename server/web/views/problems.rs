@@ -4,10 +4,10 @@
 use super::contacts::{Contact, contacts};
 use super::incidents::{IncidentView, Incidents};
 use super::object::CommitUrls;
-use super::present::{Moment, ObjectItem, body_of, href_of_id, label_of_id, parse_state};
+use super::present::{Moment, ObjectItem, body_of, href_of_id, label_of_id};
 use crate::health::{EdgeKind, State};
 use crate::incidents::ResolvedIncident;
-use crate::model::Kind;
+use crate::model::{Kind, ObjectId};
 use crate::store::{ObjectRecord, RootCauseRow, Store};
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
@@ -155,9 +155,11 @@ fn problem(
     now: DateTime<Utc>,
 ) -> Problem {
     let ids = affected_ids(cause);
-    let (kind, namespace, name) = match cause.id.splitn(4, '/').collect::<Vec<_>>().as_slice() {
-        [_, kind, namespace, name] => (kind.to_string(), namespace.to_string(), name.to_string()),
-        _ => (String::new(), String::new(), cause.id.clone()),
+    let (kind, namespace, name) = match ObjectId::split(&cause.id) {
+        Some((_, kind, namespace, name)) => {
+            (kind.to_string(), namespace.to_string(), name.to_string())
+        }
+        None => (String::new(), String::new(), cause.id.clone()),
     };
     let shown: Vec<&ObjectRecord> = ids
         .iter()
@@ -166,7 +168,7 @@ fn problem(
         .filter_map(|id| records.get(id))
         .collect();
     let next_hop = hops_towards(&cause.id, &shown);
-    let state_of = |id: &str| records.get(id).map(|r| parse_state(&r.state));
+    let state_of = |id: &str| records.get(id).map(|r| r.state);
     let affected: Vec<Affected> = shown
         .iter()
         .map(|record| {
@@ -233,7 +235,7 @@ fn problem(
         kind,
         namespace,
         name,
-        state: parse_state(&cause.state),
+        state: cause.state,
         since: cause.since,
         reason: cause.reason.clone(),
         message: cause.message.clone(),
