@@ -5,9 +5,11 @@ mod common;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use chrono::{TimeDelta, Utc};
+use common::eventually;
+use fleetglass::app::{Collector, Source};
 use fleetglass::config::Config;
 use fleetglass::ingest::{Runner, RunnerSettings};
-use fleetglass::sources::demo::{WorldDiff, apply_to_config};
+use fleetglass::sources::demo::{DEMO_CLUSTERS, WorldDiff, apply_to_config};
 use fleetglass::web::{self, AppState, Site};
 use http_body_util::BodyExt;
 use serde_json::Value;
@@ -109,4 +111,52 @@ async fn readyz_fails_when_the_database_is_gone() {
         get(&app, "/readyz").await.0,
         StatusCode::SERVICE_UNAVAILABLE
     );
+}
+
+/// The demo goes through the same composition root as real clusters: two demo collectors on
+/// one database split its clusters by leases, and when one stops (its last round written, its
+/// leases released) the other takes its clusters over and every cluster's objects are there.
+#[tokio::test(flavor = "multi_thread")]
+async fn demo_collectors_share_the_clusters_through_leases_like_real_ones() {
+    const DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+    let store = common::fresh_store().await;
+    let config = common::web::demo_config();
+    let a = Collector::start(&config, store.clone(), Source::Demo, "demo-a".into());
+    let b = Collector::start(&config, store.clone(), Source::Demo, "demo-b".into());
+    let demo_clusters = DEMO_CLUSTERS.len();
+    eventually(
+        "the demo clusters split between the two",
+        DEADLINE,
+        || async {
+            let (held_a, held_b) = (a.held.borrow().clone(), b.held.borrow().clone());
+            (!held_a.is_empty()
+                && !held_b.is_empty()
+                && held_a.is_disjoint(&held_b)
+                && held_a.len() + held_b.len() == demo_clusters)
+                .then_some(())
+        },
+    )
+    .await;
+
+    a.stop().await;
+    let leases_of_a: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM collector_leases WHERE holder = 'demo-a'")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(leases_of_a, 0, "a stopped collector releases its leases");
+    eventually("b takes every demo cluster over", DEADLINE, || async {
+        (b.held.borrow().len() == demo_clusters).then_some(())
+    })
+    .await;
+    eventually("every demo cluster's objects written", DEADLINE, || async {
+        let clusters: Vec<String> =
+            sqlx::query_scalar("SELECT DISTINCT cluster FROM objects ORDER BY cluster")
+                .fetch_all(store.pool())
+                .await
+                .ok()?;
+        (clusters.len() == demo_clusters).then_some(())
+    })
+    .await;
+    b.stop().await;
 }
