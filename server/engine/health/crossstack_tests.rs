@@ -211,3 +211,64 @@ fn a_terminating_namespace_fails_who_applies_into_it_and_co_ownership_is_reporte
         .expect("two providers of the CRD");
     assert_eq!(shared.providers.len(), 2);
 }
+
+/// The API server marks a CRD Established only once all its names are accepted
+/// (apiextensions-apiserver naming_controller.go, calculateNamesAndConditions: a plural already
+/// in use gives NamesAccepted=False/PluralConflict and Established=False/NotAccepted); until
+/// then its kind is not served, so the CRD is in progress, and stuck past the threshold.
+#[test]
+fn a_crd_whose_names_are_not_accepted_is_in_progress_until_established() {
+    let not_established = |minutes| {
+        let mut conflicting = crd(CRD, "ratelimit.solo.io", "RateLimitConfig");
+        conflicting["status"]["conditions"] = json!([
+            condition(
+                "NamesAccepted",
+                "False",
+                "PluralConflict",
+                "\"ratelimitconfigs\" is already in use",
+                minutes
+            ),
+            condition(
+                "Established",
+                "False",
+                "NotAccepted",
+                "not all names are accepted",
+                minutes
+            ),
+        ]);
+        let established = crd(
+            "helmreleases.helm.toolkit.fluxcd.io",
+            "helm.toolkit.fluxcd.io",
+            "HelmRelease",
+        );
+        run(&[conflicting, established])
+    };
+    let young = not_established(5);
+    let verdict = young.verdict("CustomResourceDefinition", "", CRD);
+    assert_eq!(
+        (
+            verdict.state,
+            verdict.reason.as_str(),
+            verdict.message.as_str()
+        ),
+        (
+            State::Progressing,
+            "CRD not established",
+            "not all names are accepted"
+        )
+    );
+    assert_eq!(verdict.since, Some(now() - chrono::TimeDelta::minutes(5)));
+    let healthy = young.verdict(
+        "CustomResourceDefinition",
+        "",
+        "helmreleases.helm.toolkit.fluxcd.io",
+    );
+    assert_eq!(
+        (healthy.state, healthy.reason.as_str()),
+        (State::Healthy, "exists")
+    );
+    assert_eq!(
+        not_established(60).state("CustomResourceDefinition", "", CRD),
+        State::Stuck
+    );
+}

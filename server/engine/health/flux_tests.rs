@@ -400,6 +400,35 @@ fn malformed_status_is_never_healthy() {
     );
 }
 
+/// The reason names the first malformed field and counts the others; the message lists all.
+#[test]
+fn a_malformed_object_names_its_first_defect_and_counts_the_others() {
+    let mut apps = kustomization("apps", &[]);
+    apps["status"]["conditions"][0]["lastTransitionTime"] = json!("yesterday");
+    let one = run(&fleet(vec![apps.clone()]));
+    let time_defect =
+        "status.conditions[0].lastTransitionTime: \"yesterday\" is not an RFC 3339 time";
+    assert_eq!(
+        one.verdict("Kustomization", "flux-system", "apps").reason,
+        format!("malformed object: {time_defect}")
+    );
+
+    apps["spec"]["interval"] = json!(600);
+    let two = run(&fleet(vec![apps]));
+    let verdict = two.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!(
+        (verdict.state, verdict.reason.as_str()),
+        (
+            Unverifiable,
+            "malformed object: spec.interval: expected a string (and 1 more)"
+        )
+    );
+    assert_eq!(
+        verdict.message,
+        format!("spec.interval: expected a string; {time_defect}")
+    );
+}
+
 #[test]
 fn no_status_is_progressing_then_stuck_from_creation() {
     let created = |minutes| {

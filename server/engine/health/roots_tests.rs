@@ -2,7 +2,7 @@
 
 use super::State::*;
 use super::testkit::*;
-use super::{ClusterInfo, DomainSpec, Thresholds, cluster_id};
+use super::{ClusterInfo, DomainSpec, InputEvidence, Thresholds, cluster_id};
 use crate::model::Kind;
 use chrono::TimeDelta;
 use serde_json::{Value, json};
@@ -94,6 +94,58 @@ fn missing_dependencies_and_sources_fail_the_dependent_by_name() {
     assert_eq!(
         run.verdict("Kustomization", "flux-system", "orphan").reason,
         "source GitRepository flux-system/gone not found"
+    );
+}
+
+/// Several references gone: the reason names the first and counts the others, the message
+/// names them all, and the fault shows since the object stopped being Ready.
+#[test]
+fn several_missing_references_name_the_first_and_date_from_not_ready() {
+    let run = run(&fleet(vec![waiting_on("apps", &["infra", "crds"])]));
+    let verdict = run.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!(
+        (
+            verdict.state,
+            verdict.reason.as_str(),
+            verdict.message.as_str()
+        ),
+        (
+            Failed,
+            "dependency Kustomization flux-system/infra not found (and 1 more)",
+            "dependency Kustomization flux-system/infra not found; \
+             dependency Kustomization flux-system/crds not found"
+        )
+    );
+    assert_eq!(verdict.since, Some(now() - TimeDelta::minutes(90)));
+}
+
+/// `evaluate` given only Kustomizations (issue 16, rule 18): their GitRepository is neither
+/// present nor proven absent, so the reference is unverifiable, not "not found".
+#[test]
+fn a_source_of_a_kind_the_input_lacks_is_unverifiable_not_missing() {
+    let values = [kustomization("apps", &[])];
+    let input = ClusterInfo {
+        name: CLUSTER.into(),
+        input: Some(InputEvidence {
+            kinds: [Kind::Kustomization].into(),
+            ..InputEvidence::default()
+        }),
+        ..ClusterInfo::default()
+    };
+    let run = run_with(&values, &[input], &[], &Thresholds::default());
+    let verdict = run.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!(
+        (
+            verdict.state,
+            verdict.reason.as_str(),
+            verdict.message.as_str()
+        ),
+        (
+            Unverifiable,
+            "GitRepository not in the input",
+            "source GitRepository flux-system/flux-system cannot be checked: \
+             the input holds no object of its kind"
+        )
     );
 }
 
