@@ -3,7 +3,7 @@
 use super::State::*;
 use super::testkit::*;
 use super::{ClusterInfo, DomainSpec, InputEvidence, Thresholds, cluster_id};
-use crate::model::Kind;
+use crate::model::{Kind, ObjectId};
 use chrono::TimeDelta;
 use serde_json::{Value, json};
 
@@ -119,20 +119,32 @@ fn several_missing_references_name_the_first_and_date_from_not_ready() {
     assert_eq!(verdict.since, Some(now() - TimeDelta::minutes(90)));
 }
 
+/// As `evaluate` runs the engine on files: the input covers the kinds it holds, and names the
+/// objects it holds more than once with different contents.
+fn run_as_input(values: &[Value], conflicting: &[(&str, &[&str])]) -> Run {
+    let evidence = InputEvidence {
+        kinds: values.iter().map(|v| parse(v).kind).collect(),
+        conflicting: conflicting
+            .iter()
+            .map(|(id, places)| {
+                let places = places.iter().map(|p| p.to_string()).collect();
+                (ObjectId(id.to_string()), places)
+            })
+            .collect(),
+    };
+    let input = ClusterInfo {
+        name: CLUSTER.into(),
+        input: Some(evidence),
+        ..ClusterInfo::default()
+    };
+    run_with(values, &[input], &[], &Thresholds::default())
+}
+
 /// `evaluate` given only Kustomizations (issue 16, rule 18): their GitRepository is neither
 /// present nor proven absent, so the reference is unverifiable, not "not found".
 #[test]
 fn a_source_of_a_kind_the_input_lacks_is_unverifiable_not_missing() {
-    let values = [kustomization("apps", &[])];
-    let input = ClusterInfo {
-        name: CLUSTER.into(),
-        input: Some(InputEvidence {
-            kinds: [Kind::Kustomization].into(),
-            ..InputEvidence::default()
-        }),
-        ..ClusterInfo::default()
-    };
-    let run = run_with(&values, &[input], &[], &Thresholds::default());
+    let run = run_as_input(&[kustomization("apps", &[])], &[]);
     let verdict = run.verdict("Kustomization", "flux-system", "apps");
     assert_eq!(
         (
@@ -146,6 +158,39 @@ fn a_source_of_a_kind_the_input_lacks_is_unverifiable_not_missing() {
             "source GitRepository flux-system/flux-system cannot be checked: \
              the input holds no object of its kind"
         )
+    );
+}
+
+/// `evaluate` given one object twice with different contents (issue 16, rule 18): which copy
+/// is current cannot be told, so that object alone is unverifiable, its own root cause.
+#[test]
+fn differing_copies_of_one_object_make_it_unverifiable() {
+    let apps = id("Kustomization", "flux-system", "apps");
+    let places: &[&str] = &["copies.yaml#1", "copies.yaml#2"];
+    let run = run_as_input(
+        &fleet(vec![kustomization("apps", &[])]),
+        &[(apps.as_str(), places)],
+    );
+    let verdict = run.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!(
+        (
+            verdict.state,
+            verdict.reason.as_str(),
+            verdict.message.as_str()
+        ),
+        (
+            Unverifiable,
+            "2 differing copies in the input",
+            "the input holds this object at copies.yaml#1, copies.yaml#2"
+        )
+    );
+    assert_eq!(
+        run.roots("Kustomization", "flux-system", "apps"),
+        [apps.as_str()]
+    );
+    assert_eq!(
+        run.state("GitRepository", "flux-system", "flux-system"),
+        Healthy
     );
 }
 
