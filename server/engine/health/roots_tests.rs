@@ -368,6 +368,8 @@ fn stale_cluster_data_makes_everything_unverifiable() {
     for verdict in &run.evaluation.objects {
         assert_eq!(verdict.state, Unverifiable);
         assert_eq!(verdict.root_causes, [cluster_id(CLUSTER)]);
+        // Unverifiable since the data was last known good.
+        assert_eq!(verdict.since, Some(now() - TimeDelta::minutes(10)));
     }
     let cause = run.root_cause(cluster_id(CLUSTER).as_str());
     assert_eq!(cause.state, Unverifiable);
@@ -611,4 +613,67 @@ fn a_reason_blocked_by_several_root_causes_names_one_and_counts_the_others() {
         tenants.reason, "blocked by Kustomization flux-system/infra (failed: build failed)",
         "one root cause: nothing more to count"
     );
+}
+
+/// The collector keeps a cluster's evaluation when a probe only moved `last_good` forward on
+/// fresh data: the verdicts do not read it then. Stale, unreachable or partly unreadable data
+/// (whose unverifiable verdicts date from `last_good`), or any other change, re-evaluates.
+#[test]
+fn only_a_fresh_cluster_whose_probe_moved_last_good_keeps_its_evaluation() {
+    let freshness = Thresholds::default().freshness;
+    let probed = |minutes_ago| ClusterInfo {
+        name: CLUSTER.into(),
+        last_good: Some(now() - TimeDelta::minutes(minutes_ago)),
+        ..ClusterInfo::default()
+    };
+    let keeps = |before: &ClusterInfo, after: &ClusterInfo| {
+        super::interchangeable(before, after, freshness, now())
+    };
+    let values = fleet(vec![kustomization("apps", &[])]);
+    let verdicts = |info: &ClusterInfo| {
+        run_with(
+            &values,
+            std::slice::from_ref(info),
+            &[],
+            &Thresholds::default(),
+        )
+        .evaluation
+        .objects
+    };
+    // Fresh up to the freshness limit itself (2m), as data_problem judges it.
+    for before in [probed(1), probed(2)] {
+        assert!(keeps(&before, &probed(0)));
+        assert_eq!(verdicts(&before), verdicts(&probed(0)));
+    }
+    assert!(!keeps(&probed(3), &probed(0)), "stale before");
+    assert!(!keeps(&probed(0), &probed(3)), "stale after");
+    assert_ne!(verdicts(&probed(3)), verdicts(&probed(0)));
+    let never_good = ClusterInfo {
+        last_good: None,
+        ..probed(0)
+    };
+    assert!(!keeps(&never_good, &never_good));
+
+    let unreachable = ClusterInfo {
+        error: Some("connection refused".into()),
+        ..probed(0)
+    };
+    let forbidden = ClusterInfo {
+        kind_errors: [(Kind::HelmRelease, "forbidden".into())].into(),
+        ..probed(0)
+    };
+    let relabelled = ClusterInfo {
+        labels: [("ring".to_string(), "canary".to_string())].into(),
+        ..probed(0)
+    };
+    for changed in [&unreachable, &forbidden] {
+        assert!(!keeps(&probed(1), changed));
+        assert!(!keeps(changed, &probed(1)));
+        let moved = ClusterInfo {
+            last_good: probed(1).last_good,
+            ..changed.clone()
+        };
+        assert!(!keeps(&moved, changed), "{changed:?}");
+    }
+    assert!(!keeps(&probed(1), &relabelled));
 }
