@@ -4,8 +4,7 @@
 use super::State::*;
 use super::domains::cell_state;
 use super::testkit::*;
-use super::{ClusterInfo, DomainSpec, DomainVerdict, Evaluation, Input, Thresholds, evaluate};
-use crate::model::{Object, parse_object};
+use super::{ClusterInfo, DomainSpec, DomainVerdict, Thresholds};
 use serde_json::{Value, json};
 
 fn domain(yaml: &str) -> DomainSpec {
@@ -23,27 +22,6 @@ fn fleet(extra: Vec<Value>) -> Vec<Value> {
     values.push(git_repository("flux-system", SHA));
     values.extend(extra);
     values
-}
-
-/// Evaluates objects spread over clusters: `(cluster, object)`.
-fn evaluate_on(
-    placed: &[(&str, Value)],
-    clusters: &[ClusterInfo],
-    domains: &[DomainSpec],
-    thresholds: &Thresholds,
-) -> Evaluation {
-    let objects: Vec<Object> = placed
-        .iter()
-        .map(|(cluster, value)| parse_object(cluster, value).expect("valid object"))
-        .collect();
-    evaluate(&Input {
-        objects: &objects,
-        clusters,
-        domains,
-        thresholds,
-        now: now(),
-        seen_in_progress: &Default::default(),
-    })
 }
 
 fn cell<'a>(run: &'a Run, domain: &str) -> &'a DomainVerdict {

@@ -677,3 +677,64 @@ fn only_a_fresh_cluster_whose_probe_moved_last_good_keeps_its_evaluation() {
     }
     assert!(!keeps(&probed(1), &relabelled));
 }
+
+/// A run that started and has not finished (kustomize-controller's Ready=Unknown/Progressing
+/// "Reconciliation in progress", kustomization_controller.go `reconcile`) while what it needs
+/// has failed since: the wait is explained by that failure, which is the root cause, for a
+/// failed dependency and for a failed source alike.
+#[test]
+fn a_run_in_progress_over_a_failed_prerequisite_is_blocked_by_it() {
+    let in_progress = |value: Value| {
+        with_conditions(
+            value,
+            vec![
+                condition(
+                    "Ready",
+                    "Unknown",
+                    "Progressing",
+                    "Reconciliation in progress",
+                    60,
+                ),
+                condition(
+                    "Reconciling",
+                    "True",
+                    "Progressing",
+                    &format!("Fetching manifests for revision {SHA} with a timeout of 5m0s"),
+                    60,
+                ),
+            ],
+        )
+    };
+    let infra = with_conditions(
+        kustomization("infra", &[]),
+        vec![not_ready("BuildFailed", "kustomize build failed", 30)],
+    );
+    let mut site = with_conditions(
+        git_repository("site", SHA),
+        vec![not_ready(
+            "GitOperationFailed",
+            "failed to checkout and determine revision: unable to clone 'https://git.example.com/site': authentication required",
+            30,
+        )],
+    );
+    site["status"]["artifact"] = Value::Null;
+    let mut web = kustomization("web", &[]);
+    web["spec"]["sourceRef"]["name"] = json!("site");
+    let run = run(&fleet(vec![
+        infra,
+        site,
+        in_progress(kustomization("apps", &["infra"])),
+        in_progress(web),
+    ]));
+    for (name, root) in [
+        ("apps", id("Kustomization", "flux-system", "infra")),
+        ("web", id("GitRepository", "flux-system", "site")),
+    ] {
+        let verdict = run.verdict("Kustomization", "flux-system", name);
+        assert_eq!(verdict.state, Blocked, "{name}: {verdict:?}");
+        assert_eq!(
+            run.roots("Kustomization", "flux-system", name),
+            [root.as_str()]
+        );
+    }
+}
