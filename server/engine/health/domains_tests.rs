@@ -4,7 +4,7 @@
 use super::State::*;
 use super::domains::cell_state;
 use super::testkit::*;
-use super::{ClusterInfo, DomainSpec, DomainVerdict, Thresholds};
+use super::{ClusterInfo, DomainSpec, DomainVerdict, Selection, Thresholds};
 use serde_json::{Value, json};
 
 fn domain(yaml: &str) -> DomainSpec {
@@ -360,4 +360,20 @@ fn cluster_labels_pick_the_cells() {
     };
     assert_eq!(on("prod-1"), ["all", "apps"]);
     assert_eq!(on("canary-1"), ["all"]);
+}
+
+/// A domain must select its objects one way at least (the config loader refuses one that
+/// selects none): labels, a root Kustomization or namespaces, each enough on its own.
+#[test]
+fn a_selection_is_empty_only_without_labels_root_and_namespaces() {
+    let selection =
+        |yaml: &str| -> Selection { serde_yaml::from_str(yaml).expect("valid selection") };
+    assert!(selection("{}").is_empty());
+    for one_way in [
+        "{labels: {domain: shop}}",
+        "{root: flux-system/apps}",
+        "{namespaces: [shop]}",
+    ] {
+        assert!(!selection(one_way).is_empty(), "{one_way}");
+    }
 }

@@ -513,10 +513,9 @@ fn thresholds_come_from_domain_then_kind_then_global() {
         Progressing,
         "10m < 15m"
     );
-    let mut by_kind = Thresholds::default();
-    by_kind
-        .by_kind
-        .insert(crate::model::Kind::Kustomization, TimeDelta::minutes(5));
+    // As the config file writes it.
+    let by_kind: Thresholds =
+        serde_yaml::from_str("by_kind: {Kustomization: 5m}").expect("valid thresholds");
     // The Kustomization's own timeout (10m interval − 30s) doubled still wins over 5m.
     assert_eq!(
         run_with(&values, &[], &[], &by_kind).state("Kustomization", "flux-system", "apps"),

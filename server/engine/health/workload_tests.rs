@@ -1082,3 +1082,52 @@ fn a_workload_without_status_waits_from_its_creation() {
     deployment["metadata"]["creationTimestamp"] = json!(secs_ago(20 * MIN));
     assert_reason(&run(&[deployment]), Stuck, "stuck for 20m: no status yet");
 }
+
+/// A StatefulSet's and a DaemonSet's pods name it directly as their controller owner (no
+/// ReplicaSet in between: statefulset stateful_set_utils.go newStatefulSetPod and
+/// daemon_controller.go set the ownerReference to the set itself): a crash-looping one is
+/// evidence of that workload, and a symptom of it.
+#[test]
+fn a_crash_looping_pod_of_a_statefulset_or_daemonset_is_evidence_of_it() {
+    let crashing = |kind: &str, owner: &str, name: &str| {
+        let mut pod = app_pod(
+            "x",
+            HOUR,
+            false,
+            waiting(
+                "CrashLoopBackOff",
+                "back-off 5m0s restarting failed container",
+            ),
+        );
+        pod["metadata"]["name"] = json!(name);
+        pod["metadata"]["labels"] = json!({"app": owner});
+        pod["metadata"]["ownerReferences"] =
+            json!([{"apiVersion": "apps/v1", "kind": kind, "name": owner, "controller": true}]);
+        pod
+    };
+    let db_status = json!({"observedGeneration": 4, "replicas": 2, "readyReplicas": 1, "currentReplicas": 2,
+        "updatedReplicas": 2, "availableReplicas": 1, "currentRevision": "db-7c9f", "updateRevision": "db-7c9f"});
+    let agent_status = json!({"observedGeneration": 2, "desiredNumberScheduled": 2, "currentNumberScheduled": 2,
+        "numberReady": 1, "numberAvailable": 1, "numberUnavailable": 1, "updatedNumberScheduled": 2});
+    let run = run(&[
+        statefulset(2, db_status),
+        db_pod(0, DAY, true),
+        crashing("StatefulSet", "db", "db-1"),
+        daemonset(agent_status, "RollingUpdate"),
+        crashing("DaemonSet", "agent", "agent-x2k9p"),
+    ]);
+    for (kind, name, pod) in [
+        ("StatefulSet", "db", "db-1"),
+        ("DaemonSet", "agent", "agent-x2k9p"),
+    ] {
+        let verdict = run.verdict(kind, NS, name);
+        assert!(
+            verdict
+                .reason
+                .contains(&format!("{pod}: CrashLoopBackOff: back-off 5m0s")),
+            "{kind}: {verdict:?}"
+        );
+        // One root cause per broken workload: the pod is its symptom.
+        assert_eq!(run.roots("Pod", NS, pod), [id(kind, NS, name)], "{pod}");
+    }
+}
