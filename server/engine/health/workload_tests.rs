@@ -1131,3 +1131,45 @@ fn a_crash_looping_pod_of_a_statefulset_or_daemonset_is_evidence_of_it() {
         assert_eq!(run.roots("Pod", NS, pod), [id(kind, NS, name)], "{pod}");
     }
 }
+
+/// A pod held by scheduling gates is not unschedulable: the API server writes PodScheduled=False
+/// with reason SchedulingGated (pkg/registry/core/pod strategy.go, applySchedulingGatedCondition)
+/// until whoever set the gates removes them, so it waits as a pending pod, not a failure.
+#[test]
+fn a_pod_held_by_scheduling_gates_is_pending_not_unschedulable() {
+    let mut pod = app_pod("g", HOUR, false, waiting("ContainerCreating", ""));
+    pod["spec"]["schedulingGates"] = json!([{"name": "example.com/quota"}]);
+    pod["status"]["phase"] = json!("Pending");
+    pod["status"]["conditions"][1] = json!({"type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
+        "message": "Scheduling is blocked due to non-empty scheduling gates", "lastTransitionTime": secs_ago(HOUR)});
+    let run = run(&[pod]);
+    let verdict = run.verdict("Pod", NS, "web-6f7d8-g");
+    assert_eq!(
+        (verdict.state, verdict.reason.as_str()),
+        (Stuck, "stuck for 1h: pod Pending")
+    );
+}
+
+/// An evicted pod its ReplicaSet replaced is history: the shortfall while its replacement
+/// starts dates from the replacement, not from the eviction a day ago.
+#[test]
+fn a_replacement_for_an_evicted_pod_is_progressing_not_dated_by_the_eviction() {
+    let mut evicted = app_pod(
+        "e",
+        DAY,
+        false,
+        json!({"name": "app", "ready": false, "restartCount": 0,
+        "state": {"terminated": {"reason": "ContainerStatusUnknown", "exitCode": 137, "finishedAt": secs_ago(DAY)}}}),
+    );
+    evicted["status"]["phase"] = json!("Failed");
+    evicted["status"]["reason"] = json!("Evicted");
+    evicted["status"]["message"] = json!("The node was low on resource: memory.");
+    let run = run(&release_over(vec![
+        deployment_with(2, counts(2, 2, 1, 1), settled()),
+        ready_pod("a"),
+        app_pod("n", 30, false, waiting("ContainerCreating", "")),
+        evicted,
+    ]));
+    assert_reason(&run, Progressing, "1/2 available, 2 updated");
+    assert_eq!(web(&run).since, Some(now() - TimeDelta::seconds(30)));
+}
