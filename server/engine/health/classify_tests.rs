@@ -144,6 +144,12 @@ fn flux_reasons_have_short_human_names() {
             "RollbackFailed",
             "Helm upgrade failed and rollback failed",
         ),
+        // helm-controller api/v2 UninstallFailedReason (remediation by uninstall, or deletion).
+        (
+            Kind::HelmRelease,
+            "UninstallFailed",
+            "Helm uninstall failed",
+        ),
         (Kind::HelmRelease, "RetriesExceeded", "retries exhausted"),
         (Kind::Terraform, "RetryLimitReached", "retries exhausted"),
         (Kind::HelmRelease, "ValuesError", "Helm values error"),
@@ -158,6 +164,7 @@ fn flux_reasons_have_short_human_names() {
             || flux_reason.contains("Upgrade")
             || flux_reason.contains("Test")
             || flux_reason.contains("Rollback")
+            || flux_reason == "UninstallFailed"
             || flux_reason.starts_with("Retr");
         let expected_outcome = if helm {
             (Outcome::FailedBy, EdgeSet::DEPLOYED)

@@ -409,6 +409,15 @@ mod tests {
         let namespace = InventoryEntry::parse("_gateway__Namespace").unwrap();
         assert_eq!(entry_key(&namespace), namespace_key("gateway"));
         assert!(InventoryEntry::parse("garbage").is_none());
+        // Kubernetes names hold no `_`: an id with an empty name or kind, or one part too
+        // many, is no inventory entry kustomize-controller or helm-controller wrote.
+        for malformed in [
+            "default__apps_Deployment",
+            "default_podinfo_apps_",
+            "default_pod_info_apps_Deployment",
+        ] {
+            assert!(InventoryEntry::parse(malformed).is_none(), "{malformed}");
+        }
     }
 
     #[test]

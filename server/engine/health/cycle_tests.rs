@@ -114,3 +114,24 @@ fn long_cycles_are_shortened_from_their_smallest_member() {
     );
     assert_eq!(eight.evaluation.root_causes.len(), 8);
 }
+
+/// c depends back on b and on a: the path walks each member once and closes at the start,
+/// whatever else the members depend on inside the cycle.
+#[test]
+fn a_cycle_whose_members_depend_back_on_each_other_is_walked_once() {
+    let mut values = flux_controllers();
+    values.push(git_repository("flux-system", SHA));
+    values.extend([
+        waiting_on("a", &["b"]),
+        waiting_on("b", &["c"]),
+        waiting_on("c", &["b", "a"]),
+    ]);
+    let run = run(&values);
+    for name in ["a", "b", "c"] {
+        assert_eq!(
+            run.verdict("Kustomization", "flux-system", name).reason,
+            "dependency cycle: flux-system/a → flux-system/b → flux-system/c → flux-system/a",
+            "{name}"
+        );
+    }
+}

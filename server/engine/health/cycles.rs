@@ -96,9 +96,11 @@ fn describe<I: Iterator<Item = usize>>(
         depends(node).find(|t| in_cycle.contains(t) && (!seen.contains(t) || *t == start))
     {
         path.push(next);
-        if next == start || !seen.insert(next) {
+        if next == start {
             break;
         }
+        // `find` only returns the start or a member not yet on the path.
+        seen.insert(next);
         node = next;
     }
     const SHOWN: usize = 6;

@@ -61,10 +61,8 @@ impl<'a> Clock<'a> {
 /// The age at which `human(age)` next reads differently: it shows seconds under a minute,
 /// minutes under a day, hours beyond (model::human).
 fn next_text_change(age: TimeDelta) -> TimeDelta {
-    let seconds = age.num_seconds();
-    if age < TimeDelta::zero() {
-        return TimeDelta::seconds(1);
-    }
+    // An age below zero (a clock running ahead) reads as zero, as `human` prints it.
+    let seconds = age.num_seconds().max(0);
     let step = match seconds {
         0..60 => 1,
         60..86_400 => 60,
@@ -129,6 +127,9 @@ mod tests {
             clock.not_after(at("2026-12-01T11:00:00Z")),
             at("2026-12-01T11:00:00Z")
         );
+        assert_eq!(due.get(), None);
+        // Now itself is no future time: nothing to redo at once.
+        assert_eq!(clock.not_after(now), now);
         assert_eq!(due.get(), None);
         assert_eq!(clock.not_after(at("2026-12-01T13:00:00Z")), now);
         assert_eq!(due.get(), Some(now + TICK));

@@ -4,8 +4,7 @@
 use super::State::*;
 use super::domains::cell_state;
 use super::testkit::*;
-use super::{ClusterInfo, DomainSpec, DomainVerdict, Evaluation, Input, Thresholds, evaluate};
-use crate::model::{Object, parse_object};
+use super::{ClusterInfo, DomainSpec, DomainVerdict, Selection, Thresholds};
 use serde_json::{Value, json};
 
 fn domain(yaml: &str) -> DomainSpec {
@@ -23,27 +22,6 @@ fn fleet(extra: Vec<Value>) -> Vec<Value> {
     values.push(git_repository("flux-system", SHA));
     values.extend(extra);
     values
-}
-
-/// Evaluates objects spread over clusters: `(cluster, object)`.
-fn evaluate_on(
-    placed: &[(&str, Value)],
-    clusters: &[ClusterInfo],
-    domains: &[DomainSpec],
-    thresholds: &Thresholds,
-) -> Evaluation {
-    let objects: Vec<Object> = placed
-        .iter()
-        .map(|(cluster, value)| parse_object(cluster, value).expect("valid object"))
-        .collect();
-    evaluate(&Input {
-        objects: &objects,
-        clusters,
-        domains,
-        thresholds,
-        now: now(),
-        seen_in_progress: &Default::default(),
-    })
 }
 
 fn cell<'a>(run: &'a Run, domain: &str) -> &'a DomainVerdict {
@@ -382,4 +360,20 @@ fn cluster_labels_pick_the_cells() {
     };
     assert_eq!(on("prod-1"), ["all", "apps"]);
     assert_eq!(on("canary-1"), ["all"]);
+}
+
+/// A domain must select its objects one way at least (the config loader refuses one that
+/// selects none): labels, a root Kustomization or namespaces, each enough on its own.
+#[test]
+fn a_selection_is_empty_only_without_labels_root_and_namespaces() {
+    let selection =
+        |yaml: &str| -> Selection { serde_yaml::from_str(yaml).expect("valid selection") };
+    assert!(selection("{}").is_empty());
+    for one_way in [
+        "{labels: {domain: shop}}",
+        "{root: flux-system/apps}",
+        "{namespaces: [shop]}",
+    ] {
+        assert!(!selection(one_way).is_empty(), "{one_way}");
+    }
 }

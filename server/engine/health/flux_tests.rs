@@ -400,6 +400,35 @@ fn malformed_status_is_never_healthy() {
     );
 }
 
+/// The reason names the first malformed field and counts the others; the message lists all.
+#[test]
+fn a_malformed_object_names_its_first_defect_and_counts_the_others() {
+    let mut apps = kustomization("apps", &[]);
+    apps["status"]["conditions"][0]["lastTransitionTime"] = json!("yesterday");
+    let one = run(&fleet(vec![apps.clone()]));
+    let time_defect =
+        "status.conditions[0].lastTransitionTime: \"yesterday\" is not an RFC 3339 time";
+    assert_eq!(
+        one.verdict("Kustomization", "flux-system", "apps").reason,
+        format!("malformed object: {time_defect}")
+    );
+
+    apps["spec"]["interval"] = json!(600);
+    let two = run(&fleet(vec![apps]));
+    let verdict = two.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!(
+        (verdict.state, verdict.reason.as_str()),
+        (
+            Unverifiable,
+            "malformed object: spec.interval: expected a string (and 1 more)"
+        )
+    );
+    assert_eq!(
+        verdict.message,
+        format!("spec.interval: expected a string; {time_defect}")
+    );
+}
+
 #[test]
 fn no_status_is_progressing_then_stuck_from_creation() {
     let created = |minutes| {
@@ -484,10 +513,9 @@ fn thresholds_come_from_domain_then_kind_then_global() {
         Progressing,
         "10m < 15m"
     );
-    let mut by_kind = Thresholds::default();
-    by_kind
-        .by_kind
-        .insert(crate::model::Kind::Kustomization, TimeDelta::minutes(5));
+    // As the config file writes it.
+    let by_kind: Thresholds =
+        serde_yaml::from_str("by_kind: {Kustomization: 5m}").expect("valid thresholds");
     // The Kustomization's own timeout (10m interval − 30s) doubled still wins over 5m.
     assert_eq!(
         run_with(&values, &[], &[], &by_kind).state("Kustomization", "flux-system", "apps"),

@@ -66,6 +66,8 @@ mod domains_tests;
 #[cfg(test)]
 mod edge_tests;
 #[cfg(test)]
+mod fleet_tests;
+#[cfg(test)]
 mod flux_tests;
 #[cfg(any(test, feature = "testkit"))]
 pub mod generators;

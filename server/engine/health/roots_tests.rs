@@ -2,8 +2,8 @@
 
 use super::State::*;
 use super::testkit::*;
-use super::{ClusterInfo, DomainSpec, Thresholds, cluster_id};
-use crate::model::Kind;
+use super::{ClusterInfo, DomainSpec, InputEvidence, Thresholds, cluster_id};
+use crate::model::{Kind, ObjectId};
 use chrono::TimeDelta;
 use serde_json::{Value, json};
 
@@ -94,6 +94,103 @@ fn missing_dependencies_and_sources_fail_the_dependent_by_name() {
     assert_eq!(
         run.verdict("Kustomization", "flux-system", "orphan").reason,
         "source GitRepository flux-system/gone not found"
+    );
+}
+
+/// Several references gone: the reason names the first and counts the others, the message
+/// names them all, and the fault shows since the object stopped being Ready.
+#[test]
+fn several_missing_references_name_the_first_and_date_from_not_ready() {
+    let run = run(&fleet(vec![waiting_on("apps", &["infra", "crds"])]));
+    let verdict = run.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!(
+        (
+            verdict.state,
+            verdict.reason.as_str(),
+            verdict.message.as_str()
+        ),
+        (
+            Failed,
+            "dependency Kustomization flux-system/infra not found (and 1 more)",
+            "dependency Kustomization flux-system/infra not found; \
+             dependency Kustomization flux-system/crds not found"
+        )
+    );
+    assert_eq!(verdict.since, Some(now() - TimeDelta::minutes(90)));
+}
+
+/// As `evaluate` runs the engine on files: the input covers the kinds it holds, and names the
+/// objects it holds more than once with different contents.
+fn run_as_input(values: &[Value], conflicting: &[(&str, &[&str])]) -> Run {
+    let evidence = InputEvidence {
+        kinds: values.iter().map(|v| parse(v).kind).collect(),
+        conflicting: conflicting
+            .iter()
+            .map(|(id, places)| {
+                let places = places.iter().map(|p| p.to_string()).collect();
+                (ObjectId(id.to_string()), places)
+            })
+            .collect(),
+    };
+    let input = ClusterInfo {
+        name: CLUSTER.into(),
+        input: Some(evidence),
+        ..ClusterInfo::default()
+    };
+    run_with(values, &[input], &[], &Thresholds::default())
+}
+
+/// `evaluate` given only Kustomizations (issue 16, rule 18): their GitRepository is neither
+/// present nor proven absent, so the reference is unverifiable, not "not found".
+#[test]
+fn a_source_of_a_kind_the_input_lacks_is_unverifiable_not_missing() {
+    let run = run_as_input(&[kustomization("apps", &[])], &[]);
+    let verdict = run.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!(
+        (
+            verdict.state,
+            verdict.reason.as_str(),
+            verdict.message.as_str()
+        ),
+        (
+            Unverifiable,
+            "GitRepository not in the input",
+            "source GitRepository flux-system/flux-system cannot be checked: \
+             the input holds no object of its kind"
+        )
+    );
+}
+
+/// `evaluate` given one object twice with different contents (issue 16, rule 18): which copy
+/// is current cannot be told, so that object alone is unverifiable, its own root cause.
+#[test]
+fn differing_copies_of_one_object_make_it_unverifiable() {
+    let apps = id("Kustomization", "flux-system", "apps");
+    let places: &[&str] = &["copies.yaml#1", "copies.yaml#2"];
+    let run = run_as_input(
+        &fleet(vec![kustomization("apps", &[])]),
+        &[(apps.as_str(), places)],
+    );
+    let verdict = run.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!(
+        (
+            verdict.state,
+            verdict.reason.as_str(),
+            verdict.message.as_str()
+        ),
+        (
+            Unverifiable,
+            "2 differing copies in the input",
+            "the input holds this object at copies.yaml#1, copies.yaml#2"
+        )
+    );
+    assert_eq!(
+        run.roots("Kustomization", "flux-system", "apps"),
+        [apps.as_str()]
+    );
+    assert_eq!(
+        run.state("GitRepository", "flux-system", "flux-system"),
+        Healthy
     );
 }
 
@@ -271,6 +368,8 @@ fn stale_cluster_data_makes_everything_unverifiable() {
     for verdict in &run.evaluation.objects {
         assert_eq!(verdict.state, Unverifiable);
         assert_eq!(verdict.root_causes, [cluster_id(CLUSTER)]);
+        // Unverifiable since the data was last known good.
+        assert_eq!(verdict.since, Some(now() - TimeDelta::minutes(10)));
     }
     let cause = run.root_cause(cluster_id(CLUSTER).as_str());
     assert_eq!(cause.state, Unverifiable);
@@ -514,4 +613,128 @@ fn a_reason_blocked_by_several_root_causes_names_one_and_counts_the_others() {
         tenants.reason, "blocked by Kustomization flux-system/infra (failed: build failed)",
         "one root cause: nothing more to count"
     );
+}
+
+/// The collector keeps a cluster's evaluation when a probe only moved `last_good` forward on
+/// fresh data: the verdicts do not read it then. Stale, unreachable or partly unreadable data
+/// (whose unverifiable verdicts date from `last_good`), or any other change, re-evaluates.
+#[test]
+fn only_a_fresh_cluster_whose_probe_moved_last_good_keeps_its_evaluation() {
+    let freshness = Thresholds::default().freshness;
+    let probed = |minutes_ago| ClusterInfo {
+        name: CLUSTER.into(),
+        last_good: Some(now() - TimeDelta::minutes(minutes_ago)),
+        ..ClusterInfo::default()
+    };
+    let keeps = |before: &ClusterInfo, after: &ClusterInfo| {
+        super::interchangeable(before, after, freshness, now())
+    };
+    let values = fleet(vec![kustomization("apps", &[])]);
+    let verdicts = |info: &ClusterInfo| {
+        run_with(
+            &values,
+            std::slice::from_ref(info),
+            &[],
+            &Thresholds::default(),
+        )
+        .evaluation
+        .objects
+    };
+    // Fresh up to the freshness limit itself (2m), as data_problem judges it.
+    for before in [probed(1), probed(2)] {
+        assert!(keeps(&before, &probed(0)));
+        assert_eq!(verdicts(&before), verdicts(&probed(0)));
+    }
+    assert!(!keeps(&probed(3), &probed(0)), "stale before");
+    assert!(!keeps(&probed(0), &probed(3)), "stale after");
+    assert_ne!(verdicts(&probed(3)), verdicts(&probed(0)));
+    let never_good = ClusterInfo {
+        last_good: None,
+        ..probed(0)
+    };
+    assert!(!keeps(&never_good, &never_good));
+
+    let unreachable = ClusterInfo {
+        error: Some("connection refused".into()),
+        ..probed(0)
+    };
+    let forbidden = ClusterInfo {
+        kind_errors: [(Kind::HelmRelease, "forbidden".into())].into(),
+        ..probed(0)
+    };
+    let relabelled = ClusterInfo {
+        labels: [("ring".to_string(), "canary".to_string())].into(),
+        ..probed(0)
+    };
+    for changed in [&unreachable, &forbidden] {
+        assert!(!keeps(&probed(1), changed));
+        assert!(!keeps(changed, &probed(1)));
+        let moved = ClusterInfo {
+            last_good: probed(1).last_good,
+            ..changed.clone()
+        };
+        assert!(!keeps(&moved, changed), "{changed:?}");
+    }
+    assert!(!keeps(&probed(1), &relabelled));
+}
+
+/// A run that started and has not finished (kustomize-controller's Ready=Unknown/Progressing
+/// "Reconciliation in progress", kustomization_controller.go `reconcile`) while what it needs
+/// has failed since: the wait is explained by that failure, which is the root cause, for a
+/// failed dependency and for a failed source alike.
+#[test]
+fn a_run_in_progress_over_a_failed_prerequisite_is_blocked_by_it() {
+    let in_progress = |value: Value| {
+        with_conditions(
+            value,
+            vec![
+                condition(
+                    "Ready",
+                    "Unknown",
+                    "Progressing",
+                    "Reconciliation in progress",
+                    60,
+                ),
+                condition(
+                    "Reconciling",
+                    "True",
+                    "Progressing",
+                    &format!("Fetching manifests for revision {SHA} with a timeout of 5m0s"),
+                    60,
+                ),
+            ],
+        )
+    };
+    let infra = with_conditions(
+        kustomization("infra", &[]),
+        vec![not_ready("BuildFailed", "kustomize build failed", 30)],
+    );
+    let mut site = with_conditions(
+        git_repository("site", SHA),
+        vec![not_ready(
+            "GitOperationFailed",
+            "failed to checkout and determine revision: unable to clone 'https://git.example.com/site': authentication required",
+            30,
+        )],
+    );
+    site["status"]["artifact"] = Value::Null;
+    let mut web = kustomization("web", &[]);
+    web["spec"]["sourceRef"]["name"] = json!("site");
+    let run = run(&fleet(vec![
+        infra,
+        site,
+        in_progress(kustomization("apps", &["infra"])),
+        in_progress(web),
+    ]));
+    for (name, root) in [
+        ("apps", id("Kustomization", "flux-system", "infra")),
+        ("web", id("GitRepository", "flux-system", "site")),
+    ] {
+        let verdict = run.verdict("Kustomization", "flux-system", name);
+        assert_eq!(verdict.state, Blocked, "{name}: {verdict:?}");
+        assert_eq!(
+            run.roots("Kustomization", "flux-system", name),
+            [root.as_str()]
+        );
+    }
 }

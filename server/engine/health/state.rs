@@ -121,4 +121,27 @@ mod tests {
         assert_eq!(State::Blocked.worst(State::Progressing), State::Blocked);
         assert!("green".parse::<State>().is_err());
     }
+
+    /// UI.md: a state is a word plus an icon, never colour alone.
+    #[test]
+    fn each_state_has_the_icon_ui_md_gives_it() {
+        let shown: Vec<String> = State::BY_SEVERITY
+            .into_iter()
+            .map(|s| format!("{} {s}", s.icon()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "✖ failed",
+                "⚠ stale",
+                "⏳ stuck",
+                "? unverifiable",
+                "▼ degraded",
+                "⛓ blocked",
+                "◐ progressing",
+                "❚❚ suspended",
+                "● healthy"
+            ]
+        );
+    }
 }

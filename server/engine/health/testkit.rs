@@ -243,6 +243,27 @@ pub fn run_seen(
     Run { evaluation }
 }
 
+/// Evaluates objects spread over clusters: `(cluster, object)`.
+pub fn evaluate_on(
+    placed: &[(&str, Value)],
+    clusters: &[ClusterInfo],
+    domains: &[DomainSpec],
+    thresholds: &Thresholds,
+) -> Evaluation {
+    let objects: Vec<Object> = placed
+        .iter()
+        .map(|(cluster, value)| parse_object(cluster, value).expect("valid object"))
+        .collect();
+    evaluate(&Input {
+        objects: &objects,
+        clusters,
+        domains,
+        thresholds,
+        now: now(),
+        seen_in_progress: &Default::default(),
+    })
+}
+
 /// Ids as plain strings, to compare with [`id`]'s.
 pub fn as_strs(ids: &[crate::model::ObjectId]) -> Vec<&str> {
     ids.iter().map(|id| id.as_str()).collect()

@@ -1082,3 +1082,94 @@ fn a_workload_without_status_waits_from_its_creation() {
     deployment["metadata"]["creationTimestamp"] = json!(secs_ago(20 * MIN));
     assert_reason(&run(&[deployment]), Stuck, "stuck for 20m: no status yet");
 }
+
+/// A StatefulSet's and a DaemonSet's pods name it directly as their controller owner (no
+/// ReplicaSet in between: statefulset stateful_set_utils.go newStatefulSetPod and
+/// daemon_controller.go set the ownerReference to the set itself): a crash-looping one is
+/// evidence of that workload, and a symptom of it.
+#[test]
+fn a_crash_looping_pod_of_a_statefulset_or_daemonset_is_evidence_of_it() {
+    let crashing = |kind: &str, owner: &str, name: &str| {
+        let mut pod = app_pod(
+            "x",
+            HOUR,
+            false,
+            waiting(
+                "CrashLoopBackOff",
+                "back-off 5m0s restarting failed container",
+            ),
+        );
+        pod["metadata"]["name"] = json!(name);
+        pod["metadata"]["labels"] = json!({"app": owner});
+        pod["metadata"]["ownerReferences"] =
+            json!([{"apiVersion": "apps/v1", "kind": kind, "name": owner, "controller": true}]);
+        pod
+    };
+    let db_status = json!({"observedGeneration": 4, "replicas": 2, "readyReplicas": 1, "currentReplicas": 2,
+        "updatedReplicas": 2, "availableReplicas": 1, "currentRevision": "db-7c9f", "updateRevision": "db-7c9f"});
+    let agent_status = json!({"observedGeneration": 2, "desiredNumberScheduled": 2, "currentNumberScheduled": 2,
+        "numberReady": 1, "numberAvailable": 1, "numberUnavailable": 1, "updatedNumberScheduled": 2});
+    let run = run(&[
+        statefulset(2, db_status),
+        db_pod(0, DAY, true),
+        crashing("StatefulSet", "db", "db-1"),
+        daemonset(agent_status, "RollingUpdate"),
+        crashing("DaemonSet", "agent", "agent-x2k9p"),
+    ]);
+    for (kind, name, pod) in [
+        ("StatefulSet", "db", "db-1"),
+        ("DaemonSet", "agent", "agent-x2k9p"),
+    ] {
+        let verdict = run.verdict(kind, NS, name);
+        assert!(
+            verdict
+                .reason
+                .contains(&format!("{pod}: CrashLoopBackOff: back-off 5m0s")),
+            "{kind}: {verdict:?}"
+        );
+        // One root cause per broken workload: the pod is its symptom.
+        assert_eq!(run.roots("Pod", NS, pod), [id(kind, NS, name)], "{pod}");
+    }
+}
+
+/// A pod held by scheduling gates is not unschedulable: the API server writes PodScheduled=False
+/// with reason SchedulingGated (pkg/registry/core/pod strategy.go, applySchedulingGatedCondition)
+/// until whoever set the gates removes them, so it waits as a pending pod, not a failure.
+#[test]
+fn a_pod_held_by_scheduling_gates_is_pending_not_unschedulable() {
+    let mut pod = app_pod("g", HOUR, false, waiting("ContainerCreating", ""));
+    pod["spec"]["schedulingGates"] = json!([{"name": "example.com/quota"}]);
+    pod["status"]["phase"] = json!("Pending");
+    pod["status"]["conditions"][1] = json!({"type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
+        "message": "Scheduling is blocked due to non-empty scheduling gates", "lastTransitionTime": secs_ago(HOUR)});
+    let run = run(&[pod]);
+    let verdict = run.verdict("Pod", NS, "web-6f7d8-g");
+    assert_eq!(
+        (verdict.state, verdict.reason.as_str()),
+        (Stuck, "stuck for 1h: pod Pending")
+    );
+}
+
+/// An evicted pod its ReplicaSet replaced is history: the shortfall while its replacement
+/// starts dates from the replacement, not from the eviction a day ago.
+#[test]
+fn a_replacement_for_an_evicted_pod_is_progressing_not_dated_by_the_eviction() {
+    let mut evicted = app_pod(
+        "e",
+        DAY,
+        false,
+        json!({"name": "app", "ready": false, "restartCount": 0,
+        "state": {"terminated": {"reason": "ContainerStatusUnknown", "exitCode": 137, "finishedAt": secs_ago(DAY)}}}),
+    );
+    evicted["status"]["phase"] = json!("Failed");
+    evicted["status"]["reason"] = json!("Evicted");
+    evicted["status"]["message"] = json!("The node was low on resource: memory.");
+    let run = run(&release_over(vec![
+        deployment_with(2, counts(2, 2, 1, 1), settled()),
+        ready_pod("a"),
+        app_pod("n", 30, false, waiting("ContainerCreating", "")),
+        evicted,
+    ]));
+    assert_reason(&run, Progressing, "1/2 available, 2 updated");
+    assert_eq!(web(&run).since, Some(now() - TimeDelta::seconds(30)));
+}
