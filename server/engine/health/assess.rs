@@ -171,9 +171,17 @@ impl<'a> Assessor<'a> {
                 assess_workload(object, &pods, timing, controller_of(object).is_some())
             }
             Kind::Pod => assess_pod(object, timing),
-            // A Namespace needs no arm of its own: the API server sets its deletionTimestamp and
-            // phase Terminating in the same update (pkg/registry/core/namespace/storage,
-            // REST.Delete), so a terminating one is `deleting` above.
+            // The API server sets a Namespace's deletionTimestamp and phase Terminating in the
+            // same update (pkg/registry/core/namespace/storage, REST.Delete), so a live one is
+            // `deleting` above; a hand-written phase alone still reads as terminating, as the
+            // cross-stack rule reads it, never as a healthy namespace.
+            Kind::Namespace if object.status.phase.as_deref() == Some("Terminating") => timing
+                .in_progress(
+                    "namespace terminating",
+                    "",
+                    object.deleting_since,
+                    EdgeSet::NONE,
+                ),
             Kind::CustomResourceDefinition => match object.condition("Established") {
                 Some(established) if !established.is_true() => timing.in_progress(
                     "CRD not established",

@@ -191,6 +191,11 @@ fn a_terminating_namespace_fails_who_applies_into_it_and_co_ownership_is_reporte
     );
     values.extend([gateway(true), netop(), platform]);
     let run = run(&values);
+    let terminating = run.verdict("Namespace", "", "networking");
+    assert_eq!(
+        (terminating.state, terminating.reason.as_str()),
+        (State::Progressing, "namespace terminating")
+    );
     let netop = run.verdict("HelmRelease", "networking", "netop");
     assert_eq!(netop.state, State::Failed);
     assert!(
