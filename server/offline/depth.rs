@@ -171,6 +171,13 @@ impl std::error::Error for TooDeep {}
 /// YAML: block levels by indentation, `- ` entries, and flow collections, skipping comments,
 /// quoted strings and block scalars (`|`, `>`), whose content is text.
 pub fn check_yaml(text: &str) -> Result<(), TooDeep> {
+    check_yaml_run(text).map(drop)
+}
+
+/// [`check_yaml`] on a run of documents starting at a `---` line (which closes every block
+/// collection) or at the start of the text; true when the run ends inside a flow collection
+/// or a quoted string, so that the run after it cannot be checked on its own.
+pub fn check_yaml_run(text: &str) -> Result<bool, TooDeep> {
     let mut scan = YamlScan::default();
     for (index, line) in text.lines().enumerate() {
         scan.line(line).map_err(|column| TooDeep {
@@ -178,7 +185,7 @@ pub fn check_yaml(text: &str) -> Result<(), TooDeep> {
             column,
         })?;
     }
-    Ok(())
+    Ok(scan.flow > 0 || scan.quote.is_some())
 }
 
 #[derive(Default)]

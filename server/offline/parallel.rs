@@ -2,6 +2,7 @@
 //! Any failure gives up (None): the caller then reads the input in one go, so errors and
 //! their positions are exactly those of a single parse.
 
+use super::depth::{self, TooDeep};
 use super::split::ListItems;
 use super::stream::{DocumentSeed, Parsed};
 use serde::de::DeserializeSeed;
@@ -76,6 +77,28 @@ pub fn yaml_documents(cluster: &str, parts: &[&str]) -> Option<Vec<Parsed>> {
         Some(documents)
     })?;
     Some(read.into_iter().flatten().collect())
+}
+
+/// The YAML depth check ([`depth::check_yaml`]) on runs of documents cut at `---` lines, each
+/// on its own thread: the first error in input order, its line counted in the whole text. A
+/// run that ends inside a flow collection or a quoted string leaves the next one unchecked
+/// alone: the whole text is then checked in one go.
+pub fn check_yaml(text: &str, parts: &[&str]) -> Result<(), TooDeep> {
+    let runs = on_threads(parts, |part| Some(depth::check_yaml_run(part))).unwrap_or_default();
+    let mut lines_before = 0;
+    for (part, run) in parts.iter().zip(runs) {
+        match run {
+            Err(at) => {
+                return Err(TooDeep {
+                    line: lines_before + at.line,
+                    ..at
+                });
+            }
+            Ok(true) => return depth::check_yaml(text),
+            Ok(false) => lines_before += memchr::memchr_iter(b'\n', part.as_bytes()).count(),
+        }
+    }
+    Ok(())
 }
 
 /// The threads worth parsing on: the cores this process may use.
@@ -204,5 +227,41 @@ mod tests {
         }
         let broken = format!("{text}---\nkind: Pod\n  name: x\n");
         assert_eq!(yaml_documents("local", &yaml_parts(&broken, 2)), None);
+    }
+
+    #[test]
+    fn the_yaml_depth_checked_in_runs_is_checked_as_in_one_go() {
+        let deep = |levels: usize| -> String {
+            (0..levels)
+                .map(|level| format!("{}k{level}:\n", " ".repeat(level)))
+                .collect()
+        };
+        let shallow = "---\na: 1\n".repeat(50);
+        let limit = depth::MAX_DEPTH;
+        for (text, deep_enough) in [
+            (format!("{shallow}---\n{}{shallow}", deep(limit)), false),
+            (format!("{shallow}---\n{}{shallow}", deep(limit + 1)), true),
+            (format!("{shallow}---\n{}", deep(limit + 1)), true),
+            // A flow collection left open across a `---` line: only one scan of the whole
+            // text sees it.
+            (
+                format!("a: [\n{shallow}---\nb: {}\n", "[".repeat(limit - 1)),
+                true,
+            ),
+            (
+                format!("a: '\n{shallow}---\nb: {}\n", "[".repeat(limit + 1)),
+                false,
+            ),
+        ] {
+            let whole = depth::check_yaml(&text);
+            assert_eq!(whole.is_err(), deep_enough, "{text}");
+            for parts in [1, 2, 3, 7] {
+                assert_eq!(
+                    check_yaml(&text, &yaml_parts(&text, parts)),
+                    whole,
+                    "{parts}"
+                );
+            }
+        }
     }
 }

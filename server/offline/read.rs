@@ -4,7 +4,7 @@
 //! unreadable or too deeply nested input is one error line naming file and position. Large
 //! inputs are parsed on every core, with exactly the result of one parse.
 
-use super::depth::{self, JsonDepthGuard, TooDeep};
+use super::depth::{JsonDepthGuard, TooDeep};
 use super::stream::DocumentSeed;
 use super::{parallel, split};
 use crate::model::{Kind, Object, ObjectId, Skip};
@@ -226,11 +226,11 @@ fn json_values<'de, R: serde_json::de::Read<'de>>(
 }
 
 /// YAML documents, the nesting depth checked on the whole text first, then runs of documents
-/// parsed on every core; one parse of the whole text when a run does not parse, for its
+/// parsed on every core (both in runs); one parse of the whole text when a run does not parse, for its
 /// error.
 fn yaml_documents(name: &str, text: &str, gather: &mut Gather) -> Result<(), InputError> {
-    depth::check_yaml(text).map_err(|at| too_deep(name, at))?;
     let parts = split::yaml_parts(text, parallel::threads());
+    parallel::check_yaml(text, &parts).map_err(|at| too_deep(name, at))?;
     if let Some(documents) = parallel::yaml_documents(&gather.cluster, &parts) {
         for (index, parsed) in documents.into_iter().enumerate() {
             let named = parsed
