@@ -196,6 +196,11 @@ fn a_terminating_namespace_fails_who_applies_into_it_and_co_ownership_is_reporte
         (terminating.state, terminating.reason.as_str()),
         (State::Progressing, "namespace terminating")
     );
+    let active = run.verdict("Namespace", "", "gateway-system");
+    assert_eq!(
+        (active.state, active.reason.as_str()),
+        (State::Healthy, "exists")
+    );
     let netop = run.verdict("HelmRelease", "networking", "netop");
     assert_eq!(netop.state, State::Failed);
     assert!(
