@@ -12,7 +12,9 @@ use chrono::Utc;
 use fleetglass::ingest::Snapshot;
 use fleetglass::model::parse_object;
 use fleetglass::sources::SourceEvent;
-use fleetglass::store::{ChangeSet, ObjectKey, ObjectRow, Store, TransitionRow, write_changes};
+use fleetglass::store::{
+    ChangeSet, JsonText, ObjectKey, ObjectRow, Store, TransitionRow, write_changes,
+};
 use serde_json::{Value, json};
 use sqlx::Connection;
 use std::time::Instant;
@@ -99,7 +101,7 @@ fn changes(batch: usize, round: usize) -> ChangeSet {
             message: format!("round {round}"),
             root_causes: vec![],
             domains: vec![],
-            body: json!({"status": {"workload": {"ready": round}}}),
+            body: JsonText::of(&json!({"status": {"workload": {"ready": round}}})),
             edges: Vec::new(),
         });
         set.transitions.push(TransitionRow {

@@ -20,7 +20,7 @@ use fleetglass::config::Config;
 use fleetglass::health::{Dependency, State};
 use fleetglass::model::ObjectId;
 use fleetglass::store::{
-    ChangeSet, ClusterRow, DomainRow, ObjectKey, ObjectRow, RootCauseRow, Store,
+    ChangeSet, ClusterRow, DomainRow, JsonText, ObjectKey, ObjectRow, RootCauseRow, Store,
     replace_dependencies, replace_rollups, upsert_clusters, write_changes,
 };
 use fleetglass::web::{self, AppState, Site};
@@ -156,7 +156,7 @@ async fn seed(store: &Store) -> String {
                 message: String::new(),
                 root_causes: Vec::new(),
                 domains: vec![domain],
-                body: json!({"labels": {"domain": format!("d{}", i % DOMAINS)}, "spec": {}, "status": {}}),
+                body: JsonText::of(&json!({"labels": {"domain": format!("d{}", i % DOMAINS)}, "spec": {}, "status": {}})),
                 edges: Vec::new(),
             });
         }

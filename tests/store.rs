@@ -3,10 +3,11 @@
 mod common;
 
 use chrono::{TimeZone, Utc};
-use fleetglass::health::State;
+use fleetglass::health::{EdgeKind, ObjectEdge, State};
+use fleetglass::model::ObjectId;
 use fleetglass::store::{BadStoredValue, replace_rollups, upsert_clusters, write_changes};
 use fleetglass::store::{
-    ChangeSet, ClusterRow, DomainRow, ObjectFilter, ObjectKey, ObjectRow, RootCauseRow,
+    ChangeSet, ClusterRow, DomainRow, JsonText, ObjectFilter, ObjectKey, ObjectRow, RootCauseRow,
     TransitionRow,
 };
 use serde_json::json;
@@ -29,7 +30,7 @@ fn row(name: &str, state: &str) -> ObjectRow {
         message: "message".into(),
         root_causes: vec![format!("prod-eu-1/Kustomization/flux-system/{name}")],
         domains: Vec::new(),
-        body: json!({"name": name}),
+        body: JsonText::of(&json!({"name": name})),
         edges: Vec::new(),
     }
 }
@@ -119,6 +120,52 @@ async fn unchanged_rows_are_not_rewritten() {
     write_changes(&mut conn, &changed, later).await.unwrap();
     let stored = store.object(&key("apps")).await.unwrap().unwrap();
     assert_eq!((stored.state.as_str(), stored.updated_at), ("stuck", later));
+}
+
+/// The runner sends each changed object as JSON text (no `serde_json::Value` per row): what
+/// Postgres stores must be the very jsonb the object's value was, escapes and nesting
+/// included, and the other JSON columns (root causes, domains, edges) must read back as given.
+#[tokio::test(flavor = "multi_thread")]
+async fn json_columns_sent_as_text_are_stored_as_the_values_they_serialise() {
+    let store = common::fresh_store().await;
+    let object = fleetglass::model::parse_object(
+        "prod-eu-1",
+        &json!({
+            "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+            "metadata": {"name": "apps", "namespace": "flux-system", "generation": 4,
+                         "labels": {"domain": "shop", "team": "payments \"eu\" ü"}},
+            "spec": {"interval": "10m", "sourceRef": {"kind": "GitRepository", "name": "repo"},
+                     "dependsOn": [{"name": "infra"}]},
+            "status": {"observedGeneration": 3, "conditions": [{"type": "Ready", "status": "False",
+                "reason": "BuildFailed", "message": "kustomize build failed:\n\tline \\ 3 ✗",
+                "lastTransitionTime": "2026-11-20T10:00:00Z"}]}
+        }),
+    )
+    .unwrap();
+    let edge = ObjectEdge {
+        kind: EdgeKind::DependsOn,
+        target: ObjectId("prod-eu-1/Kustomization/flux-system/infra".into()),
+    };
+    let written = ObjectRow {
+        domains: vec!["shop".into(), "pay\"ments".into()],
+        edges: vec![edge.clone()],
+        body: JsonText::of(&object),
+        ..row("apps", "failed")
+    };
+    let mut conn = store.pool().acquire().await.unwrap();
+    let changes = ChangeSet {
+        upserts: vec![written.clone()],
+        ..ChangeSet::default()
+    };
+    write_changes(&mut conn, &changes, Utc::now())
+        .await
+        .unwrap();
+    let stored = store.object(&key("apps")).await.unwrap().unwrap();
+    assert_eq!(stored.body, serde_json::to_value(&object).unwrap());
+    assert_eq!(
+        (stored.root_causes, stored.domains, stored.edges.0),
+        (json!(written.root_causes), written.domains, vec![edge])
+    );
 }
 
 /// A collector's first round can write a whole fleet at once (201,000 rows at 1,000 clusters);

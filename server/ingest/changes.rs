@@ -8,7 +8,7 @@ use super::evaluations::Evaluations;
 use crate::health::{CoOwnership, Dependency, Evaluation, ObjectEdge, State, Verdict};
 use crate::model::ObjectId;
 use crate::store::{
-    ChangeSet, ClusterRow, DomainRow, ObjectKey, ObjectRecord, ObjectRow, RootCauseRow,
+    ChangeSet, ClusterRow, DomainRow, JsonText, ObjectKey, ObjectRecord, ObjectRow, RootCauseRow,
     TransitionRow,
 };
 use chrono::{DateTime, Utc};
@@ -170,10 +170,11 @@ impl Written {
                     },
                 });
             }
-            let body = snapshot
-                .get(&verdict.id)
-                .and_then(|o| serde_json::to_value(o).ok())
-                .unwrap_or(Value::Null);
+            // Straight from the slim object to JSON text: no `Value` tree per changed object.
+            let body = match snapshot.get(&verdict.id) {
+                Some(object) => JsonText::of(object),
+                None => JsonText::of(&Value::Null),
+            };
             changes.upserts.push(ObjectRow {
                 key,
                 state: verdict.state.as_str().to_string(),

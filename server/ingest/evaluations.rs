@@ -4,12 +4,13 @@
 //! evaluation as the whole fleet's (health::merge), for a fraction of the work.
 
 use crate::health::{
-    self, ClusterInfo, DomainSpec, Evaluation, Fleet, Input, SeenInProgress, Thresholds,
+    self, ClusterInfo, DomainSpec, Evaluation, Fleet, Input, SeenInProgress, Thresholds, Timed,
 };
 use crate::model::Object;
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[derive(Debug, Default)]
 pub struct Evaluations {
@@ -72,27 +73,20 @@ impl Evaluations {
             evaluated: gone.clone(),
             changed: gone,
         };
-        for &cluster in &present {
-            let info = infos.get(cluster).copied();
-            let stale = match self.clusters.get(cluster) {
+        let stale: Vec<(&str, Option<&ClusterInfo>)> = present
+            .iter()
+            .map(|&cluster| (cluster, infos.get(cluster).copied()))
+            .filter(|&(cluster, info)| match self.clusters.get(cluster) {
                 None => true,
                 Some(kept) => {
                     changed.contains(cluster)
                         || kept.due.is_some_and(|due| due <= round.now)
                         || !same_info(kept.info.as_ref(), info, round)
                 }
-            };
-            if !stale {
-                continue;
-            }
-            let timed = health::evaluate_timed(&Input {
-                objects: round.objects.get(cluster).copied().unwrap_or_default(),
-                clusters: info.map(std::slice::from_ref).unwrap_or_default(),
-                domains: round.domains,
-                thresholds: round.thresholds,
-                now: round.now,
-                seen_in_progress: round.seen_in_progress,
-            });
+            })
+            .collect();
+        let evaluated = evaluate_each(round, &stale);
+        for ((cluster, info), timed) in stale.into_iter().zip(evaluated) {
             let kept = Kept {
                 evaluation: Arc::new(timed.evaluation),
                 due: timed.due,
@@ -130,6 +124,64 @@ impl Evaluations {
     pub fn next_due(&self) -> Option<DateTime<Utc>> {
         self.clusters.values().filter_map(|kept| kept.due).min()
     }
+}
+
+/// Fewer objects than this are evaluated on the calling thread: starting threads would cost
+/// more than they save. The unit tests share out every round, so the property test checks the
+/// threaded path against the whole fleet's evaluation.
+const SHARED_OUT_FROM_OBJECTS: usize = if cfg!(test) { 1 } else { 2_000 };
+
+/// Evaluates each of `clusters` on its own, results in their order. A cluster's evaluation
+/// reads nothing of another's, so with several cores a big round (a flood touching most of the
+/// fleet) is shared out between scoped threads, each taking the next cluster when done.
+fn evaluate_each(round: &Round, clusters: &[(&str, Option<&ClusterInfo>)]) -> Vec<Timed> {
+    let one = |&(cluster, info): &(&str, Option<&ClusterInfo>)| {
+        health::evaluate_timed(&Input {
+            objects: round.objects.get(cluster).copied().unwrap_or_default(),
+            clusters: info.map(std::slice::from_ref).unwrap_or_default(),
+            domains: round.domains,
+            thresholds: round.thresholds,
+            now: round.now,
+            seen_in_progress: round.seen_in_progress,
+        })
+    };
+    let objects: usize = clusters
+        .iter()
+        .map(|(cluster, _)| round.objects.get(cluster).map_or(0, |o| o.len()))
+        .sum();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(clusters.len());
+    if threads < 2 || objects < SHARED_OUT_FROM_OBJECTS {
+        return clusters.iter().map(one).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<(usize, Timed)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(cluster) = clusters.get(i) else {
+                            return mine;
+                        };
+                        mine.push((i, one(cluster)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|worker| {
+                worker
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p))
+            })
+            .collect()
+    });
+    done.sort_unstable_by_key(|&(i, _)| i);
+    done.into_iter().map(|(_, timed)| timed).collect()
 }
 
 fn same_info(before: Option<&ClusterInfo>, after: Option<&ClusterInfo>, round: &Round) -> bool {

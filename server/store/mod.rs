@@ -24,7 +24,7 @@ pub use crossstack::{DependencyRow, record_crd_providers, replace_dependencies};
 pub use decode::BadStoredValue;
 pub use graph::Linked;
 pub use incident_history::ResolvedRow;
-pub use objects::{ChangeSet, ObjectKey, ObjectRow, TransitionRow, write_changes};
+pub use objects::{ChangeSet, JsonText, ObjectKey, ObjectRow, TransitionRow, write_changes};
 pub use progress::{SightingChanges, write_seen_in_progress};
 pub use reads::{ObjectFilter, ObjectPage, ObjectRecord, TransitionRecord, key_of_id};
 pub use rollups::{DomainRow, ROLLUPS_CHANNEL, RootCauseRow, replace_rollups};

@@ -2,7 +2,7 @@
 
 use crate::health::ObjectEdge;
 use chrono::{DateTime, Utc};
-use serde_json::Value;
+use serde::Serialize;
 use sqlx::PgConnection;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -23,9 +23,26 @@ pub struct ObjectRow {
     pub root_causes: Vec<String>,
     /// Names of the domains the object belongs to.
     pub domains: Vec<String>,
-    pub body: Value,
+    /// The slim object as last seen.
+    pub body: JsonText,
     /// What it waits on, as the engine walked it.
     pub edges: Vec<ObjectEdge>,
+}
+
+/// A value serialised to JSON once and sent as that text (Postgres parses it into jsonb): no
+/// `serde_json::Value` tree is built, cloned and encoded per written row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonText(String);
+
+impl JsonText {
+    pub fn of<T: Serialize + ?Sized>(value: &T) -> JsonText {
+        // Slim objects, strings and edges always serialise; `null` rather than a lost row.
+        JsonText(serde_json::to_string(value).unwrap_or_else(|_| "null".to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -71,15 +88,16 @@ impl ChangeSet {
     }
 }
 
-struct Columns {
-    cluster: Vec<String>,
-    kind: Vec<String>,
-    namespace: Vec<String>,
-    name: Vec<String>,
+/// The key columns of a batch, borrowed from its rows.
+struct Columns<'a> {
+    cluster: Vec<&'a str>,
+    kind: Vec<&'a str>,
+    namespace: Vec<&'a str>,
+    name: Vec<&'a str>,
 }
 
-impl Columns {
-    fn of<'a>(keys: impl ExactSizeIterator<Item = &'a ObjectKey>) -> Columns {
+impl<'a> Columns<'a> {
+    fn of(keys: impl ExactSizeIterator<Item = &'a ObjectKey>) -> Columns<'a> {
         let mut columns = Columns {
             cluster: Vec::with_capacity(keys.len()),
             kind: Vec::with_capacity(keys.len()),
@@ -87,10 +105,10 @@ impl Columns {
             name: Vec::with_capacity(keys.len()),
         };
         for key in keys {
-            columns.cluster.push(key.cluster.clone());
-            columns.kind.push(key.kind.clone());
-            columns.namespace.push(key.namespace.clone());
-            columns.name.push(key.name.clone());
+            columns.cluster.push(&key.cluster);
+            columns.kind.push(&key.kind);
+            columns.namespace.push(&key.namespace);
+            columns.name.push(&key.name);
         }
         columns
     }
@@ -126,12 +144,16 @@ async fn upsert_objects(
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
     let keys = Columns::of(rows.iter().map(|r| &r.key));
+    // The JSON columns travel as text and are parsed by Postgres: the same jsonb as a bound
+    // `serde_json::Value`, without building one per row. Domains are a jsonb array because
+    // Postgres has no ragged text[][] for UNNEST to split per row.
+    let json = |column: fn(&ObjectRow) -> String| rows.iter().map(column).collect::<Vec<_>>();
     sqlx::query(
         "INSERT INTO objects (cluster, kind, namespace, name, state, since, reason, message, root_causes, body, updated_at, domains, edges)
-         SELECT c, k, ns, n, s, si, r, m, rc, b, $11,
-                ARRAY(SELECT jsonb_array_elements_text(d)), e
+         SELECT c, k, ns, n, s, si, r, m, rc::jsonb, b::jsonb, $11,
+                ARRAY(SELECT jsonb_array_elements_text(d::jsonb)), e::jsonb
          FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[],
-                     $7::text[], $8::text[], $9::jsonb[], $10::jsonb[], $12::jsonb[], $13::jsonb[]) AS t(c, k, ns, n, s, si, r, m, rc, b, d, e)
+                     $7::text[], $8::text[], $9::text[], $10::text[], $12::text[], $13::text[]) AS t(c, k, ns, n, s, si, r, m, rc, b, d, e)
          ON CONFLICT (cluster, kind, namespace, name) DO UPDATE SET
              state = excluded.state, since = excluded.since, reason = excluded.reason,
              message = excluded.message, root_causes = excluded.root_causes, body = excluded.body,
@@ -144,16 +166,15 @@ async fn upsert_objects(
     .bind(keys.kind)
     .bind(keys.namespace)
     .bind(keys.name)
-    .bind(rows.iter().map(|r| r.state.clone()).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.state.as_str()).collect::<Vec<_>>())
     .bind(rows.iter().map(|r| r.since).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| r.reason.clone()).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| r.message.clone()).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| Value::from(r.root_causes.clone())).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| r.body.clone()).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.reason.as_str()).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.message.as_str()).collect::<Vec<_>>())
+    .bind(json(|r| JsonText::of(&r.root_causes).0))
+    .bind(rows.iter().map(|r| r.body.as_str()).collect::<Vec<_>>())
     .bind(now)
-    // jsonb arrays, because Postgres has no ragged text[][] for UNNEST to split per row.
-    .bind(rows.iter().map(|r| Value::from(r.domains.clone())).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| serde_json::json!(r.edges)).collect::<Vec<_>>())
+    .bind(json(|r| JsonText::of(&r.domains).0))
+    .bind(json(|r| JsonText::of(&r.edges).0))
     .execute(&mut *conn)
     .await?;
     Ok(())
@@ -188,10 +209,10 @@ async fn insert_transitions(
     .bind(keys.kind)
     .bind(keys.namespace)
     .bind(keys.name)
-    .bind(rows.iter().map(|r| r.from.clone()).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| r.to.clone()).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| r.reason.clone()).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| r.message.clone()).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.from.as_deref()).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.to.as_str()).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.reason.as_str()).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.message.as_str()).collect::<Vec<_>>())
     .bind(rows.iter().map(|r| r.at).collect::<Vec<_>>())
     .execute(&mut *conn)
     .await?;
