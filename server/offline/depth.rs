@@ -15,112 +15,59 @@ pub struct TooDeep {
     pub column: usize,
 }
 
-/// JSON: `[` and `{` outside strings, fed as the bytes arrive (input is streamed, or given
-/// whole). Strings are jumped through with `memchr`: most of a Kubernetes object's bytes are in
-/// them.
-#[derive(Debug, Default)]
+/// JSON: `[` and `{` outside strings, fed as the bytes arrive (input is streamed).
+#[derive(Debug)]
 pub struct JsonDepth {
     depth: usize,
     in_string: bool,
     escaped: bool,
-    /// Bytes fed so far: offsets in [`Mark`]s count from the first byte fed.
-    fed: usize,
     line: usize,
-    /// Offset of the first byte of the current line (lines end at newlines outside strings).
-    line_start: usize,
+    column: usize,
 }
 
-/// A structural byte outside strings, as the scan passes it: `at` is its offset, `depth` the
-/// nesting it sits in (an opening bracket's depth counts the bracket itself).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mark {
-    Open {
-        at: usize,
-        depth: usize,
-    },
-    Close {
-        at: usize,
-        depth: usize,
-    },
-    Comma {
-        at: usize,
-        depth: usize,
-    },
-    /// A string's opening quote.
-    Quote {
-        at: usize,
-        depth: usize,
-    },
-    /// A backslash escape inside a string.
-    Escape {
-        depth: usize,
-    },
+impl Default for JsonDepth {
+    fn default() -> Self {
+        JsonDepth {
+            depth: 0,
+            in_string: false,
+            escaped: false,
+            line: 1,
+            column: 0,
+        }
+    }
 }
 
 impl JsonDepth {
     pub fn feed(&mut self, bytes: &[u8]) -> Result<(), TooDeep> {
-        self.scan(bytes, |_| {})
-    }
-
-    /// Like [`Self::feed`], telling `mark` every structural byte.
-    pub fn scan(&mut self, bytes: &[u8], mut mark: impl FnMut(Mark)) -> Result<(), TooDeep> {
-        let base = self.fed;
-        self.fed += bytes.len();
-        let mut at = 0;
-        while at < bytes.len() {
+        for &byte in bytes {
+            self.column += 1;
             if self.in_string {
-                if self.escaped {
-                    self.escaped = false;
-                    at += 1;
-                    continue;
-                }
-                match memchr::memchr2(b'"', b'\\', &bytes[at..]) {
-                    None => at = bytes.len(),
-                    Some(found) => {
-                        at += found;
-                        if bytes[at] == b'\\' {
-                            self.escaped = true;
-                            mark(Mark::Escape { depth: self.depth });
-                        } else {
-                            self.in_string = false;
-                        }
-                        at += 1;
-                    }
+                match byte {
+                    _ if self.escaped => self.escaped = false,
+                    b'\\' => self.escaped = true,
+                    b'"' => self.in_string = false,
+                    _ => {}
                 }
                 continue;
             }
-            let offset = base + at;
-            let depth = self.depth;
-            match bytes[at] {
-                b'"' => {
-                    self.in_string = true;
-                    mark(Mark::Quote { at: offset, depth });
-                }
+            match byte {
+                b'"' => self.in_string = true,
                 b'[' | b'{' => {
                     self.depth += 1;
                     if self.depth > MAX_DEPTH {
                         return Err(TooDeep {
-                            line: self.line + 1,
-                            column: offset + 1 - self.line_start,
+                            line: self.line,
+                            column: self.column,
                         });
                     }
-                    mark(Mark::Open {
-                        at: offset,
-                        depth: self.depth,
-                    });
                 }
-                b']' | b'}' => {
-                    mark(Mark::Close { at: offset, depth });
-                    self.depth = depth.saturating_sub(1);
-                }
-                b',' => mark(Mark::Comma { at: offset, depth }),
+                b']' | b'}' => self.depth = self.depth.saturating_sub(1),
                 b'\n' => {
                     self.line += 1;
-                    self.line_start = offset + 1;
+                    self.column = 0;
                 }
                 _ => {}
             }
-            at += 1;
         }
         Ok(())
     }
@@ -171,13 +118,6 @@ impl std::error::Error for TooDeep {}
 /// YAML: block levels by indentation, `- ` entries, and flow collections, skipping comments,
 /// quoted strings and block scalars (`|`, `>`), whose content is text.
 pub fn check_yaml(text: &str) -> Result<(), TooDeep> {
-    check_yaml_run(text).map(drop)
-}
-
-/// [`check_yaml`] on a run of documents starting at a `---` line (which closes every block
-/// collection) or at the start of the text; true when the run ends inside a flow collection
-/// or a quoted string, so that the run after it cannot be checked on its own.
-pub fn check_yaml_run(text: &str) -> Result<bool, TooDeep> {
     let mut scan = YamlScan::default();
     for (index, line) in text.lines().enumerate() {
         scan.line(line).map_err(|column| TooDeep {
@@ -185,7 +125,7 @@ pub fn check_yaml_run(text: &str) -> Result<bool, TooDeep> {
             column,
         })?;
     }
-    Ok(scan.flow > 0 || scan.quote.is_some())
+    Ok(())
 }
 
 #[derive(Default)]

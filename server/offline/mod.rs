@@ -2,10 +2,8 @@
 //! the caller): read Kubernetes objects from files or stdin, evaluate them, print the JSON report.
 
 mod depth;
-mod parallel;
 mod read;
 mod report;
-mod split;
 mod stream;
 
 pub use read::{Ignored, InputError, Inputs, LOCAL_CLUSTER, Skipped, read_inputs};

@@ -1,12 +1,10 @@
 //! Reads what `kubectl get -o yaml|json` prints: multi-document YAML, JSON (one value or
 //! several), or a `*List` with `items` (Lists inside Lists too). Unknown kinds are counted,
 //! malformed objects are skipped with a reason, the same object given twice is kept once, and
-//! unreadable or too deeply nested input is one error line naming file and position. Large
-//! inputs are parsed on every core, with exactly the result of one parse.
+//! unreadable or too deeply nested input is one error line naming file and position.
 
-use super::depth::{JsonDepthGuard, TooDeep};
+use super::depth::{self, JsonDepthGuard, TooDeep};
 use super::stream::DocumentSeed;
-use super::{parallel, split};
 use crate::model::{Kind, Object, ObjectId, Skip};
 use serde::de::DeserializeSeed;
 use std::collections::BTreeMap;
@@ -71,60 +69,40 @@ impl std::error::Error for InputError {}
 pub fn read_inputs(sources: &[PathBuf], cluster: &str) -> Result<Inputs, InputError> {
     let mut gather = Gather::new(cluster);
     for source in sources {
-        if source.as_os_str() == "-" {
-            read_stdin(&mut gather)?;
+        let (name, mut reader) = open(source)?;
+        let failed = |problem: String| InputError {
+            file: name.clone(),
+            position: None,
+            problem,
+        };
+        // JSON when the text starts like JSON (its errors are clearer), else YAML documents.
+        if starts_like_json(&mut reader).map_err(|e| failed(e.to_string()))? {
+            json_documents(&name, reader, &mut gather)?;
         } else {
-            read_file(source, &mut gather)?;
+            let mut bytes = Vec::new();
+            reader
+                .read_to_end(&mut bytes)
+                .map_err(|e| failed(e.to_string()))?;
+            let text = String::from_utf8(bytes).map_err(|_| failed("not UTF-8 text".into()))?;
+            yaml_documents(&name, &text, &mut gather)?;
         }
     }
     Ok(gather.finish())
 }
 
-/// JSON when the text starts like JSON (its errors are clearer), else YAML documents. JSON
-/// is streamed (never the whole text in memory); YAML is read whole (the parser needs it).
-fn read_stdin(gather: &mut Gather) -> Result<(), InputError> {
-    let name = "stdin";
-    let failed = |problem: String| InputError {
-        file: name.into(),
-        position: None,
-        problem,
-    };
-    let mut reader = BufReader::new(std::io::stdin());
-    if starts_like_json(&mut reader).map_err(|e| failed(e.to_string()))? {
-        return json_stream(name, reader, gather);
+fn open(source: &Path) -> Result<(String, BufReader<Box<dyn Read>>), InputError> {
+    if source.as_os_str() == "-" {
+        return Ok(("stdin".into(), BufReader::new(Box::new(std::io::stdin()))));
     }
-    let mut bytes = Vec::new();
-    reader
-        .read_to_end(&mut bytes)
-        .map_err(|e| failed(e.to_string()))?;
-    yaml_text(name, bytes, gather)
-}
-
-/// A file is read whole and parsed from memory: faster than through a reader, and a List's
-/// items can be parsed on every core. The text is freed before the evaluation, which needs
-/// more memory than the text.
-fn read_file(source: &Path, gather: &mut Gather) -> Result<(), InputError> {
     let name = source.display().to_string();
-    let bytes = std::fs::read(source).map_err(|e| InputError {
-        file: name.clone(),
-        position: None,
-        problem: e.to_string(),
-    })?;
-    let mut start = bytes.as_slice();
-    if starts_like_json(&mut start).unwrap_or(false) {
-        json_text(&name, &bytes, gather)
-    } else {
-        yaml_text(&name, bytes, gather)
+    match std::fs::File::open(source) {
+        Ok(file) => Ok((name, BufReader::new(Box::new(file)))),
+        Err(e) => Err(InputError {
+            file: name,
+            position: None,
+            problem: e.to_string(),
+        }),
     }
-}
-
-fn yaml_text(name: &str, bytes: Vec<u8>, gather: &mut Gather) -> Result<(), InputError> {
-    let text = String::from_utf8(bytes).map_err(|_| InputError {
-        file: name.into(),
-        position: None,
-        problem: "not UTF-8 text".into(),
-    })?;
-    yaml_documents(name, &text, gather)
 }
 
 /// Whether the first byte after leading whitespace opens a JSON object or array.
@@ -153,12 +131,9 @@ fn input_error(name: &str, problem: String, line: usize, column: usize) -> Input
     }
 }
 
-fn too_deep(name: &str, at: TooDeep) -> InputError {
-    input_error(name, at.to_string(), at.line, at.column)
-}
-
-/// JSON values one after another, streamed from the reader through the depth guard.
-fn json_stream(name: &str, reader: impl Read, gather: &mut Gather) -> Result<(), InputError> {
+/// JSON values one after another, streamed from the reader (never the whole text in memory)
+/// through the depth guard, each added as soon as it is read.
+fn json_documents(name: &str, reader: impl Read, gather: &mut Gather) -> Result<(), InputError> {
     let error = |e: serde_json::Error| {
         if !e.is_io() {
             return input_error(name, e.to_string(), e.line(), e.column());
@@ -168,49 +143,14 @@ fn json_stream(name: &str, reader: impl Read, gather: &mut Gather) -> Result<(),
             .get_ref()
             .and_then(|inner| inner.downcast_ref::<TooDeep>())
         {
-            Some(&at) => too_deep(name, at),
+            Some(at) => input_error(name, at.to_string(), at.line, at.column),
             None => input_error(name, io.to_string(), 0, 0),
         }
     };
     // Buffered after the guard: serde_json reads byte by byte, and the guard checks a chunk at
     // a time.
     let guarded = BufReader::with_capacity(1 << 16, JsonDepthGuard::new(reader));
-    json_values(
-        name,
-        &mut serde_json::Deserializer::from_reader(guarded),
-        gather,
-        error,
-    )
-}
-
-/// JSON values in memory, the depth checked on the whole text first; a lone List's items are
-/// parsed on every core.
-fn json_text(name: &str, text: &[u8], gather: &mut Gather) -> Result<(), InputError> {
-    let list = split::json_list_items(text).map_err(|at| too_deep(name, at))?;
-    let document = format!("{name}#0");
-    let threads = parallel::threads();
-    let in_parallel =
-        list.and_then(|list| parallel::json_list(&gather.cluster, &document, text, &list, threads));
-    if let Some(parsed) = in_parallel {
-        gather.parsed(parsed);
-        return Ok(());
-    }
-    let error = |e: serde_json::Error| input_error(name, e.to_string(), e.line(), e.column());
-    json_values(
-        name,
-        &mut serde_json::Deserializer::from_slice(text),
-        gather,
-        error,
-    )
-}
-
-/// Each JSON value added as soon as it is read (`file#0`, `file#1`…).
-fn json_values<'de, R: serde_json::de::Read<'de>>(
-    name: &str,
-    deserializer: &mut serde_json::Deserializer<R>,
-    gather: &mut Gather,
-    error: impl Fn(serde_json::Error) -> InputError,
-) -> Result<(), InputError> {
+    let mut deserializer = serde_json::Deserializer::from_reader(guarded);
     let mut index = 0;
     loop {
         match deserializer.end() {
@@ -219,27 +159,15 @@ fn json_values<'de, R: serde_json::de::Read<'de>>(
             Err(_) => {}
         }
         gather
-            .document(&format!("{name}#{index}"), &mut *deserializer)
-            .map_err(&error)?;
+            .document(&format!("{name}#{index}"), &mut deserializer)
+            .map_err(error)?;
         index += 1;
     }
 }
 
-/// YAML documents, the nesting depth checked on the whole text first, then runs of documents
-/// parsed on every core (both in runs); one parse of the whole text when a run does not parse, for its
-/// error.
+/// YAML documents, the nesting depth checked on the whole text first.
 fn yaml_documents(name: &str, text: &str, gather: &mut Gather) -> Result<(), InputError> {
-    let parts = split::yaml_parts(text, parallel::threads());
-    parallel::check_yaml(text, &parts).map_err(|at| too_deep(name, at))?;
-    if let Some(documents) = parallel::yaml_documents(&gather.cluster, &parts) {
-        for (index, parsed) in documents.into_iter().enumerate() {
-            let named = parsed
-                .into_iter()
-                .map(|(within, result)| (format!("{name}#{index}{within}"), result));
-            gather.parsed(named);
-        }
-        return Ok(());
-    }
+    depth::check_yaml(text).map_err(|at| input_error(name, at.to_string(), at.line, at.column))?;
     let mut index = 0;
     for document in serde_yaml::Deserializer::from_str(text) {
         let added = gather.document(&format!("{name}#{index}"), document);
@@ -298,15 +226,10 @@ impl Gather {
         let Some(parsed) = seed.deserialize(deserializer)? else {
             return Ok(false);
         };
-        self.parsed(parsed);
-        Ok(true)
-    }
-
-    /// Adds what was read, in input order.
-    fn parsed(&mut self, parsed: impl IntoIterator<Item = (String, Result<Object, Skip>)>) {
         for (document, result) in parsed {
             self.add(document, result);
         }
+        Ok(true)
     }
 
     fn add(&mut self, document: String, parsed: Result<Object, Skip>) {

@@ -319,24 +319,3 @@ fn the_reader_and_a_json_value_give_the_same_objects_and_defects() {
         assert_eq!(inputs.ignored.count, 1, "{name}");
     }
 }
-
-#[test]
-fn copies_far_apart_in_a_list_read_on_every_core_are_one_object_named_in_both_places() {
-    let repo = |name: &str, url: &str| {
-        serde_json::json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
-               "metadata": {"name": name, "namespace": "flux-system"}, "spec": {"url": url}})
-    };
-    let mut items = vec![repo("first", "https://a")];
-    items.extend((0..50).map(|i| repo(&format!("r{i}"), "https://r")));
-    items.push(repo("first", "https://b"));
-    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
-    let file = TempFile::new("copies.json", &list.to_string());
-    let inputs = read_inputs(std::slice::from_ref(&file.0), LOCAL_CLUSTER).unwrap();
-    assert_eq!(inputs.objects.len(), 51);
-    assert_eq!(inputs.objects[0].name, "first");
-    assert_eq!(inputs.objects[50].name, "r49");
-    let places = &inputs.conflicting[&inputs.objects[0].id()];
-    assert_eq!(places.len(), 2);
-    assert!(places[0].ends_with("copies.json#0.items[0]"), "{places:?}");
-    assert!(places[1].ends_with("copies.json#0.items[51]"), "{places:?}");
-}
