@@ -2,11 +2,12 @@
 //! touched): a restart while the collector evaluates and alerts are decided loses no transition
 //! and no alert; a stopped or connection-exhausted database turns `/readyz` to 503 and every
 //! page to a "not answering" error — never to old green — and the service recovers without a
-//! restart of its own.
+//! restart of its own; a database lost between an alert's send and its record does not page
+//! twice.
 
 mod common;
 
-use common::alerts::Receiver;
+use common::alerts::{Receiver, Reply};
 use common::eventually;
 use common::own_postgres::OwnPostgres;
 use fleetglass::alerts::rules::Policy;
@@ -215,6 +216,63 @@ async fn a_postgres_restart_loses_no_transition_and_no_alert() {
     assert_eq!(messages_naming(&receiver, "c"), 1);
     println!(
         "alert decided during a Postgres outage delivered {alert_recovery:?} after the restart"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_send_whose_record_meets_a_stopped_database_is_recorded_later_not_sent_again() {
+    let pg = OwnPostgres::start("faults-record", 20);
+    // The store waits up to 5 s for a connection, so a shorter outage is waited out without
+    // an error; a pool that gives up sooner lets a short outage reach the record.
+    let give_up = Duration::from_millis(300);
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .acquire_timeout(give_up)
+        .connect(&pg.url("postgres"))
+        .await
+        .unwrap();
+    let store = Store::from_pool(pool);
+    store.migrate().await.unwrap();
+    common::alerts::raise_tofu_controller_alert(&store).await;
+    let receiver = Receiver::start().await;
+    let release = Arc::new(tokio::sync::Notify::new());
+    receiver.script([Reply::OkWhenReleased(release.clone())]);
+    let slack = SlackTarget::Webhook {
+        url: Secret::new(format!("{}/slack/webhook", receiver.base)),
+    };
+    let sinks = Arc::new(Sinks::new(Some(slack), Vec::new(), Duration::from_secs(5)).unwrap());
+    let claim = Duration::from_secs(1);
+    let settings = DeliverySettings {
+        backoff: Duration::from_millis(100),
+        max_backoff: Duration::from_secs(1),
+        poll: Duration::from_millis(100),
+        claim,
+    };
+    tokio::spawn(Worker::new(store.clone(), sinks, settings).run());
+    eventually("the notification reaches Slack", DEADLINE, || async {
+        (receiver.accepted().len() == 1).then_some(())
+    })
+    .await;
+
+    // Slack has the message; the database goes before the worker hears back.
+    pg.stop();
+    release.notify_one();
+    // The outage outlasts the pool's wait and the claim (the fault itself): a worker that left
+    // the record to the claim's expiry would claim the notification again and send it twice.
+    tokio::time::sleep(give_up + claim * 2).await;
+    pg.start_again();
+    eventually("the delivery is recorded", DEADLINE, || async {
+        let status: String = sqlx::query_scalar("SELECT status FROM alert_outbox")
+            .fetch_one(store.pool())
+            .await
+            .ok()?;
+        (status == "delivered").then_some(())
+    })
+    .await;
+    assert_eq!(
+        receiver.accepted().len(),
+        1,
+        "sent once: {:?}",
+        receiver.accepted()
     );
 }
 

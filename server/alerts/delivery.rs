@@ -5,7 +5,8 @@
 //! with jitter, capped at `max_backoff` — a 429's Retry-After is honoured up to that cap too.
 //!
 //! Delivery is at least once: a process that stops between sending and recording leaves the
-//! claim to expire, and the notification is sent again. Where the sink can tell (Slack with a
+//! claim to expire, and the notification is sent again (a database that is down at that
+//! moment only delays the record: the worker retries it rather than let the claim expire). Where the sink can tell (Slack with a
 //! bot token), the worker looks for the earlier message before posting again; generic webhooks
 //! get the notification's id to drop duplicates by.
 
@@ -137,13 +138,7 @@ impl Worker {
         match self.send(&claimed).await {
             Ok((alert_id, sent)) => {
                 crate::metrics::alert_delivery(&claimed.sink, true);
-                let mut tx = self.store.pool().begin().await?;
-                if outbox::mark_delivered(&mut tx, &claimed).await?
-                    && let Sent::SlackMessage { channel, ts } = sent
-                {
-                    outbox::remember_slack_message(&mut tx, alert_id, &channel, &ts).await?;
-                }
-                tx.commit().await?;
+                self.record_delivered(&claimed, alert_id, &sent).await;
                 Ok(Outcome::Handled)
             }
             Err(error) => {
@@ -164,6 +159,42 @@ impl Worker {
                 })
             }
         }
+    }
+
+    /// Records a sent notification, retrying until the database takes it: were it left to
+    /// the claim to expire, the notification would go out a second time (a Postgres restart
+    /// right after a send would page twice). The sink waits meanwhile; it could claim nothing
+    /// without the database anyway.
+    async fn record_delivered(&self, claimed: &Claimed, alert_id: i64, sent: &Sent) {
+        loop {
+            match self.try_record_delivered(claimed, alert_id, sent).await {
+                Ok(()) => return,
+                Err(error) => {
+                    tracing::warn!(
+                        sink = %claimed.sink,
+                        notification = claimed.id,
+                        %error,
+                        "alert delivered but not yet recorded; retrying so it is not sent twice"
+                    );
+                    tokio::time::sleep(self.settings.poll).await;
+                }
+            }
+        }
+    }
+
+    async fn try_record_delivered(
+        &self,
+        claimed: &Claimed,
+        alert_id: i64,
+        sent: &Sent,
+    ) -> Result<(), sqlx::Error> {
+        let mut tx = self.store.pool().begin().await?;
+        if outbox::mark_delivered(&mut tx, claimed).await?
+            && let Sent::SlackMessage { channel, ts } = sent
+        {
+            outbox::remember_slack_message(&mut tx, alert_id, channel, ts).await?;
+        }
+        tx.commit().await
     }
 
     async fn send(&self, claimed: &Claimed) -> Result<(i64, Sent), SendError> {

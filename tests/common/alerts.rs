@@ -33,6 +33,9 @@ pub enum Reply {
     /// Takes the message (it counts as delivered, and a Slack post is in the channel's
     /// history) but never answers: the sender cannot know it went out.
     AcceptThenHang,
+    /// Takes the message at once and answers success only once the test releases it, so a
+    /// test can break something between the send and the sender's record of it.
+    OkWhenReleased(Arc<tokio::sync::Notify>),
 }
 
 #[derive(Debug, Clone)]
@@ -195,6 +198,14 @@ async fn record(
             let ts = receiver.remember_post(&mut request);
             let channel = body["channel"].as_str().unwrap_or("C0").to_string();
             axum::Json(json!({"ok": true, "channel": channel, "ts": ts})).into_response()
+        }
+        Reply::OkWhenReleased(release) => {
+            request.answered_ok = true;
+            let ts = receiver.remember_post(&mut request);
+            receiver.inner.lock().unwrap().requests.push(request);
+            release.notified().await;
+            let channel = body["channel"].as_str().unwrap_or("C0").to_string();
+            return axum::Json(json!({"ok": true, "channel": channel, "ts": ts})).into_response();
         }
     };
     receiver.inner.lock().unwrap().requests.push(request);
