@@ -2,7 +2,7 @@
 //! rate-limit: nothing lost, nothing duplicated, Retry-After honoured up to max_backoff,
 //! restarts survived, several workers sharing the work, a hanging sink delaying no other, a
 //! crash between sending and recording found in Slack instead of posted twice, secrets kept
-//! out of errors.
+//! out of errors, the last evaluation's page sent when the alerts stop.
 
 mod common;
 
@@ -12,7 +12,8 @@ use common::eventually;
 use fleetglass::alerts::rules::Policy;
 use fleetglass::alerts::{DeliverySettings, Dispatcher, Sinks, Worker};
 use fleetglass::config::{AlertsConfig, Secret, SlackTarget, WebhookTarget};
-use fleetglass::health::State;
+use fleetglass::health::{Fleet, State};
+use fleetglass::ingest::Evaluated;
 use fleetglass::store::Store;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -451,4 +452,48 @@ fn delivered_causes_in(
     causes.sort();
     causes.dedup();
     causes
+}
+
+/// What `serve` does on SIGTERM after its collector stopped: the runner's last evaluation
+/// (published just before the runner ended) is decided and its page sent before the alerts'
+/// tasks end, instead of waiting in the outbox for the next process.
+#[tokio::test(flavor = "multi_thread")]
+async fn stopping_the_alerts_decides_the_last_evaluation_and_sends_its_page() {
+    let store = common::fresh_store().await;
+    let slack = Receiver::start().await;
+    let url_file = std::env::temp_dir().join(format!("fg-stop-alerts-{}", std::process::id()));
+    std::fs::write(&url_file, format!("{}/slack", slack.base)).unwrap();
+    let config = fleetglass::config::from_yaml_str(&format!(
+        "alerts:\n  slack:\n    mode: webhook\n    webhook_url_file: {}\n",
+        url_file.display()
+    ))
+    .unwrap();
+    let (publish, latest) = tokio::sync::watch::channel(Arc::new(Evaluated::default()));
+    let alerts = fleetglass::alerts::start(&config, store.clone(), latest).unwrap();
+
+    let causes = vec![cause(
+        "dev-1/Deployment/apps/app-0",
+        State::Failed,
+        "CrashLoopBackOff",
+        1,
+        1,
+    )];
+    let last = Fleet::new(BTreeMap::from([(
+        "dev-1".to_string(),
+        Arc::new(evaluation(&["dev-1"], causes)),
+    )]));
+    publish.send_replace(Arc::new(Evaluated {
+        fleet: Arc::new(last),
+        at: Some(Utc::now()),
+        reevaluated: Default::default(),
+    }));
+    drop(publish); // the runner ended
+    alerts.stop().await;
+    std::fs::remove_file(&url_file).ok();
+
+    assert_eq!(delivered_causes(&slack), ["apps/app-0"]);
+    assert_eq!(
+        outbox_statuses(&store).await,
+        [("delivered".to_string(), 1, None)]
+    );
 }

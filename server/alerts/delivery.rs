@@ -18,6 +18,7 @@ use crate::store::outbox::{self, Claimed};
 use chrono::TimeDelta;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::watch;
 
 #[derive(Debug, Clone)]
 pub struct DeliverySettings {
@@ -87,14 +88,24 @@ impl Worker {
 
     /// Delivers until the task is dropped: one loop per sink, side by side.
     pub async fn run(self) {
-        let sinks: Vec<String> = self.sinks.routes().into_iter().map(|r| r.sink).collect();
-        futures::future::join_all(sinks.iter().map(|sink| self.run_sink(sink))).await;
+        let (_never_stopped, stop) = watch::channel(false);
+        self.run_until(stop).await;
     }
 
-    async fn run_sink(&self, sink: &str) {
+    /// Delivers until `stop` says so (or its sender is gone), then sends what is due at that
+    /// moment and ends: a page decided in the last evaluation goes out now, not at the next
+    /// start. What waits on a retry stays in the outbox for the next process.
+    pub async fn run_until(self, stop: watch::Receiver<bool>) {
+        let sinks: Vec<String> = self.sinks.routes().into_iter().map(|r| r.sink).collect();
+        futures::future::join_all(sinks.iter().map(|sink| self.run_sink(sink, stop.clone()))).await;
+    }
+
+    async fn run_sink(&self, sink: &str, mut stop: watch::Receiver<bool>) {
         loop {
             let pause = match self.deliver_next(sink).await {
                 Ok(Outcome::Handled) => continue,
+                // Nothing more is due (or the sink cannot take it now): stopped once drained.
+                _ if *stop.borrow_and_update() => return,
                 Ok(Outcome::Idle) => {
                     self.report_outbox_depth().await;
                     self.settings.poll
@@ -106,7 +117,14 @@ impl Worker {
                     self.settings.poll
                 }
             };
-            tokio::time::sleep(pause).await;
+            tokio::select! {
+                () = tokio::time::sleep(pause) => {}
+                changed = stop.changed() => {
+                    if changed.is_err() {
+                        return; // the owner is gone without a word: nobody to deliver for
+                    }
+                }
+            }
         }
     }
 

@@ -41,10 +41,34 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// The alert tasks of a collecting process, owned by it so that stopping loses no decision.
+pub struct Alerts {
+    dispatcher: JoinHandle<()>,
+    worker: JoinHandle<()>,
+    stop_worker: watch::Sender<bool>,
+}
+
+impl Alerts {
+    /// Call once the collector has stopped: its runner's end closes `latest`, so the
+    /// dispatcher ends after deciding the last evaluation; then the worker finishes the send
+    /// in flight and stops. What is still pending stays in the outbox for the next process.
+    pub async fn stop(self) {
+        if self.dispatcher.await.is_err() {
+            tracing::warn!("alert dispatcher ended abnormally");
+        }
+        self.stop_worker.send_replace(true);
+        if self.worker.await.is_err() {
+            tracing::warn!("alert delivery ended abnormally");
+        }
+    }
+}
 
 /// Starts the dispatcher (following `latest`) and the delivery worker, with the sinks the
 /// config and the environment name. Fails on a sink that is configured but unusable.
-pub fn spawn(config: &Config, store: Store, latest: Latest) -> anyhow::Result<()> {
+pub fn start(config: &Config, store: Store, latest: Latest) -> anyhow::Result<Alerts> {
     let alerts = &config.alerts;
     let slack = alerts.slack_target(|name| std::env::var(name).ok())?;
     let webhooks = alerts.webhook_targets()?;
@@ -67,14 +91,17 @@ pub fn spawn(config: &Config, store: Store, latest: Latest) -> anyhow::Result<()
             .collect(),
         config.public_url.clone(),
     );
-    tokio::spawn(dispatcher.run(latest));
     let worker = Worker::new(
         store,
         sinks,
         DeliverySettings::from_config(&alerts.delivery),
     );
-    tokio::spawn(worker.run());
-    Ok(())
+    let (stop_worker, stop) = watch::channel(false);
+    Ok(Alerts {
+        dispatcher: tokio::spawn(dispatcher.run(latest)),
+        worker: tokio::spawn(worker.run_until(stop)),
+        stop_worker,
+    })
 }
 
 /// Whether a root cause in this state is worth an alert: a problem, or a suspension (the

@@ -38,7 +38,8 @@ pub struct Options {
 }
 
 /// Runs until SIGINT or SIGTERM: stops taking requests, then stops the collector (its last
-/// write, then its leases released).
+/// write, then its leases released), then the alerts (the last evaluation decided, the send in
+/// flight finished).
 pub async fn serve(options: Options) -> anyhow::Result<()> {
     let (config, source) = configure(&options)?;
     let store = open_store(&config).await?;
@@ -54,8 +55,8 @@ pub async fn serve(options: Options) -> anyhow::Result<()> {
         Role::All | Role::Collector => {
             let collector =
                 Collector::start(&config, store.clone(), source, LeaseKeeper::holder_id());
-            alerts::spawn(&config, store.clone(), collector.latest.clone())?;
-            Some(collector)
+            let alerts = alerts::start(&config, store.clone(), collector.latest.clone())?;
+            Some((collector, alerts))
         }
     };
 
@@ -66,7 +67,7 @@ pub async fn serve(options: Options) -> anyhow::Result<()> {
     let site = Site::from_config(&config).listening_on(address);
     warn_about_exposure(&site, address);
     let mut state = AppState::new(store, site).with_csrf_key(csrf_key);
-    if let Some(collector) = &collector {
+    if let Some((collector, _)) = &collector {
         state = state.with_evaluations(collector.latest.clone());
     }
     tracing::info!(%address, "serving");
@@ -77,12 +78,21 @@ pub async fn serve(options: Options) -> anyhow::Result<()> {
         header_timeout: limits.header_timeout.to_std()?,
     };
     web::serve(listener, web::router(state), limits, shutdown_signal()).await;
-    if let Some(collector) = collector
-        && tokio::time::timeout(STOP_TIMEOUT, collector.stop())
+    if let Some((collector, alerts)) = collector {
+        if tokio::time::timeout(STOP_TIMEOUT, collector.stop())
             .await
             .is_err()
-    {
-        tracing::warn!("collector leases not released in time; they expire on their own");
+        {
+            tracing::warn!("collector leases not released in time; they expire on their own");
+        }
+        if tokio::time::timeout(STOP_TIMEOUT, alerts.stop())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "alerts not stopped in time; the next process decides the last changes and sends what is pending"
+            );
+        }
     }
     Ok(())
 }
