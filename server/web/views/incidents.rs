@@ -118,7 +118,7 @@ impl Incidents {
         domains: &[DomainRow],
         now: DateTime<Utc>,
     ) -> Result<Incidents, sqlx::Error> {
-        let ids: Vec<String> = causes.iter().map(|c| c.id.clone()).collect();
+        let ids: Vec<String> = causes.iter().map(|c| c.id.0.clone()).collect();
         let entries = store.problem_entries(&ids, now - FLAP_WINDOW).await?;
         let resolved = store.resolved_since(now - RESOLVED_WINDOW).await?;
         Ok(Incidents::build(
@@ -143,7 +143,7 @@ impl Incidents {
         let inputs: Vec<Cause> = causes
             .iter()
             .map(|row| Cause {
-                id: row.id.clone(),
+                id: row.id.0.clone(),
                 cluster: row.cluster.clone(),
                 group: labels
                     .get(row.cluster.as_str())
