@@ -429,4 +429,16 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
             "Failed"
         )
     );
+
+    // A root cause's id is an object id (cluster/Kind/namespace/name) like the ones it names.
+    sqlx::query("UPDATE root_causes SET state = 'failed', id = 'prod-eu-1/apps'")
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    let error = store.root_causes().await.unwrap_err();
+    let bad = bad_value(&error).expect("a bad stored value");
+    assert_eq!(
+        (bad.table, bad.column, bad.value.as_str()),
+        ("root_causes", "id", "prod-eu-1/apps")
+    );
 }

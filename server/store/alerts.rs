@@ -5,6 +5,7 @@ use super::decode::Stored;
 use super::reads::typed;
 use crate::alerts::{Alert, Candidate};
 use crate::health::State;
+use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
@@ -44,6 +45,7 @@ impl TryFrom<AlertRecord> for Alert {
         let decode = |e: String| sqlx::Error::Decode(e.into());
         let strings = |v: Value| serde_json::from_value(v).map_err(|e| decode(e.to_string()));
         Ok(Alert {
+            root_cause: Stored::new("alerts", r.id).parsed("root_cause", &r.root_cause)?,
             id: Some(r.id),
             severity: r.severity.parse().map_err(decode)?,
             status: r.status.parse().map_err(decode)?,
@@ -55,7 +57,6 @@ impl TryFrom<AlertRecord> for Alert {
                 .map_err(|e| decode(e.to_string()))?,
             key: r.incident_key,
             clusters: r.clusters,
-            root_cause: r.root_cause,
             cluster: r.cluster,
             rule: r.rule,
             reason: r.reason,
@@ -114,7 +115,7 @@ pub async fn insert(
                  $19, $20, $21, $22, $23)
          ON CONFLICT (incident_key) WHERE status <> 'resolved' DO NOTHING
          RETURNING id",
-        alert.root_cause,
+        alert.root_cause.as_str(),
         alert.cluster,
         alert.rule,
         alert.severity.as_str(),
@@ -175,7 +176,7 @@ pub async fn update(
         alert.silence_id,
         now,
         alert.key,
-        alert.root_cause,
+        alert.root_cause.as_str(),
         alert.cluster,
         &alert.clusters,
         members(alert)?,
@@ -208,7 +209,8 @@ pub struct AlertView {
     /// The incident's key (as in `incidents`; an alert from before incidents: its root cause).
     pub key: String,
     /// The first cluster's root cause, and that cluster.
-    pub root_cause: String,
+    #[schema(value_type = String)]
+    pub root_cause: ObjectId,
     pub cluster: String,
     /// Every cluster the incident is on, in the order they joined (resolved: the last ones).
     pub clusters: Vec<String>,
@@ -237,12 +239,12 @@ impl TryFrom<AlertRecord> for AlertView {
     type Error = sqlx::Error;
 
     fn try_from(r: AlertRecord) -> Result<AlertView, sqlx::Error> {
-        let state = Stored::new("alerts", r.id).parsed("state", &r.state)?;
+        let stored = Stored::new("alerts", r.id);
         Ok(AlertView {
-            state,
+            state: stored.parsed("state", &r.state)?,
+            root_cause: stored.parsed("root_cause", &r.root_cause)?,
             id: r.id,
             key: r.incident_key,
-            root_cause: r.root_cause,
             cluster: r.cluster,
             clusters: r.clusters,
             rule: r.rule,

@@ -353,3 +353,21 @@ pub fn key_of_id(id: &str) -> Option<ObjectKey> {
         name: name.to_string(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_is_a_key_only_with_its_kind_spelled_as_fleetglass_writes_it() {
+        let key = key_of_id("c/HelmRelease/apps/a/b").expect("a key");
+        assert_eq!(
+            (key.cluster.as_str(), key.kind, key.namespace.as_str()),
+            ("c", Kind::HelmRelease, "apps")
+        );
+        assert_eq!(key.name, "a/b", "the name is the rest, slashes and all");
+        assert_eq!(key_of_id("c/helmrelease/apps/a"), None);
+        assert_eq!(key_of_id("c/Widget/apps/a"), None);
+        assert_eq!(key_of_id("c/HelmRelease/a"), None);
+    }
+}

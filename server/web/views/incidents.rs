@@ -12,6 +12,7 @@ use crate::incidents::{
     self, Cause, DomainVersion, FLAP_WINDOW, Flap, Incident, RESOLVED_WINDOW, ResolvedCause,
     ResolvedIncident, RingOrder,
 };
+use crate::model::ObjectId;
 use crate::store::{ClusterRow, DomainRow, ResolvedRow, RootCauseRow, Store};
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
@@ -234,7 +235,7 @@ fn severity_of(
     labels: &HashMap<&str, BTreeMap<String, String>>,
 ) -> Option<Severity> {
     let candidate = Candidate {
-        root_cause: cause.id.clone(),
+        root_cause: ObjectId(cause.id.clone()),
         cluster: cause.cluster.clone(),
         state: cause.state,
         since: cause.since,
