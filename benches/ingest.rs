@@ -9,8 +9,9 @@
 mod support;
 
 use chrono::Utc;
+use fleetglass::health::State;
 use fleetglass::ingest::Snapshot;
-use fleetglass::model::parse_object;
+use fleetglass::model::{Kind, parse_object};
 use fleetglass::sources::SourceEvent;
 use fleetglass::store::{
     ChangeSet, JsonText, ObjectKey, ObjectRow, Store, TransitionRow, write_changes,
@@ -84,18 +85,18 @@ fn changes(batch: usize, round: usize) -> ChangeSet {
     for i in 0..batch {
         let key = ObjectKey {
             cluster: "bench".into(),
-            kind: "Deployment".into(),
+            kind: Kind::Deployment,
             namespace: format!("team-{}", i % 200),
             name: format!("app-{i}"),
         };
         let state = if round.is_multiple_of(2) {
-            "healthy"
+            State::Healthy
         } else {
-            "degraded"
+            State::Degraded
         };
         set.upserts.push(ObjectRow {
             key: key.clone(),
-            state: state.into(),
+            state,
             since: Some(now),
             reason: "Available".into(),
             message: format!("round {round}"),
@@ -107,7 +108,7 @@ fn changes(batch: usize, round: usize) -> ChangeSet {
         set.transitions.push(TransitionRow {
             key,
             from: None,
-            to: state.into(),
+            to: state,
             reason: "Available".into(),
             message: String::new(),
             at: now,

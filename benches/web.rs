@@ -18,7 +18,7 @@ use axum::http::{Request, StatusCode};
 use chrono::{TimeDelta, Utc};
 use fleetglass::config::Config;
 use fleetglass::health::{Dependency, State};
-use fleetglass::model::ObjectId;
+use fleetglass::model::{Kind, ObjectId};
 use fleetglass::store::{
     ChangeSet, ClusterRow, DomainRow, JsonText, ObjectKey, ObjectRow, RootCauseRow, Store,
     replace_dependencies, replace_rollups, upsert_clusters, write_changes,
@@ -41,12 +41,12 @@ fn requests() -> usize {
     support::size(200, 5)
 }
 
-const KINDS: [&str; 5] = [
-    "Kustomization",
-    "HelmRelease",
-    "GitRepository",
-    "Deployment",
-    "Pod",
+const KINDS: [Kind; 5] = [
+    Kind::Kustomization,
+    Kind::HelmRelease,
+    Kind::GitRepository,
+    Kind::Deployment,
+    Kind::Pod,
 ];
 
 fn main() {
@@ -146,11 +146,11 @@ async fn seed(store: &Store) -> String {
             changes.upserts.push(ObjectRow {
                 key: ObjectKey {
                     cluster: cluster.clone(),
-                    kind: kind.to_string(),
+                    kind,
                     namespace: format!("ns-{}", i % DOMAINS),
                     name: format!("object-{i}"),
                 },
-                state: if failed { "failed" } else { "healthy" }.to_string(),
+                state: if failed { State::Failed } else { State::Healthy },
                 since: Some(now - TimeDelta::minutes(i as i64 % 600)),
                 reason: if failed { "install failed".into() } else { String::new() },
                 message: String::new(),
@@ -162,7 +162,7 @@ async fn seed(store: &Store) -> String {
         }
         let causes: Vec<RootCauseRow> = (0..CAUSES_PER_CLUSTER)
             .map(|k| {
-                let id = format!("{cluster}/Kustomization/ns-{k}/object-{}", k * 5);
+                let id = ObjectId(format!("{cluster}/Kustomization/ns-{k}/object-{}", k * 5));
                 RootCauseRow {
                     affected: json!(
                         (0..50)

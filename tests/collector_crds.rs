@@ -127,7 +127,10 @@ spec: {{interval: 10m, path: ./app, prune: true, sourceRef: {{kind: GitRepositor
     let consumer = format!("{cluster}/Kustomization/{ns}/app");
     eventually("it is a root cause at once", DEADLINE, || async {
         let causes = store.root_causes().await.ok()?;
-        causes.iter().any(|c| c.id == consumer).then_some(())
+        causes
+            .iter()
+            .any(|c| c.id.as_str() == consumer)
+            .then_some(())
     })
     .await;
     collector.stop().await;

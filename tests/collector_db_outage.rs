@@ -7,6 +7,7 @@ mod common;
 use common::collector::{config, flux_pair, objects_in, ready_status};
 use common::eventually;
 use fleetglass::app::{Collector, Source};
+use fleetglass::model::Kind;
 use fleetglass::store::ObjectKey;
 use sqlx::Connection;
 use std::time::Duration;
@@ -33,7 +34,7 @@ async fn transitions_made_while_the_database_is_down_are_written_later() {
     );
     let key = ObjectKey {
         cluster: one.to_string(),
-        kind: "Kustomization".into(),
+        kind: Kind::Kustomization,
         namespace: ns.clone(),
         name: "app".into(),
     };

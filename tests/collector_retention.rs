@@ -3,7 +3,9 @@
 mod common;
 
 use chrono::{TimeDelta, Utc};
+use fleetglass::health::State;
 use fleetglass::ingest::retention::prune;
+use fleetglass::model::Kind;
 use fleetglass::store::{ChangeSet, ObjectKey, TransitionRow, write_changes};
 
 #[tokio::test]
@@ -11,24 +13,24 @@ async fn old_transitions_are_deleted_and_recent_ones_kept() {
     let store = common::fresh_store().await;
     let key = ObjectKey {
         cluster: "c".into(),
-        kind: "Kustomization".into(),
+        kind: Kind::Kustomization,
         namespace: "flux-system".into(),
         name: "apps".into(),
     };
     let now = Utc::now();
-    let transition = |days: i64, to: &str| TransitionRow {
+    let transition = |days: i64, to: State| TransitionRow {
         key: key.clone(),
         from: None,
-        to: to.into(),
+        to,
         reason: String::new(),
         message: String::new(),
         at: now - TimeDelta::days(days),
     };
     let changes = ChangeSet {
         transitions: vec![
-            transition(40, "failed"),
-            transition(31, "healthy"),
-            transition(2, "stuck"),
+            transition(40, State::Failed),
+            transition(31, State::Healthy),
+            transition(2, State::Stuck),
         ],
         ..ChangeSet::default()
     };

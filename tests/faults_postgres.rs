@@ -14,7 +14,7 @@ use fleetglass::alerts::rules::Policy;
 use fleetglass::alerts::{DeliverySettings, Dispatcher, Sinks, Worker};
 use fleetglass::config::{AlertsConfig, Secret, SlackTarget};
 use fleetglass::ingest::{Runner, RunnerSettings};
-use fleetglass::model::parse_object;
+use fleetglass::model::{Kind, parse_object};
 use fleetglass::sources::{self, SourceEvent};
 use fleetglass::store::{ObjectKey, Store};
 use serde_json::json;
@@ -195,7 +195,7 @@ async fn a_postgres_restart_loses_no_transition_and_no_alert() {
     let alert_recovery = restarted.elapsed();
     let key = |name: &str| ObjectKey {
         cluster: CLUSTER.into(),
-        kind: "Kustomization".into(),
+        kind: Kind::Kustomization,
         namespace: "apps".into(),
         name: name.into(),
     };

@@ -79,7 +79,7 @@ async fn the_dead_controller_incident_replays_on_a_real_api_server() {
     let causes = store.root_causes().await.unwrap();
     let cause = causes
         .iter()
-        .find(|c| c.id == controller)
+        .find(|c| c.id.as_str() == controller)
         .expect("the controller is a root cause");
     assert_eq!(cause.state.as_str(), "failed");
     assert!(

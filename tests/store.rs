@@ -4,7 +4,7 @@ mod common;
 
 use chrono::{TimeZone, Utc};
 use fleetglass::health::{EdgeKind, ObjectEdge, State};
-use fleetglass::model::ObjectId;
+use fleetglass::model::{Kind, ObjectId};
 use fleetglass::store::{BadStoredValue, replace_rollups, upsert_clusters, write_changes};
 use fleetglass::store::{
     ChangeSet, ClusterRow, DomainRow, JsonText, ObjectFilter, ObjectKey, ObjectRow, RootCauseRow,
@@ -15,16 +15,16 @@ use serde_json::json;
 fn key(name: &str) -> ObjectKey {
     ObjectKey {
         cluster: "prod-eu-1".into(),
-        kind: "Kustomization".into(),
+        kind: Kind::Kustomization,
         namespace: "flux-system".into(),
         name: name.into(),
     }
 }
 
-fn row(name: &str, state: &str) -> ObjectRow {
+fn row(name: &str, state: State) -> ObjectRow {
     ObjectRow {
         key: key(name),
-        state: state.into(),
+        state,
         since: Some(Utc.with_ymd_and_hms(2026, 11, 20, 10, 0, 0).unwrap()),
         reason: format!("{state} reason"),
         message: "message".into(),
@@ -40,13 +40,13 @@ async fn objects_round_trip_and_history_is_kept() {
     let store = common::fresh_store().await;
     let now = Utc::now();
     let mut changes = ChangeSet {
-        upserts: vec![row("apps", "failed"), row("infra", "healthy")],
+        upserts: vec![row("apps", State::Failed), row("infra", State::Healthy)],
         ..ChangeSet::default()
     };
     changes.transitions.push(TransitionRow {
         key: key("apps"),
         from: None,
-        to: "failed".into(),
+        to: State::Failed,
         reason: "BuildFailed".into(),
         message: "kustomize build failed".into(),
         at: now,
@@ -102,7 +102,7 @@ async fn unchanged_rows_are_not_rewritten() {
     let later = Utc.with_ymd_and_hms(2026, 11, 29, 11, 0, 0).unwrap();
     let mut conn = store.pool().acquire().await.unwrap();
     let changes = ChangeSet {
-        upserts: vec![row("apps", "healthy")],
+        upserts: vec![row("apps", State::Healthy)],
         ..ChangeSet::default()
     };
     write_changes(&mut conn, &changes, first).await.unwrap();
@@ -114,7 +114,7 @@ async fn unchanged_rows_are_not_rewritten() {
     );
 
     let changed = ChangeSet {
-        upserts: vec![row("apps", "stuck")],
+        upserts: vec![row("apps", State::Stuck)],
         ..ChangeSet::default()
     };
     write_changes(&mut conn, &changed, later).await.unwrap();
@@ -150,7 +150,7 @@ async fn json_columns_sent_as_text_are_stored_as_the_values_they_serialise() {
         domains: vec!["shop".into(), "pay\"ments".into()],
         edges: vec![edge.clone()],
         body: JsonText::of(&object),
-        ..row("apps", "failed")
+        ..row("apps", State::Failed)
     };
     let mut conn = store.pool().acquire().await.unwrap();
     let changes = ChangeSet {
@@ -179,13 +179,13 @@ async fn a_fleet_sized_change_set_is_written_whole() {
     let transition = |name: &str| TransitionRow {
         key: key(name),
         from: None,
-        to: "healthy".into(),
+        to: State::Healthy,
         reason: "ReconciliationSucceeded".into(),
         message: String::new(),
         at: now,
     };
     let changes = ChangeSet {
-        upserts: names.iter().map(|n| row(n, "healthy")).collect(),
+        upserts: names.iter().map(|n| row(n, State::Healthy)).collect(),
         transitions: names.iter().map(|n| transition(n)).collect(),
         ..ChangeSet::default()
     };
@@ -221,7 +221,7 @@ async fn rollups_are_replaced_per_cluster() {
     let store = common::fresh_store().await;
     let now = Utc::now();
     let cause = |cluster: &str| RootCauseRow {
-        id: format!("{cluster}/Deployment/flux-system/tofu-controller"),
+        id: ObjectId(format!("{cluster}/Deployment/flux-system/tofu-controller")),
         cluster: cluster.into(),
         state: State::Failed,
         since: None,
@@ -285,7 +285,6 @@ async fn rollups_are_replaced_per_cluster() {
 #[tokio::test(flavor = "multi_thread")]
 async fn cross_stack_edges_and_crd_history_round_trip() {
     use fleetglass::health::{CoOwnership, CrdProvider, Dependency};
-    use fleetglass::model::ObjectId;
     use fleetglass::store::{record_crd_providers, replace_dependencies};
     let store = common::fresh_store().await;
     let gateway = "dev-1/HelmRelease/gateway-system/gateway";
@@ -360,7 +359,7 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
     let store = common::fresh_store().await;
     let now = Utc::now();
     let changes = ChangeSet {
-        upserts: vec![row("apps", "failed")],
+        upserts: vec![row("apps", State::Failed)],
         ..ChangeSet::default()
     };
     let mut conn = store.pool().acquire().await.unwrap();
@@ -405,7 +404,7 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
     assert_eq!(bad.row, "prod-eu-1/kustomization/flux-system/apps");
 
     let cause = RootCauseRow {
-        id: "prod-eu-1/Kustomization/flux-system/apps".into(),
+        id: ObjectId("prod-eu-1/Kustomization/flux-system/apps".into()),
         cluster: "prod-eu-1".into(),
         state: State::Failed,
         since: None,
@@ -429,5 +428,17 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
             "prod-eu-1/Kustomization/flux-system/apps",
             "Failed"
         )
+    );
+
+    // A root cause's id is an object id (cluster/Kind/namespace/name) like the ones it names.
+    sqlx::query("UPDATE root_causes SET state = 'failed', id = 'prod-eu-1/apps'")
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    let error = store.root_causes().await.unwrap_err();
+    let bad = bad_value(&error).expect("a bad stored value");
+    assert_eq!(
+        (bad.table, bad.column, bad.value.as_str()),
+        ("root_causes", "id", "prod-eu-1/apps")
     );
 }

@@ -45,7 +45,7 @@ pub fn candidates(
                 .map(|d| d.domain.clone())
                 .collect();
             Candidate {
-                root_cause: id.to_string(),
+                root_cause: cause.id.clone(),
                 cluster_labels: cluster_labels.get(&cluster).cloned().unwrap_or_default(),
                 cluster,
                 state: cause.state,

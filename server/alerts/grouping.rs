@@ -21,7 +21,11 @@ impl CauseGroup {
     /// A cause on one cluster, alone.
     pub fn single(candidate: Candidate) -> CauseGroup {
         CauseGroup {
-            key: key_of(&candidate.root_cause, &candidate.cluster, &candidate.reason),
+            key: key_of(
+                candidate.root_cause.as_str(),
+                &candidate.cluster,
+                &candidate.reason,
+            ),
             members: vec![candidate],
         }
     }
@@ -40,7 +44,7 @@ impl CauseGroup {
 pub fn by_incident(causes: Vec<Candidate>, policy: &Policy) -> BTreeMap<String, Vec<Candidate>> {
     let mut groups: BTreeMap<String, Vec<Candidate>> = BTreeMap::new();
     for cause in causes.into_iter().filter(|c| policy.rule_for(c).is_some()) {
-        let key = key_of(&cause.root_cause, &cause.cluster, &cause.reason);
+        let key = key_of(cause.root_cause.as_str(), &cause.cluster, &cause.reason);
         groups.entry(key).or_default().push(cause);
     }
     for members in groups.values_mut() {
@@ -100,10 +104,11 @@ mod tests {
     use super::*;
     use crate::config::AlertsConfig;
     use crate::health::State;
+    use crate::model::ObjectId;
 
     fn cause(cluster: &str, reason: &str) -> Candidate {
         Candidate {
-            root_cause: format!("{cluster}/Deployment/flux-system/tofu-controller"),
+            root_cause: ObjectId(format!("{cluster}/Deployment/flux-system/tofu-controller")),
             cluster: cluster.into(),
             state: State::Failed,
             since: None,

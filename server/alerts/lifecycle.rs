@@ -40,12 +40,12 @@ impl Context<'_> {
                 .map(|s| s.id)
         };
         if alert.members.is_empty() {
-            return silence(&alert.root_cause, &alert.cluster, &alert.domains);
+            return silence(alert.root_cause.as_str(), &alert.cluster, &alert.domains);
         }
         let ids: Option<Vec<i64>> = alert
             .members
             .iter()
-            .map(|m| silence(&m.root_cause, &m.cluster, &m.domains))
+            .map(|m| silence(m.root_cause.as_str(), &m.cluster, &m.domains))
             .collect();
         ids.and_then(|ids| ids.first().copied())
     }
@@ -162,11 +162,12 @@ mod tests {
     use crate::alerts::Candidate;
     use crate::config::AlertsConfig;
     use crate::health::State;
+    use crate::model::ObjectId;
     use chrono::TimeDelta;
 
     fn candidate(affected: usize) -> Candidate {
         Candidate {
-            root_cause: "staging-1/Kustomization/flux-system/gateway-config".into(),
+            root_cause: ObjectId("staging-1/Kustomization/flux-system/gateway-config".into()),
             cluster: "staging-1".into(),
             state: State::Failed,
             since: None,
@@ -242,7 +243,7 @@ mod tests {
     fn waits_out_the_rule_for_and_forgets_a_cause_that_cleared_before() {
         let mut w = World::new();
         let mut dead = candidate(2);
-        dead.root_cause = "prod-eu-1/Deployment/flux-system/tofu-controller".into();
+        dead.root_cause = ObjectId("prod-eu-1/Deployment/flux-system/tofu-controller".into());
         assert_eq!(w.after(0, Some(dead.clone())).0, Vec::<Event>::new());
         assert_eq!(w.alert.as_ref().unwrap().rule, "controller-unavailable");
         assert_eq!(w.after(3, None).0, Vec::<Event>::new());
@@ -255,7 +256,7 @@ mod tests {
     fn old_problems_fire_at_once() {
         let mut w = World::new();
         let mut stale = candidate(1);
-        stale.root_cause = "prod-eu-1/Cluster//prod-eu-1".into();
+        stale.root_cause = ObjectId("prod-eu-1/Cluster//prod-eu-1".into());
         stale.since = Some(w.now - TimeDelta::hours(2));
         assert_eq!(w.after(0, Some(stale)).0, [Event::Firing]);
     }
@@ -285,7 +286,7 @@ mod tests {
         let mut w = World::new();
         w.silences.push(Silence {
             id: 1,
-            root_cause: Some(candidate(1).root_cause),
+            root_cause: Some(candidate(1).root_cause.0),
             domain: None,
             cluster: None,
             until: w.now + TimeDelta::days(1),
@@ -303,7 +304,7 @@ mod tests {
         let members: Vec<Candidate> = clusters
             .iter()
             .map(|c| Candidate {
-                root_cause: format!("{c}/Kustomization/flux-system/gateway-config"),
+                root_cause: ObjectId(format!("{c}/Kustomization/flux-system/gateway-config")),
                 cluster: c.to_string(),
                 ..candidate(1)
             })

@@ -117,7 +117,7 @@ pub fn alertable(state: State) -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
     /// The root cause's object id: `cluster/Kind/namespace/name`.
-    pub root_cause: String,
+    pub root_cause: ObjectId,
     pub cluster: String,
     pub state: State,
     pub since: Option<DateTime<Utc>>,
@@ -135,7 +135,9 @@ pub struct Candidate {
 
 impl Candidate {
     pub fn kind_and_name(&self) -> (&str, &str) {
-        ObjectId::split(&self.root_cause).map_or(("", ""), |(_, kind, _, name)| (kind, name))
+        self.root_cause
+            .parts()
+            .map_or(("", ""), |(_, kind, _, name)| (kind, name))
     }
 }
 
@@ -195,7 +197,7 @@ pub struct Alert {
     /// The incident's key ([`crate::incidents::key_of`]).
     pub key: String,
     /// The first member's root cause and cluster.
-    pub root_cause: String,
+    pub root_cause: ObjectId,
     pub cluster: String,
     /// The clusters it is on, in the order they joined; after it cleared, the last ones.
     pub clusters: Vec<String>,
@@ -226,7 +228,7 @@ impl Alert {
         let mut alert = Alert {
             id: None,
             key: String::new(),
-            root_cause: String::new(),
+            root_cause: group.members[0].root_cause.clone(),
             cluster: String::new(),
             clusters: Vec::new(),
             members: Vec::new(),

@@ -4,7 +4,6 @@
 use super::{Alert, AlertStatus, Event};
 use crate::config::Severity;
 use crate::health::State;
-use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -64,12 +63,13 @@ impl Notice {
             ),
             _ => (Vec::new(), Vec::new()),
         };
-        let (kind, namespace, name) = ObjectId::split(&alert.root_cause).map_or_else(
-            Default::default,
-            |(_, kind, namespace, name)| {
-                (kind.to_string(), namespace.to_string(), name.to_string())
-            },
-        );
+        let (kind, namespace, name) =
+            alert
+                .root_cause
+                .parts()
+                .map_or_else(Default::default, |(_, kind, namespace, name)| {
+                    (kind.to_string(), namespace.to_string(), name.to_string())
+                });
         Notice {
             alert_id,
             event,
@@ -82,7 +82,7 @@ impl Notice {
                 )
             }),
             key: alert.key.clone(),
-            root_cause: alert.root_cause.clone(),
+            root_cause: alert.root_cause.0.clone(),
             cluster: alert.cluster.clone(),
             clusters: alert.clusters.clone(),
             joined,

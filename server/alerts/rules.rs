@@ -55,10 +55,11 @@ mod tests {
     use super::*;
     use crate::config::from_yaml_str;
     use crate::health::State;
+    use crate::model::ObjectId;
 
     fn cause(id: &str, state: State, ring: &str, domains: &[&str]) -> Candidate {
         Candidate {
-            root_cause: id.into(),
+            root_cause: ObjectId(id.into()),
             cluster: id.split('/').next().unwrap().into(),
             state,
             since: None,

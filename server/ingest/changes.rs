@@ -9,7 +9,7 @@ use crate::health::{CoOwnership, Dependency, Evaluation, ObjectEdge, State, Verd
 use crate::model::ObjectId;
 use crate::store::{
     ChangeSet, ClusterRow, DomainRow, JsonText, ObjectKey, ObjectRecord, ObjectRow, RootCauseRow,
-    TransitionRow,
+    TransitionRow, key_of_id,
 };
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
@@ -114,16 +114,6 @@ impl RollupChanges {
     }
 }
 
-pub fn key_of(id: &ObjectId) -> ObjectKey {
-    let (cluster, kind, namespace, name) = id.parts().unwrap_or_default();
-    ObjectKey {
-        cluster: cluster.to_string(),
-        kind: kind.to_string(),
-        namespace: namespace.to_string(),
-        name: name.to_string(),
-    }
-}
-
 impl Written {
     /// Object rows and transitions of one re-evaluated cluster (None: it is gone); `touched`
     /// are the ids whose object body changed. The caller leaves out the clusters it holds but
@@ -155,12 +145,17 @@ impl Written {
                 // Counted as present from here on, like the verdicts written before.
                 still_present += 1;
             }
-            let key = key_of(&verdict.id);
+            let key = ObjectKey {
+                cluster: verdict.cluster.clone(),
+                kind: verdict.kind,
+                namespace: verdict.namespace.clone(),
+                name: verdict.name.clone(),
+            };
             if previous.map(|p| p.state) != Some(verdict.state) {
                 changes.transitions.push(TransitionRow {
                     key: key.clone(),
-                    from: previous.map(|p| p.state.as_str().to_string()),
-                    to: verdict.state.as_str().to_string(),
+                    from: previous.map(|p| p.state),
+                    to: verdict.state,
                     reason: verdict.reason.clone(),
                     message: verdict.message.clone(),
                     // The first sighting dates from the evidence; later changes from now.
@@ -177,7 +172,7 @@ impl Written {
             };
             changes.upserts.push(ObjectRow {
                 key,
-                state: verdict.state.as_str().to_string(),
+                state: verdict.state,
                 since: verdict.since,
                 reason: verdict.reason.clone(),
                 message: verdict.message.clone(),
@@ -193,7 +188,8 @@ impl Written {
             written.retain(|id, _| {
                 let keep = present.contains(id);
                 if !keep {
-                    changes.deletes.push(key_of(id));
+                    // Written from a verdict, so its id always reads back as a key.
+                    changes.deletes.extend(key_of_id(id.as_str()));
                 }
                 keep
             });
@@ -350,7 +346,7 @@ fn rollup_of(cluster: &str, evaluation: &Evaluation) -> ClusterRollup {
         .iter()
         .filter(|cause| cause.id.parts().map_or("", |p| p.0) == cluster)
         .map(|cause| RootCauseRow {
-            id: cause.id.0.clone(),
+            id: cause.id.clone(),
             cluster: cluster.to_string(),
             state: cause.state,
             since: cause.since,

@@ -2,15 +2,16 @@
 //! turns), storing what the lifecycle decided, and the listing the page and the API show.
 
 use super::decode::Stored;
+use super::reads::typed;
 use crate::alerts::{Alert, Candidate};
 use crate::health::State;
+use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
-use sqlx::postgres::PgRow;
-use sqlx::{FromRow, PgConnection, Row};
+use sqlx::PgConnection;
 
-#[derive(sqlx::FromRow)]
+/// An `alerts` row as stored.
 struct AlertRecord {
     id: i64,
     incident_key: String,
@@ -37,10 +38,6 @@ struct AlertRecord {
     silence_id: Option<i64>,
 }
 
-const COLUMNS: &str = "id, incident_key, root_cause, cluster, clusters, members, rule, severity, status, state, reason, message, \
-    since, affected_count, affected_sample, domains, first_seen, fired_at, cleared_at, \
-    resolved_at, notified, last_notified_at, silence_id";
-
 impl TryFrom<AlertRecord> for Alert {
     type Error = sqlx::Error;
 
@@ -48,6 +45,7 @@ impl TryFrom<AlertRecord> for Alert {
         let decode = |e: String| sqlx::Error::Decode(e.into());
         let strings = |v: Value| serde_json::from_value(v).map_err(|e| decode(e.to_string()));
         Ok(Alert {
+            root_cause: Stored::new("alerts", r.id).parsed("root_cause", &r.root_cause)?,
             id: Some(r.id),
             severity: r.severity.parse().map_err(decode)?,
             status: r.status.parse().map_err(decode)?,
@@ -59,7 +57,6 @@ impl TryFrom<AlertRecord> for Alert {
                 .map_err(|e| decode(e.to_string()))?,
             key: r.incident_key,
             clusters: r.clusters,
-            root_cause: r.root_cause,
             cluster: r.cluster,
             rule: r.rule,
             reason: r.reason,
@@ -85,16 +82,21 @@ pub async fn lock_open(
     clusters: &[String],
     keys: &[String],
 ) -> Result<Vec<Alert>, sqlx::Error> {
-    let records: Vec<AlertRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM alerts
+    let records = sqlx::query_as!(
+        AlertRecord,
+        "SELECT id, incident_key, root_cause, cluster, clusters, members, rule, severity, status,
+                state, reason, message, since, affected_count, affected_sample, domains,
+                first_seen, fired_at, cleared_at, resolved_at, notified, last_notified_at,
+                silence_id
+         FROM alerts
          WHERE status <> 'resolved' AND (clusters && $1 OR incident_key = ANY($2))
-         ORDER BY id FOR UPDATE"
-    )))
-    .bind(clusters)
-    .bind(keys)
+         ORDER BY id FOR UPDATE",
+        clusters,
+        keys,
+    )
     .fetch_all(conn)
     .await?;
-    records.into_iter().map(Alert::try_from).collect()
+    typed(records)
 }
 
 /// Stores a new alert; None when another collector opened one for the incident first.
@@ -104,7 +106,7 @@ pub async fn insert(
     alert: &Alert,
     now: DateTime<Utc>,
 ) -> Result<Option<i64>, sqlx::Error> {
-    sqlx::query_scalar(
+    sqlx::query_scalar!(
         "INSERT INTO alerts (root_cause, cluster, rule, severity, status, state, reason, message,
              since, affected_count, affected_sample, domains, first_seen, fired_at, cleared_at,
              resolved_at, notified, last_notified_at, silence_id, updated_at, incident_key,
@@ -113,30 +115,30 @@ pub async fn insert(
                  $19, $20, $21, $22, $23)
          ON CONFLICT (incident_key) WHERE status <> 'resolved' DO NOTHING
          RETURNING id",
+        alert.root_cause.as_str(),
+        alert.cluster,
+        alert.rule,
+        alert.severity.as_str(),
+        alert.status.as_str(),
+        alert.state.as_str(),
+        alert.reason,
+        alert.message,
+        alert.since,
+        count(alert.affected_count),
+        serde_json::json!(alert.affected_sample),
+        serde_json::json!(alert.domains),
+        alert.first_seen,
+        alert.fired_at,
+        alert.cleared_at,
+        alert.resolved_at,
+        alert.notified,
+        alert.last_notified_at,
+        alert.silence_id,
+        now,
+        alert.key,
+        &alert.clusters,
+        members(alert)?,
     )
-    .bind(&alert.root_cause)
-    .bind(&alert.cluster)
-    .bind(&alert.rule)
-    .bind(alert.severity.as_str())
-    .bind(alert.status.as_str())
-    .bind(alert.state.as_str())
-    .bind(&alert.reason)
-    .bind(&alert.message)
-    .bind(alert.since)
-    .bind(count(alert.affected_count))
-    .bind(serde_json::json!(alert.affected_sample))
-    .bind(serde_json::json!(alert.domains))
-    .bind(alert.first_seen)
-    .bind(alert.fired_at)
-    .bind(alert.cleared_at)
-    .bind(alert.resolved_at)
-    .bind(alert.notified)
-    .bind(alert.last_notified_at)
-    .bind(alert.silence_id)
-    .bind(now)
-    .bind(&alert.key)
-    .bind(&alert.clusters)
-    .bind(members(alert)?)
     .fetch_optional(conn)
     .await
 }
@@ -148,37 +150,37 @@ pub async fn update(
     alert: &Alert,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    sqlx::query!(
         "UPDATE alerts SET rule = $2, severity = $3, status = $4, state = $5, reason = $6,
              message = $7, since = $8, affected_count = $9, affected_sample = $10, domains = $11,
              fired_at = $12, cleared_at = $13, resolved_at = $14, notified = $15,
              last_notified_at = $16, silence_id = $17, updated_at = $18, incident_key = $19,
              root_cause = $20, cluster = $21, clusters = $22, members = $23
          WHERE id = $1",
+        id,
+        alert.rule,
+        alert.severity.as_str(),
+        alert.status.as_str(),
+        alert.state.as_str(),
+        alert.reason,
+        alert.message,
+        alert.since,
+        count(alert.affected_count),
+        serde_json::json!(alert.affected_sample),
+        serde_json::json!(alert.domains),
+        alert.fired_at,
+        alert.cleared_at,
+        alert.resolved_at,
+        alert.notified,
+        alert.last_notified_at,
+        alert.silence_id,
+        now,
+        alert.key,
+        alert.root_cause.as_str(),
+        alert.cluster,
+        &alert.clusters,
+        members(alert)?,
     )
-    .bind(id)
-    .bind(&alert.rule)
-    .bind(alert.severity.as_str())
-    .bind(alert.status.as_str())
-    .bind(alert.state.as_str())
-    .bind(&alert.reason)
-    .bind(&alert.message)
-    .bind(alert.since)
-    .bind(count(alert.affected_count))
-    .bind(serde_json::json!(alert.affected_sample))
-    .bind(serde_json::json!(alert.domains))
-    .bind(alert.fired_at)
-    .bind(alert.cleared_at)
-    .bind(alert.resolved_at)
-    .bind(alert.notified)
-    .bind(alert.last_notified_at)
-    .bind(alert.silence_id)
-    .bind(now)
-    .bind(&alert.key)
-    .bind(&alert.root_cause)
-    .bind(&alert.cluster)
-    .bind(&alert.clusters)
-    .bind(members(alert)?)
     .execute(conn)
     .await?;
     Ok(())
@@ -186,8 +188,7 @@ pub async fn update(
 
 #[tracing::instrument(skip_all)]
 pub async fn delete(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM alerts WHERE id = $1")
-        .bind(id)
+    sqlx::query!("DELETE FROM alerts WHERE id = $1", id)
         .execute(conn)
         .await?;
     Ok(())
@@ -208,7 +209,8 @@ pub struct AlertView {
     /// The incident's key (as in `incidents`; an alert from before incidents: its root cause).
     pub key: String,
     /// The first cluster's root cause, and that cluster.
-    pub root_cause: String,
+    #[schema(value_type = String)]
+    pub root_cause: ObjectId,
     pub cluster: String,
     /// Every cluster the incident is on, in the order they joined (resolved: the last ones).
     pub clusters: Vec<String>,
@@ -233,44 +235,39 @@ pub struct AlertView {
     pub deliveries: Vec<Delivery>,
 }
 
-impl FromRow<'_, PgRow> for AlertView {
-    fn from_row(row: &PgRow) -> Result<Self, sqlx::Error> {
-        let stored = Stored {
-            table: "alerts",
-            row,
-            id: |row: &PgRow| {
-                row.try_get::<i64, _>("id")
-                    .map_or_else(|_| "?".to_string(), |id| id.to_string())
-            },
-        };
+impl TryFrom<AlertRecord> for AlertView {
+    type Error = sqlx::Error;
+
+    fn try_from(r: AlertRecord) -> Result<AlertView, sqlx::Error> {
+        let stored = Stored::new("alerts", r.id);
         Ok(AlertView {
-            id: row.try_get("id")?,
-            key: row.try_get("incident_key")?,
-            root_cause: row.try_get("root_cause")?,
-            cluster: row.try_get("cluster")?,
-            clusters: row.try_get("clusters")?,
-            rule: row.try_get("rule")?,
-            severity: row.try_get("severity")?,
-            status: row.try_get("status")?,
-            state: stored.parsed("state")?,
-            reason: row.try_get("reason")?,
-            message: row.try_get("message")?,
-            since: row.try_get("since")?,
-            affected_count: row.try_get("affected_count")?,
-            affected_sample: row.try_get("affected_sample")?,
-            domains: row.try_get("domains")?,
-            first_seen: row.try_get("first_seen")?,
-            fired_at: row.try_get("fired_at")?,
-            cleared_at: row.try_get("cleared_at")?,
-            resolved_at: row.try_get("resolved_at")?,
-            silence_id: row.try_get("silence_id")?,
+            state: stored.parsed("state", &r.state)?,
+            root_cause: stored.parsed("root_cause", &r.root_cause)?,
+            id: r.id,
+            key: r.incident_key,
+            cluster: r.cluster,
+            clusters: r.clusters,
+            rule: r.rule,
+            severity: r.severity,
+            status: r.status,
+            reason: r.reason,
+            message: r.message,
+            since: r.since,
+            affected_count: r.affected_count,
+            affected_sample: r.affected_sample,
+            domains: r.domains,
+            first_seen: r.first_seen,
+            fired_at: r.fired_at,
+            cleared_at: r.cleared_at,
+            resolved_at: r.resolved_at,
+            silence_id: r.silence_id,
             deliveries: Vec::new(),
         })
     }
 }
 
 /// One notification and where it stands.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Delivery {
     #[serde(skip)]
     pub alert_id: i64,
@@ -292,21 +289,36 @@ pub async fn list_alerts(
     conn: &mut PgConnection,
     resolved_limit: i64,
 ) -> Result<Vec<AlertView>, sqlx::Error> {
-    let mut alerts: Vec<AlertView> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "(SELECT {COLUMNS} FROM alerts WHERE status <> 'resolved')
+    // A UNION's columns read as nullable to the macros: the first branch names the NOT NULL ones.
+    let records = sqlx::query_as!(
+        AlertRecord,
+        r#"(SELECT id AS "id!", incident_key AS "incident_key!", root_cause AS "root_cause!",
+                 cluster AS "cluster!", clusters AS "clusters!", members AS "members!",
+                 rule AS "rule!", severity AS "severity!", status AS "status!", state AS "state!",
+                 reason AS "reason!", message AS "message!", since,
+                 affected_count AS "affected_count!", affected_sample AS "affected_sample!",
+                 domains AS "domains!", first_seen AS "first_seen!", fired_at, cleared_at,
+                 resolved_at, notified AS "notified!", last_notified_at, silence_id
+          FROM alerts WHERE status <> 'resolved')
          UNION ALL
-         (SELECT {COLUMNS} FROM alerts WHERE status = 'resolved' ORDER BY resolved_at DESC LIMIT $1)"
-    )))
-    .bind(resolved_limit)
+         (SELECT id, incident_key, root_cause, cluster, clusters, members, rule, severity, status,
+                 state, reason, message, since, affected_count, affected_sample, domains,
+                 first_seen, fired_at, cleared_at, resolved_at, notified, last_notified_at,
+                 silence_id
+          FROM alerts WHERE status = 'resolved' ORDER BY resolved_at DESC LIMIT $1)"#,
+        resolved_limit,
+    )
     .fetch_all(&mut *conn)
     .await?;
+    let mut alerts: Vec<AlertView> = typed(records)?;
     let ids: Vec<i64> = alerts.iter().map(|a| a.id).collect();
-    let deliveries: Vec<Delivery> = sqlx::query_as(
+    let deliveries = sqlx::query_as!(
+        Delivery,
         "SELECT alert_id, sink, event, status, attempts, next_attempt_at, last_error, created_at,
                 delivered_at
          FROM alert_outbox WHERE alert_id = ANY($1) ORDER BY id",
+        &ids,
     )
-    .bind(&ids)
     .fetch_all(&mut *conn)
     .await?;
     for delivery in deliveries {

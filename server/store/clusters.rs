@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::PgConnection;
 
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ClusterRow {
     pub name: String,
     pub labels: Value,
@@ -24,22 +24,22 @@ pub async fn upsert_clusters(
     if rows.is_empty() {
         return Ok(());
     }
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO clusters (name, labels, last_good, error, kind_errors, state_counts, updated_at, controllers)
          SELECT * FROM UNNEST($1::text[], $2::jsonb[], $3::timestamptz[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[], $8::jsonb[])
          ON CONFLICT (name) DO UPDATE SET
              labels = excluded.labels, last_good = excluded.last_good, error = excluded.error,
              kind_errors = excluded.kind_errors, state_counts = excluded.state_counts,
              updated_at = excluded.updated_at, controllers = excluded.controllers",
+        rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        rows.iter().map(|r| &r.labels).collect::<Vec<_>>() as Vec<&Value>,
+        rows.iter().map(|r| r.last_good).collect::<Vec<_>>() as Vec<Option<DateTime<Utc>>>,
+        rows.iter().map(|r| r.error.as_deref()).collect::<Vec<_>>() as Vec<Option<&str>>,
+        rows.iter().map(|r| &r.kind_errors).collect::<Vec<_>>() as Vec<&Value>,
+        rows.iter().map(|r| &r.state_counts).collect::<Vec<_>>() as Vec<&Value>,
+        &rows.iter().map(|r| r.updated_at).collect::<Vec<_>>(),
+        rows.iter().map(|r| &r.controllers).collect::<Vec<_>>() as Vec<&Value>,
     )
-    .bind(rows.iter().map(|r| r.name.clone()).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| r.labels.clone()).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| r.last_good).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| r.error.clone()).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| r.kind_errors.clone()).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| r.state_counts.clone()).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| r.updated_at).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| r.controllers.clone()).collect::<Vec<_>>())
     .execute(conn)
     .await?;
     Ok(())

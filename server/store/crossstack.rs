@@ -15,42 +15,37 @@ pub async fn replace_dependencies(
     dependencies: &[Dependency],
     co_ownerships: &[CoOwnership],
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM dependencies WHERE cluster = ANY($1)")
-        .bind(clusters)
+    sqlx::query!("DELETE FROM dependencies WHERE cluster = ANY($1)", clusters)
         .execute(&mut *conn)
         .await?;
-    sqlx::query("DELETE FROM co_ownerships WHERE cluster = ANY($1)")
-        .bind(clusters)
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query(
-        "INSERT INTO dependencies (cluster, provider, consumer, object)
-         SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) ON CONFLICT DO NOTHING",
+    sqlx::query!(
+        "DELETE FROM co_ownerships WHERE cluster = ANY($1)",
+        clusters
     )
-    .bind(dependencies.iter().map(|d| d.cluster.clone()).collect::<Vec<_>>())
-    .bind(dependencies.iter().map(|d| d.provider.0.clone()).collect::<Vec<_>>())
-    .bind(dependencies.iter().map(|d| d.consumer.0.clone()).collect::<Vec<_>>())
-    .bind(dependencies.iter().map(|d| d.object.clone()).collect::<Vec<_>>())
     .execute(&mut *conn)
     .await?;
-    sqlx::query(
+    sqlx::query!(
+        "INSERT INTO dependencies (cluster, provider, consumer, object)
+         SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) ON CONFLICT DO NOTHING",
+        dependencies.iter().map(|d| d.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        dependencies.iter().map(|d| d.provider.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        dependencies.iter().map(|d| d.consumer.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        dependencies.iter().map(|d| d.object.as_str()).collect::<Vec<_>>() as Vec<&str>,
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!(
         "INSERT INTO co_ownerships (cluster, object, providers)
          SELECT * FROM UNNEST($1::text[], $2::text[], $3::jsonb[]) ON CONFLICT DO NOTHING",
-    )
-    .bind(
         co_ownerships
             .iter()
-            .map(|c| c.cluster.clone())
-            .collect::<Vec<_>>(),
-    )
-    .bind(
+            .map(|c| c.cluster.as_str())
+            .collect::<Vec<_>>() as Vec<&str>,
         co_ownerships
             .iter()
-            .map(|c| c.object.clone())
-            .collect::<Vec<_>>(),
-    )
-    .bind(
-        co_ownerships
+            .map(|c| c.object.as_str())
+            .collect::<Vec<_>>() as Vec<&str>,
+        &co_ownerships
             .iter()
             .map(|c| json!(c.providers))
             .collect::<Vec<Value>>(),
@@ -69,24 +64,24 @@ pub async fn record_crd_providers(
     if providers.is_empty() {
         return Ok(());
     }
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO crd_providers (cluster, crd_group, crd_kind, crd, provider, last_seen)
          SELECT c, g, k, n, p, $6 FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS t(c, g, k, n, p)
          ON CONFLICT (cluster, crd_group, crd_kind) DO UPDATE SET
              crd = excluded.crd, provider = excluded.provider, last_seen = excluded.last_seen",
+        providers.iter().map(|p| p.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        providers.iter().map(|p| p.group.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        providers.iter().map(|p| p.kind.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        providers.iter().map(|p| p.crd.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        providers.iter().map(|p| p.provider.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        seen,
     )
-    .bind(providers.iter().map(|p| p.cluster.clone()).collect::<Vec<_>>())
-    .bind(providers.iter().map(|p| p.group.clone()).collect::<Vec<_>>())
-    .bind(providers.iter().map(|p| p.kind.clone()).collect::<Vec<_>>())
-    .bind(providers.iter().map(|p| p.crd.clone()).collect::<Vec<_>>())
-    .bind(providers.iter().map(|p| p.provider.0.clone()).collect::<Vec<_>>())
-    .bind(seen)
     .execute(conn)
     .await?;
     Ok(())
 }
 
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DependencyRow {
     pub cluster: String,
     pub provider: String,
@@ -99,32 +94,35 @@ impl Store {
     pub async fn crd_provider_history(
         &self,
     ) -> Result<Vec<(String, FormerCrdProvider)>, sqlx::Error> {
-        let rows: Vec<(String, String, String, String, String, DateTime<Utc>)> = sqlx::query_as(
+        let rows = sqlx::query!(
             "SELECT cluster, crd_group, crd_kind, crd, provider, last_seen FROM crd_providers ORDER BY cluster, crd",
         )
         .fetch_all(self.pool())
         .await?;
         Ok(rows
             .into_iter()
-            .map(|(cluster, group, kind, crd, provider, last_seen)| {
+            .map(|row| {
                 let former = FormerCrdProvider {
-                    group,
-                    kind,
-                    crd,
-                    provider: ObjectId(provider),
-                    last_seen,
+                    group: row.crd_group,
+                    kind: row.crd_kind,
+                    crd: row.crd,
+                    provider: ObjectId(row.provider),
+                    last_seen: row.last_seen,
                 };
-                (cluster, former)
+                (row.cluster, former)
             })
             .collect())
     }
 
     /// Every edge whose provider is `provider` (one Flux object, by id).
     pub async fn dependencies_of(&self, provider: &str) -> Result<Vec<DependencyRow>, sqlx::Error> {
-        sqlx::query_as("SELECT cluster, provider, consumer, object FROM dependencies WHERE provider = $1 ORDER BY object, consumer")
-            .bind(provider)
-            .fetch_all(self.pool())
-            .await
+        sqlx::query_as!(
+            DependencyRow,
+            "SELECT cluster, provider, consumer, object FROM dependencies WHERE provider = $1 ORDER BY object, consumer",
+            provider,
+        )
+        .fetch_all(self.pool())
+        .await
     }
 
     /// The objects `provider` holds together with other Flux objects, with all their holders.
@@ -132,11 +130,15 @@ impl Store {
         &self,
         provider: &str,
     ) -> Result<Vec<(String, Value)>, sqlx::Error> {
-        sqlx::query_as(
+        let rows = sqlx::query!(
             "SELECT object, providers FROM co_ownerships WHERE providers ? $1 ORDER BY object",
+            provider,
         )
-        .bind(provider)
         .fetch_all(self.pool())
-        .await
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| (row.object, row.providers))
+            .collect())
     }
 }

@@ -2,8 +2,6 @@
 //! vocabulary, written by another version or by hand, is an error that names the table, the
 //! row, the column and the value, logged where it is read; never a guess such as `unverifiable`.
 
-use sqlx::Row;
-use sqlx::postgres::PgRow;
 use std::fmt;
 use std::str::FromStr;
 
@@ -29,46 +27,33 @@ impl fmt::Display for BadStoredValue {
 
 impl std::error::Error for BadStoredValue {}
 
-/// One row of `table`, identified by `id` (asked only when a value is bad).
-pub(super) struct Stored<'r, I> {
-    pub table: &'static str,
-    pub row: &'r PgRow,
-    pub id: I,
+/// One row of `table`, named by `id` (its integer id, or its key columns as [`Key`]), which
+/// is formatted only when a value is bad.
+pub(super) struct Stored<I> {
+    table: &'static str,
+    id: I,
 }
 
-impl<I: Fn(&PgRow) -> String> Stored<'_, I> {
-    /// The column as its type: written exactly as the type writes itself (`Display`), so
+impl<I: fmt::Display> Stored<I> {
+    pub fn new(table: &'static str, id: I) -> Stored<I> {
+        Stored { table, id }
+    }
+
+    /// A column's text as its type: written exactly as the type writes itself (`Display`), so
     /// nothing loosely spelled is taken either.
     pub fn parsed<T: FromStr + fmt::Display>(
         &self,
         column: &'static str,
-    ) -> Result<T, sqlx::Error> {
-        let text: String = self.row.try_get(column)?;
-        self.read(column, text)
-    }
-
-    /// The same for a column that may be NULL.
-    pub fn parsed_optional<T: FromStr + fmt::Display>(
-        &self,
-        column: &'static str,
-    ) -> Result<Option<T>, sqlx::Error> {
-        let text: Option<String> = self.row.try_get(column)?;
-        text.map(|text| self.read(column, text)).transpose()
-    }
-
-    fn read<T: FromStr + fmt::Display>(
-        &self,
-        column: &'static str,
-        text: String,
+        text: &str,
     ) -> Result<T, sqlx::Error> {
         match text.parse::<T>() {
             Ok(value) if value.to_string() == text => Ok(value),
             _ => {
                 let bad = BadStoredValue {
                     table: self.table,
-                    row: (self.id)(self.row),
+                    row: self.id.to_string(),
                     column,
-                    value: text,
+                    value: text.to_string(),
                 };
                 tracing::error!(table = bad.table, row = %bad.row, column, value = %bad.value, "stored value cannot be read");
                 Err(sqlx::Error::ColumnDecode {
@@ -78,16 +63,22 @@ impl<I: Fn(&PgRow) -> String> Stored<'_, I> {
             }
         }
     }
+
+    /// The same for a column that may be NULL.
+    pub fn parsed_optional<T: FromStr + fmt::Display>(
+        &self,
+        column: &'static str,
+        text: Option<&str>,
+    ) -> Result<Option<T>, sqlx::Error> {
+        text.map(|text| self.parsed(column, text)).transpose()
+    }
 }
 
-/// A text column as stored, for naming a row in an error (`?` if it cannot be read).
-pub(super) fn text(row: &PgRow, column: &str) -> String {
-    row.try_get(column).unwrap_or_else(|_| "?".to_string())
-}
+/// A row's key columns as stored, joined with `/` (`cluster/Kind/namespace/name` for objects).
+pub(super) struct Key<'r, const N: usize>(pub [&'r str; N]);
 
-/// An object row's id, from its key columns as stored.
-pub(super) fn object_id(row: &PgRow) -> String {
-    ["cluster", "kind", "namespace", "name"]
-        .map(|column| text(row, column))
-        .join("/")
+impl<const N: usize> fmt::Display for Key<'_, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.join("/"))
+    }
 }

@@ -3,10 +3,11 @@
 //! an edge from an object's spec.
 
 use super::Store;
-use super::reads::{OBJECT_COLUMNS, ObjectRecord};
+use super::reads::{ObjectRecord, StoredObject, typed};
 use crate::health::{EdgeKind, ObjectEdge};
 use crate::model::ObjectId;
 use serde_json::json;
+use sqlx::types::Json;
 
 /// One end of an edge: the object at it, or None when it is not in the store (a reference to
 /// nothing, an absent controller).
@@ -93,10 +94,10 @@ impl Store {
     /// The Flux controller Deployments the engine matched on a cluster (or found absent), with
     /// their rows; empty for a cluster not stored.
     pub async fn controllers(&self, cluster: &str) -> Result<Vec<Linked>, sqlx::Error> {
-        let ids: Vec<String> = sqlx::query_scalar(
-            "SELECT jsonb_array_elements_text(controllers) FROM clusters WHERE name = $1",
+        let ids: Vec<String> = sqlx::query_scalar!(
+            r#"SELECT jsonb_array_elements_text(controllers) AS "id!" FROM clusters WHERE name = $1"#,
+            cluster,
         )
-        .bind(cluster)
         .fetch_all(self.pool())
         .await?;
         let records = self.objects_by_ids(&ids).await?;
@@ -118,13 +119,16 @@ impl Store {
         edges: serde_json::Value,
         limit: i64,
     ) -> Result<Vec<ObjectRecord>, sqlx::Error> {
-        sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT {OBJECT_COLUMNS} FROM objects WHERE edges @> $1
-             ORDER BY kind, namespace, name LIMIT $2"
-        )))
-        .bind(edges)
-        .bind(limit)
+        let rows = sqlx::query_as!(
+            StoredObject,
+            r#"SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges AS "edges: Json<Vec<ObjectEdge>>"
+             FROM objects WHERE edges @> $1
+             ORDER BY kind, namespace, name LIMIT $2"#,
+            edges,
+            limit,
+        )
         .fetch_all(self.pool())
-        .await
+        .await?;
+        typed(rows)
     }
 }

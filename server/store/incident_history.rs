@@ -3,12 +3,12 @@
 //! resolved" and "failed 5 times in 16m".
 
 use super::Store;
-use super::decode::{Stored, text};
+use super::decode::Stored;
+use super::reads::typed;
 use crate::health::State;
 use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
-use sqlx::postgres::PgRow;
-use sqlx::{FromRow, PgConnection, Row};
+use sqlx::PgConnection;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResolvedRow {
@@ -20,20 +20,29 @@ pub struct ResolvedRow {
     pub resolved_at: DateTime<Utc>,
 }
 
-impl FromRow<'_, PgRow> for ResolvedRow {
-    fn from_row(row: &PgRow) -> Result<Self, sqlx::Error> {
-        let stored = Stored {
-            table: "resolved_root_causes",
-            row,
-            id: |row: &PgRow| text(row, "root_cause"),
-        };
+/// A `resolved_root_causes` row as stored, before its state is read as the engine's.
+struct StoredResolved {
+    id: i64,
+    root_cause: String,
+    cluster: String,
+    state: String,
+    since: Option<DateTime<Utc>>,
+    reason: String,
+    resolved_at: DateTime<Utc>,
+}
+
+impl TryFrom<StoredResolved> for ResolvedRow {
+    type Error = sqlx::Error;
+
+    fn try_from(row: StoredResolved) -> Result<ResolvedRow, sqlx::Error> {
+        let state = Stored::new("resolved_root_causes", row.id).parsed("state", &row.state)?;
         Ok(ResolvedRow {
-            root_cause: row.try_get("root_cause")?,
-            cluster: row.try_get("cluster")?,
-            state: stored.parsed("state")?,
-            since: row.try_get("since")?,
-            reason: row.try_get("reason")?,
-            resolved_at: row.try_get("resolved_at")?,
+            state,
+            root_cause: row.root_cause,
+            cluster: row.cluster,
+            since: row.since,
+            reason: row.reason,
+            resolved_at: row.resolved_at,
         })
     }
 }
@@ -46,14 +55,14 @@ pub(super) async fn record_resolved(
     still: &[String],
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO resolved_root_causes (root_cause, cluster, state, since, reason, resolved_at)
          SELECT id, cluster, state, since, reason, $3 FROM root_causes
          WHERE cluster = ANY($1) AND NOT (id = ANY($2))",
+        clusters,
+        still,
+        now,
     )
-    .bind(clusters)
-    .bind(still)
-    .bind(now)
     .execute(conn)
     .await?;
     Ok(())
@@ -65,13 +74,15 @@ impl Store {
         &self,
         since: DateTime<Utc>,
     ) -> Result<Vec<ResolvedRow>, sqlx::Error> {
-        sqlx::query_as(
-            "SELECT root_cause, cluster, state, since, reason, resolved_at FROM resolved_root_causes
+        let rows = sqlx::query_as!(
+            StoredResolved,
+            "SELECT id, root_cause, cluster, state, since, reason, resolved_at FROM resolved_root_causes
              WHERE resolved_at >= $1 ORDER BY resolved_at DESC LIMIT 500",
+            since,
         )
-        .bind(since)
         .fetch_all(self.pool())
-        .await
+        .await?;
+        typed(rows)
     }
 
     /// When each of the objects `ids` entered a problem state since `since` (from a state
@@ -98,22 +109,23 @@ impl Store {
             }
         }
         let [clusters, kinds, namespaces, names] = columns;
-        sqlx::query_as(
-            "SELECT t.cluster || '/' || t.kind || '/' || t.namespace || '/' || t.name, t.at
+        let rows = sqlx::query!(
+            r#"SELECT t.cluster || '/' || t.kind || '/' || t.namespace || '/' || t.name AS "id!", t.at
              FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[])
                   AS c(cluster, kind, namespace, name)
              JOIN transitions t ON t.cluster = c.cluster AND t.kind = c.kind
                                AND t.namespace = c.namespace AND t.name = c.name
              WHERE t.at >= $5 AND t.to_state = ANY($6)
-               AND (t.from_state IS NULL OR NOT (t.from_state = ANY($6)))",
+               AND (t.from_state IS NULL OR NOT (t.from_state = ANY($6)))"#,
+            &clusters,
+            &kinds,
+            &namespaces,
+            &names,
+            since,
+            problems as Vec<&str>,
         )
-        .bind(clusters)
-        .bind(kinds)
-        .bind(namespaces)
-        .bind(names)
-        .bind(since)
-        .bind(problems)
         .fetch_all(self.pool())
-        .await
+        .await?;
+        Ok(rows.into_iter().map(|row| (row.id, row.at)).collect())
     }
 }

@@ -20,18 +20,19 @@ pub async fn heartbeat(
     holder: &str,
     period: Duration,
 ) -> Result<usize, sqlx::Error> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO collector_heartbeats (holder, expires_at) VALUES ($1, now() + $2)
          ON CONFLICT (holder) DO UPDATE SET expires_at = excluded.expires_at",
+        holder,
+        interval(period),
     )
-    .bind(holder)
-    .bind(interval(period))
     .execute(&mut *conn)
     .await?;
-    let live: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM collector_heartbeats WHERE expires_at > now()")
-            .fetch_one(&mut *conn)
-            .await?;
+    let live = sqlx::query_scalar!(
+        r#"SELECT count(*) AS "live!" FROM collector_heartbeats WHERE expires_at > now()"#
+    )
+    .fetch_one(&mut *conn)
+    .await?;
     Ok(usize::try_from(live).unwrap_or(1).max(1))
 }
 
@@ -43,15 +44,15 @@ pub async fn acquire(
     holder: &str,
     period: Duration,
 ) -> Result<bool, sqlx::Error> {
-    let won = sqlx::query(
+    let won = sqlx::query!(
         "INSERT INTO collector_leases (cluster, holder, expires_at) VALUES ($1, $2, now() + $3)
          ON CONFLICT (cluster) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
          WHERE collector_leases.expires_at < now() OR collector_leases.holder = excluded.holder
          RETURNING cluster",
+        cluster,
+        holder,
+        interval(period),
     )
-    .bind(cluster)
-    .bind(holder)
-    .bind(interval(period))
     .fetch_optional(conn)
     .await?;
     Ok(won.is_some())
@@ -63,10 +64,10 @@ pub async fn held_by_others(
     conn: &mut PgConnection,
     holder: &str,
 ) -> Result<Vec<String>, sqlx::Error> {
-    sqlx::query_scalar(
+    sqlx::query_scalar!(
         "SELECT cluster FROM collector_leases WHERE holder <> $1 AND expires_at >= now()",
+        holder,
     )
-    .bind(holder)
     .fetch_all(conn)
     .await
 }
@@ -78,19 +79,20 @@ pub async fn release(
     clusters: &[String],
     holder: &str,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM collector_leases WHERE holder = $1 AND cluster = ANY($2)")
-        .bind(holder)
-        .bind(clusters)
-        .execute(conn)
-        .await?;
+    sqlx::query!(
+        "DELETE FROM collector_leases WHERE holder = $1 AND cluster = ANY($2)",
+        holder,
+        clusters,
+    )
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
 /// Removes the heartbeat at shutdown so the others rebalance at once.
 #[tracing::instrument(skip_all)]
 pub async fn retire(conn: &mut PgConnection, holder: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM collector_heartbeats WHERE holder = $1")
-        .bind(holder)
+    sqlx::query!("DELETE FROM collector_heartbeats WHERE holder = $1", holder)
         .execute(conn)
         .await?;
     Ok(())

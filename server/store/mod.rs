@@ -1,6 +1,11 @@
 //! Postgres: current state of every object, the history of state transitions, clusters and
 //! their freshness, the roll-ups the pages read, and the alerts, their outbox and silences. Helpers take `&mut PgConnection` so they
 //! compose inside one transaction.
+//!
+//! Every query is a `sqlx::query!`-family macro, checked at compile time against `.sqlx/`
+//! (`scripts/sqlx-prepare` rewrites it). The macros expect `&[String]` for a `text[]`
+//! parameter: a column of borrowed text is passed as `column as Vec<&str>`, which skips that
+//! one check (Postgres still checks the type).
 
 pub mod alerts;
 mod clusters;
@@ -105,7 +110,7 @@ impl Store {
     pub async fn migrate(&self) -> Result<(), StoreError> {
         let failed = |e: sqlx::Error| StoreError::Migrate(e.to_string());
         let mut conn = self.pool.acquire().await.map_err(failed)?;
-        sqlx::query("SET statement_timeout = 0")
+        sqlx::query!("SET statement_timeout = 0")
             .execute(&mut *conn)
             .await
             .map_err(failed)?;
@@ -113,7 +118,7 @@ impl Store {
             .run(&mut *conn)
             .await
             .map_err(|e| StoreError::Migrate(e.to_string()));
-        let _ = sqlx::query("RESET statement_timeout")
+        let _ = sqlx::query!("RESET statement_timeout")
             .execute(&mut *conn)
             .await;
         migrated
@@ -125,7 +130,7 @@ impl Store {
     /// maximum, one direct connection at a time asks the server: the total never exceeds the
     /// pool's maximum, however many probes arrive (it used to open one per probe).
     pub async fn check(&self, within: Duration) -> Result<(), String> {
-        let query = sqlx::query("SELECT 1").execute(&self.pool);
+        let query = sqlx::query_scalar!(r#"SELECT 1 AS "one!""#).fetch_one(&self.pool);
         match tokio::time::timeout(within, query).await {
             Ok(Ok(_)) => return Ok(()),
             Ok(Err(sqlx::Error::PoolTimedOut)) | Err(_) => {}

@@ -1,6 +1,7 @@
 //! Object state and transition history, written in batches: one statement per table per batch.
 
-use crate::health::ObjectEdge;
+use crate::health::{ObjectEdge, State};
+use crate::model::Kind;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::PgConnection;
@@ -8,7 +9,7 @@ use sqlx::PgConnection;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ObjectKey {
     pub cluster: String,
-    pub kind: String,
+    pub kind: Kind,
     pub namespace: String,
     pub name: String,
 }
@@ -16,7 +17,7 @@ pub struct ObjectKey {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ObjectRow {
     pub key: ObjectKey,
-    pub state: String,
+    pub state: State,
     pub since: Option<DateTime<Utc>>,
     pub reason: String,
     pub message: String,
@@ -48,8 +49,8 @@ impl JsonText {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TransitionRow {
     pub key: ObjectKey,
-    pub from: Option<String>,
-    pub to: String,
+    pub from: Option<State>,
+    pub to: State,
     pub reason: String,
     pub message: String,
     pub at: DateTime<Utc>,
@@ -106,7 +107,7 @@ impl<'a> Columns<'a> {
         };
         for key in keys {
             columns.cluster.push(&key.cluster);
-            columns.kind.push(&key.kind);
+            columns.kind.push(key.kind.as_str());
             columns.namespace.push(&key.namespace);
             columns.name.push(&key.name);
         }
@@ -148,7 +149,7 @@ async fn upsert_objects(
     // `serde_json::Value`, without building one per row. Domains are a jsonb array because
     // Postgres has no ragged text[][] for UNNEST to split per row.
     let json = |column: fn(&ObjectRow) -> String| rows.iter().map(column).collect::<Vec<_>>();
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO objects (cluster, kind, namespace, name, state, since, reason, message, root_causes, body, updated_at, domains, edges)
          SELECT c, k, ns, n, s, si, r, m, rc::jsonb, b::jsonb, $11,
                 ARRAY(SELECT jsonb_array_elements_text(d::jsonb)), e::jsonb
@@ -161,20 +162,20 @@ async fn upsert_objects(
          WHERE (objects.state, objects.since, objects.reason, objects.message, objects.root_causes, objects.body, objects.domains, objects.edges)
                IS DISTINCT FROM
                (excluded.state, excluded.since, excluded.reason, excluded.message, excluded.root_causes, excluded.body, excluded.domains, excluded.edges)",
+        keys.cluster as Vec<&str>,
+        keys.kind as Vec<&str>,
+        keys.namespace as Vec<&str>,
+        keys.name as Vec<&str>,
+        rows.iter().map(|r| r.state.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        rows.iter().map(|r| r.since).collect::<Vec<_>>() as Vec<Option<DateTime<Utc>>>,
+        rows.iter().map(|r| r.reason.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        rows.iter().map(|r| r.message.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        &json(|r| JsonText::of(&r.root_causes).0),
+        rows.iter().map(|r| r.body.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        now,
+        &json(|r| JsonText::of(&r.domains).0),
+        &json(|r| JsonText::of(&r.edges).0),
     )
-    .bind(keys.cluster)
-    .bind(keys.kind)
-    .bind(keys.namespace)
-    .bind(keys.name)
-    .bind(rows.iter().map(|r| r.state.as_str()).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| r.since).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| r.reason.as_str()).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| r.message.as_str()).collect::<Vec<_>>())
-    .bind(json(|r| JsonText::of(&r.root_causes).0))
-    .bind(rows.iter().map(|r| r.body.as_str()).collect::<Vec<_>>())
-    .bind(now)
-    .bind(json(|r| JsonText::of(&r.domains).0))
-    .bind(json(|r| JsonText::of(&r.edges).0))
     .execute(&mut *conn)
     .await?;
     Ok(())
@@ -182,14 +183,14 @@ async fn upsert_objects(
 
 async fn delete_objects(conn: &mut PgConnection, keys: &[ObjectKey]) -> Result<(), sqlx::Error> {
     let columns = Columns::of(keys.iter());
-    sqlx::query(
+    sqlx::query!(
         "DELETE FROM objects o USING UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) AS t(c, k, ns, n)
          WHERE o.cluster = t.c AND o.kind = t.k AND o.namespace = t.ns AND o.name = t.n",
+        columns.cluster as Vec<&str>,
+        columns.kind as Vec<&str>,
+        columns.namespace as Vec<&str>,
+        columns.name as Vec<&str>,
     )
-    .bind(columns.cluster)
-    .bind(columns.kind)
-    .bind(columns.namespace)
-    .bind(columns.name)
     .execute(&mut *conn)
     .await?;
     Ok(())
@@ -200,20 +201,20 @@ async fn insert_transitions(
     rows: &[TransitionRow],
 ) -> Result<(), sqlx::Error> {
     let keys = Columns::of(rows.iter().map(|r| &r.key));
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO transitions (cluster, kind, namespace, name, from_state, to_state, reason, message, at)
          SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
                               $7::text[], $8::text[], $9::timestamptz[])",
+        keys.cluster as Vec<&str>,
+        keys.kind as Vec<&str>,
+        keys.namespace as Vec<&str>,
+        keys.name as Vec<&str>,
+        rows.iter().map(|r| r.from.map(State::as_str)).collect::<Vec<_>>() as Vec<Option<&str>>,
+        rows.iter().map(|r| r.to.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        rows.iter().map(|r| r.reason.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        rows.iter().map(|r| r.message.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        &rows.iter().map(|r| r.at).collect::<Vec<_>>(),
     )
-    .bind(keys.cluster)
-    .bind(keys.kind)
-    .bind(keys.namespace)
-    .bind(keys.name)
-    .bind(rows.iter().map(|r| r.from.as_deref()).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| r.to.as_str()).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| r.reason.as_str()).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| r.message.as_str()).collect::<Vec<_>>())
-    .bind(rows.iter().map(|r| r.at).collect::<Vec<_>>())
     .execute(&mut *conn)
     .await?;
     Ok(())

@@ -18,16 +18,16 @@ pub async fn enqueue(
     send: bool,
 ) -> Result<(), sqlx::Error> {
     let payload = serde_json::to_value(notice).map_err(|e| sqlx::Error::Encode(e.into()))?;
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO alert_outbox (alert_id, sink, event, payload, status, next_attempt_at, created_at)
          VALUES ($1, $2, $3, $4, $5, LEAST($6, now()), $6)",
+        notice.alert_id,
+        sink,
+        notice.event.as_str(),
+        payload,
+        if send { "pending" } else { "silenced" },
+        notice.at,
     )
-    .bind(notice.alert_id)
-    .bind(sink)
-    .bind(notice.event.as_str())
-    .bind(payload)
-    .bind(if send { "pending" } else { "silenced" })
-    .bind(notice.at)
     .execute(conn)
     .await?;
     Ok(())
@@ -36,13 +36,15 @@ pub async fn enqueue(
 /// Notifications waiting to be delivered (due now or retrying later).
 #[tracing::instrument(skip_all)]
 pub async fn pending(pool: &sqlx::PgPool) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar("SELECT count(*) FROM alert_outbox WHERE status = 'pending'")
-        .fetch_one(pool)
-        .await
+    sqlx::query_scalar!(
+        r#"SELECT count(*) AS "pending!" FROM alert_outbox WHERE status = 'pending'"#
+    )
+    .fetch_one(pool)
+    .await
 }
 
 /// A claimed notification: no other worker takes it until the claim expires.
-#[derive(Debug, sqlx::FromRow)]
+#[derive(Debug)]
 pub struct Claimed {
     pub id: i64,
     pub sink: String,
@@ -72,7 +74,8 @@ pub async fn claim(
     sink: &str,
     lease: Duration,
 ) -> Result<Option<Claimed>, sqlx::Error> {
-    sqlx::query_as(
+    sqlx::query_as!(
+        Claimed,
         "WITH next AS (
              SELECT o.id FROM alert_outbox o
              WHERE o.sink = $1 AND o.status = 'pending' AND o.next_attempt_at <= now()
@@ -91,9 +94,9 @@ pub async fn claim(
          )
          SELECT c.id, c.sink, c.payload, c.attempts, c.claims, a.slack_channel, a.slack_ts
          FROM claimed c JOIN alerts a ON a.id = c.alert_id",
+        sink,
+        millis(lease),
     )
-    .bind(sink)
-    .bind(millis(lease))
     .fetch_optional(pool)
     .await
 }
@@ -105,13 +108,13 @@ pub async fn mark_delivered(
     conn: &mut PgConnection,
     claimed: &Claimed,
 ) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query(
+    let done = sqlx::query!(
         "UPDATE alert_outbox SET status = 'delivered', attempts = attempts + 1,
              delivered_at = clock_timestamp(), last_error = NULL, claimed_until = NULL
          WHERE id = $1 AND claims = $2 AND status = 'pending'",
+        claimed.id,
+        claimed.claims,
     )
-    .bind(claimed.id)
-    .bind(claimed.claims)
     .execute(conn)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -125,12 +128,14 @@ pub async fn remember_slack_message(
     channel: &str,
     ts: &str,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE alerts SET slack_channel = $2, slack_ts = $3 WHERE id = $1")
-        .bind(alert_id)
-        .bind(channel)
-        .bind(ts)
-        .execute(conn)
-        .await?;
+    sqlx::query!(
+        "UPDATE alerts SET slack_channel = $2, slack_ts = $3 WHERE id = $1",
+        alert_id,
+        channel,
+        ts,
+    )
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
@@ -144,20 +149,21 @@ pub async fn reschedule(
     wait: Duration,
     error: &str,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    sqlx::query!(
         "UPDATE alert_outbox SET attempts = attempts + 1, claimed_until = NULL,
              next_attempt_at = clock_timestamp() + $2 * interval '1 millisecond', last_error = $3
          WHERE id = $1 AND claims = $4 AND status = 'pending'",
+        claimed.id,
+        millis(wait),
+        error,
+        claimed.claims,
     )
-    .bind(claimed.id)
-    .bind(millis(wait))
-    .bind(error)
-    .bind(claimed.claims)
     .execute(pool)
     .await?;
     Ok(())
 }
 
-fn millis(duration: Duration) -> i64 {
-    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
+/// Milliseconds as the `$n * interval '1 millisecond'` arithmetic takes them (float8).
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
 }

@@ -25,15 +25,15 @@ impl Store {
         &self,
         cluster: Option<&str>,
     ) -> Result<Vec<(ObjectId, DateTime<Utc>)>, sqlx::Error> {
-        let rows: Vec<(String, DateTime<Utc>)> = sqlx::query_as(
+        let rows = sqlx::query!(
             "SELECT id, since FROM seen_in_progress WHERE $1::text IS NULL OR cluster = $1",
+            cluster,
         )
-        .bind(cluster)
         .fetch_all(self.pool())
         .await?;
         Ok(rows
             .into_iter()
-            .map(|(id, since)| (ObjectId(id), since))
+            .map(|row| (ObjectId(row.id), row.since))
             .collect())
     }
 }
@@ -44,10 +44,12 @@ pub async fn write_seen_in_progress(
 ) -> Result<(), sqlx::Error> {
     if !changes.deletes.is_empty() {
         let ids: Vec<&str> = changes.deletes.iter().map(ObjectId::as_str).collect();
-        sqlx::query("DELETE FROM seen_in_progress WHERE id = ANY($1::text[])")
-            .bind(ids)
-            .execute(&mut *conn)
-            .await?;
+        sqlx::query!(
+            "DELETE FROM seen_in_progress WHERE id = ANY($1::text[])",
+            ids as Vec<&str>
+        )
+        .execute(&mut *conn)
+        .await?;
     }
     if !changes.upserts.is_empty() {
         let ids: Vec<&str> = changes.upserts.iter().map(|(id, _)| id.as_str()).collect();
@@ -57,14 +59,14 @@ pub async fn write_seen_in_progress(
             .map(|(id, _)| id.parts().map_or("", |(cluster, ..)| cluster))
             .collect();
         let since: Vec<DateTime<Utc>> = changes.upserts.iter().map(|&(_, s)| s).collect();
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO seen_in_progress (id, cluster, since)
              SELECT * FROM UNNEST($1::text[], $2::text[], $3::timestamptz[])
              ON CONFLICT (id) DO UPDATE SET since = excluded.since",
+            ids as Vec<&str>,
+            clusters as Vec<&str>,
+            &since,
         )
-        .bind(ids)
-        .bind(clusters)
-        .bind(since)
         .execute(&mut *conn)
         .await?;
     }

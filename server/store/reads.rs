@@ -1,15 +1,14 @@
 //! The queries the web and the API read. Every filter is a bind parameter; nothing is
 //! formatted into SQL.
 
-use super::decode::{Stored, object_id};
+use super::decode::{Key, Stored};
+use super::rollups::{StoredDomain, StoredRootCause};
 use super::{ClusterRow, DomainRow, ObjectKey, RootCauseRow, Store};
 use crate::health::{ObjectEdge, State};
 use crate::model::{Kind, ObjectId};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sqlx::postgres::PgRow;
 use sqlx::types::Json;
-use sqlx::{FromRow, Row};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ObjectRecord {
@@ -35,33 +34,58 @@ impl ObjectRecord {
     }
 }
 
-impl FromRow<'_, PgRow> for ObjectRecord {
-    fn from_row(row: &PgRow) -> Result<Self, sqlx::Error> {
-        let stored = Stored {
-            table: "objects",
-            row,
-            id: object_id,
-        };
+/// An `objects` row as the query macros read it, before its kind and state are read as the
+/// engine's (a bad one names the row).
+pub(super) struct StoredObject {
+    pub cluster: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub state: String,
+    pub since: Option<DateTime<Utc>>,
+    pub reason: String,
+    pub message: String,
+    pub root_causes: Value,
+    pub domains: Vec<String>,
+    pub body: Value,
+    pub updated_at: DateTime<Utc>,
+    pub edges: Json<Vec<ObjectEdge>>,
+}
+
+impl TryFrom<StoredObject> for ObjectRecord {
+    type Error = sqlx::Error;
+
+    fn try_from(row: StoredObject) -> Result<ObjectRecord, sqlx::Error> {
+        let stored = Stored::new(
+            "objects",
+            Key([&row.cluster, &row.kind, &row.namespace, &row.name]),
+        );
+        let kind = stored.parsed("kind", &row.kind)?;
+        let state = stored.parsed("state", &row.state)?;
         Ok(ObjectRecord {
-            cluster: row.try_get("cluster")?,
-            kind: stored.parsed("kind")?,
-            namespace: row.try_get("namespace")?,
-            name: row.try_get("name")?,
-            state: stored.parsed("state")?,
-            since: row.try_get("since")?,
-            reason: row.try_get("reason")?,
-            message: row.try_get("message")?,
-            root_causes: row.try_get("root_causes")?,
-            domains: row.try_get("domains")?,
-            body: row.try_get("body")?,
-            updated_at: row.try_get("updated_at")?,
-            edges: row.try_get("edges")?,
+            kind,
+            state,
+            cluster: row.cluster,
+            namespace: row.namespace,
+            name: row.name,
+            since: row.since,
+            reason: row.reason,
+            message: row.message,
+            root_causes: row.root_causes,
+            domains: row.domains,
+            body: row.body,
+            updated_at: row.updated_at,
+            edges: row.edges,
         })
     }
 }
 
-/// The columns of an `ObjectRecord`, in order.
-pub(super) const OBJECT_COLUMNS: &str = "cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges";
+/// Reads stored rows as their typed records; the first bad one fails the read.
+pub(super) fn typed<S, T: TryFrom<S, Error = sqlx::Error>>(
+    rows: Vec<S>,
+) -> Result<Vec<T>, sqlx::Error> {
+    rows.into_iter().map(T::try_from).collect()
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct TransitionRecord {
@@ -72,22 +96,26 @@ pub struct TransitionRecord {
     pub at: DateTime<Utc>,
 }
 
-impl FromRow<'_, PgRow> for TransitionRecord {
-    fn from_row(row: &PgRow) -> Result<Self, sqlx::Error> {
-        let stored = Stored {
-            table: "transitions",
-            row,
-            id: |row: &PgRow| {
-                row.try_get::<i64, _>("id")
-                    .map_or_else(|_| "?".to_string(), |id| id.to_string())
-            },
-        };
+struct StoredTransition {
+    id: i64,
+    from_state: Option<String>,
+    to_state: String,
+    reason: String,
+    message: String,
+    at: DateTime<Utc>,
+}
+
+impl TryFrom<StoredTransition> for TransitionRecord {
+    type Error = sqlx::Error;
+
+    fn try_from(row: StoredTransition) -> Result<TransitionRecord, sqlx::Error> {
+        let stored = Stored::new("transitions", row.id);
         Ok(TransitionRecord {
-            from_state: stored.parsed_optional("from_state")?,
-            to_state: stored.parsed("to_state")?,
-            reason: row.try_get("reason")?,
-            message: row.try_get("message")?,
-            at: row.try_get("at")?,
+            from_state: stored.parsed_optional("from_state", row.from_state.as_deref())?,
+            to_state: stored.parsed("to_state", &row.to_state)?,
+            reason: row.reason,
+            message: row.message,
+            at: row.at,
         })
     }
 }
@@ -119,79 +147,98 @@ pub struct ObjectPage {
 
 impl Store {
     pub async fn clusters(&self) -> Result<Vec<ClusterRow>, sqlx::Error> {
-        sqlx::query_as("SELECT name, labels, last_good, error, kind_errors, state_counts, controllers, updated_at FROM clusters ORDER BY name")
-            .fetch_all(self.pool())
-            .await
+        sqlx::query_as!(
+            ClusterRow,
+            "SELECT name, labels, last_good, error, kind_errors, state_counts, controllers, updated_at FROM clusters ORDER BY name"
+        )
+        .fetch_all(self.pool())
+        .await
     }
 
     pub async fn domain_verdicts(&self) -> Result<Vec<DomainRow>, sqlx::Error> {
-        sqlx::query_as(
+        let rows = sqlx::query_as!(
+            StoredDomain,
             "SELECT domain, cluster, version, state, fully_healthy, objects, healthy, blockers
-             FROM domain_verdicts ORDER BY domain, cluster",
+             FROM domain_verdicts ORDER BY domain, cluster"
         )
         .fetch_all(self.pool())
-        .await
+        .await?;
+        typed(rows)
     }
 
     pub async fn root_causes(&self) -> Result<Vec<RootCauseRow>, sqlx::Error> {
-        sqlx::query_as(
+        let rows = sqlx::query_as!(
+            StoredRootCause,
             "SELECT id, cluster, state, since, reason, message, affected FROM root_causes
-             ORDER BY jsonb_array_length(affected) DESC, id",
+             ORDER BY jsonb_array_length(affected) DESC, id"
         )
         .fetch_all(self.pool())
-        .await
+        .await?;
+        typed(rows)
     }
 
     pub async fn objects(&self, filter: &ObjectFilter) -> Result<ObjectPage, sqlx::Error> {
-        const WHERE: &str = "($1::text IS NULL OR cluster = $1) AND ($2::text IS NULL OR kind = $2)
-             AND ($3::text IS NULL OR namespace = $3) AND ($4::text IS NULL OR state = $4)
-             AND ($5::text IS NULL OR strpos(lower(name), lower($5)) > 0)
-             AND ($6::text IS NULL OR domains @> ARRAY[$6]) AND ($7::text[] IS NULL OR cluster = ANY($7))
-             AND ($8::text[] IS NULL OR state = ANY($8))";
-        let query = format!(
-            "SELECT {OBJECT_COLUMNS} FROM objects WHERE {WHERE}
-             ORDER BY cluster, kind, namespace, name LIMIT $9 OFFSET $10"
-        );
-        let items = sqlx::query_as(sqlx::AssertSqlSafe(query))
-            .bind(&filter.cluster)
-            .bind(&filter.kind)
-            .bind(&filter.namespace)
-            .bind(&filter.state)
-            .bind(&filter.query)
-            .bind(&filter.domain)
-            .bind(&filter.clusters)
-            .bind(&filter.states)
-            .bind(filter.limit)
-            .bind(filter.offset)
-            .fetch_all(self.pool())
-            .await?;
-        let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "SELECT count(*) FROM objects WHERE {WHERE}"
-        )))
-        .bind(&filter.cluster)
-        .bind(&filter.kind)
-        .bind(&filter.namespace)
-        .bind(&filter.state)
-        .bind(&filter.query)
-        .bind(&filter.domain)
-        .bind(&filter.clusters)
-        .bind(&filter.states)
+        let rows = sqlx::query_as!(
+            StoredObject,
+            r#"SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges AS "edges: Json<Vec<ObjectEdge>>"
+             FROM objects
+             WHERE ($1::text IS NULL OR cluster = $1) AND ($2::text IS NULL OR kind = $2)
+               AND ($3::text IS NULL OR namespace = $3) AND ($4::text IS NULL OR state = $4)
+               AND ($5::text IS NULL OR strpos(lower(name), lower($5)) > 0)
+               AND ($6::text IS NULL OR domains @> ARRAY[$6]) AND ($7::text[] IS NULL OR cluster = ANY($7))
+               AND ($8::text[] IS NULL OR state = ANY($8))
+             ORDER BY cluster, kind, namespace, name LIMIT $9 OFFSET $10"#,
+            filter.cluster,
+            filter.kind,
+            filter.namespace,
+            filter.state,
+            filter.query,
+            filter.domain,
+            filter.clusters.as_deref(),
+            filter.states.as_deref(),
+            filter.limit,
+            filter.offset,
+        )
+        .fetch_all(self.pool())
+        .await?;
+        let total = sqlx::query_scalar!(
+            r#"SELECT count(*) AS "total!" FROM objects
+             WHERE ($1::text IS NULL OR cluster = $1) AND ($2::text IS NULL OR kind = $2)
+               AND ($3::text IS NULL OR namespace = $3) AND ($4::text IS NULL OR state = $4)
+               AND ($5::text IS NULL OR strpos(lower(name), lower($5)) > 0)
+               AND ($6::text IS NULL OR domains @> ARRAY[$6]) AND ($7::text[] IS NULL OR cluster = ANY($7))
+               AND ($8::text[] IS NULL OR state = ANY($8))"#,
+            filter.cluster,
+            filter.kind,
+            filter.namespace,
+            filter.state,
+            filter.query,
+            filter.domain,
+            filter.clusters.as_deref(),
+            filter.states.as_deref(),
+        )
         .fetch_one(self.pool())
         .await?;
-        Ok(ObjectPage { items, total })
+        Ok(ObjectPage {
+            items: typed(rows)?,
+            total,
+        })
     }
 
     pub async fn object(&self, key: &ObjectKey) -> Result<Option<ObjectRecord>, sqlx::Error> {
-        sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT {OBJECT_COLUMNS} FROM objects
-             WHERE cluster = $1 AND kind = $2 AND namespace = $3 AND name = $4"
-        )))
-        .bind(&key.cluster)
-        .bind(&key.kind)
-        .bind(&key.namespace)
-        .bind(&key.name)
+        let row = sqlx::query_as!(
+            StoredObject,
+            r#"SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges AS "edges: Json<Vec<ObjectEdge>>"
+             FROM objects
+             WHERE cluster = $1 AND kind = $2 AND namespace = $3 AND name = $4"#,
+            key.cluster,
+            key.kind.as_str(),
+            key.namespace,
+            key.name,
+        )
         .fetch_optional(self.pool())
-        .await
+        .await?;
+        row.map(ObjectRecord::try_from).transpose()
     }
 
     /// Newest first.
@@ -200,65 +247,78 @@ impl Store {
         key: &ObjectKey,
         limit: i64,
     ) -> Result<Vec<TransitionRecord>, sqlx::Error> {
-        sqlx::query_as(
+        let rows = sqlx::query_as!(
+            StoredTransition,
             "SELECT id, from_state, to_state, reason, message, at FROM transitions
              WHERE cluster = $1 AND kind = $2 AND namespace = $3 AND name = $4
              ORDER BY at DESC, id DESC LIMIT $5",
+            key.cluster,
+            key.kind.as_str(),
+            key.namespace,
+            key.name,
+            limit,
         )
-        .bind(&key.cluster)
-        .bind(&key.kind)
-        .bind(&key.namespace)
-        .bind(&key.name)
-        .bind(limit)
         .fetch_all(self.pool())
-        .await
+        .await?;
+        typed(rows)
     }
 
     pub async fn cluster(&self, name: &str) -> Result<Option<ClusterRow>, sqlx::Error> {
-        sqlx::query_as("SELECT name, labels, last_good, error, kind_errors, state_counts, controllers, updated_at FROM clusters WHERE name = $1")
-            .bind(name)
-            .fetch_optional(self.pool())
-            .await
+        sqlx::query_as!(
+            ClusterRow,
+            "SELECT name, labels, last_good, error, kind_errors, state_counts, controllers, updated_at FROM clusters WHERE name = $1",
+            name,
+        )
+        .fetch_optional(self.pool())
+        .await
     }
 
     pub async fn domain_verdicts_of(&self, domain: &str) -> Result<Vec<DomainRow>, sqlx::Error> {
-        sqlx::query_as(
+        let rows = sqlx::query_as!(
+            StoredDomain,
             "SELECT domain, cluster, version, state, fully_healthy, objects, healthy, blockers
              FROM domain_verdicts WHERE domain = $1 ORDER BY cluster",
+            domain,
         )
-        .bind(domain)
         .fetch_all(self.pool())
-        .await
+        .await?;
+        typed(rows)
     }
 
     pub async fn root_causes_by_ids(
         &self,
         ids: &[String],
     ) -> Result<Vec<RootCauseRow>, sqlx::Error> {
-        sqlx::query_as(
+        let rows = sqlx::query_as!(
+            StoredRootCause,
             "SELECT id, cluster, state, since, reason, message, affected FROM root_causes
              WHERE id = ANY($1) ORDER BY id",
+            ids,
         )
-        .bind(ids)
         .fetch_all(self.pool())
-        .await
+        .await?;
+        typed(rows)
     }
 
     /// The objects with these ids (`cluster/Kind/namespace/name`); unknown ids are skipped.
     pub async fn objects_by_ids(&self, ids: &[String]) -> Result<Vec<ObjectRecord>, sqlx::Error> {
         let keys: Vec<ObjectKey> = ids.iter().filter_map(|id| key_of_id(id)).collect();
-        sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT {OBJECT_COLUMNS} FROM objects o
+        let column = |part: fn(&ObjectKey) -> &str| keys.iter().map(part).collect::<Vec<_>>();
+        let rows = sqlx::query_as!(
+            StoredObject,
+            r#"SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges AS "edges: Json<Vec<ObjectEdge>>"
+             FROM objects o
              JOIN UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) AS t(c, k, ns, n)
                ON o.cluster = t.c AND o.kind = t.k AND o.namespace = t.ns AND o.name = t.n
-             ORDER BY cluster, kind, namespace, name"
-        )))
-        .bind(keys.iter().map(|k| k.cluster.clone()).collect::<Vec<_>>())
-        .bind(keys.iter().map(|k| k.kind.clone()).collect::<Vec<_>>())
-        .bind(keys.iter().map(|k| k.namespace.clone()).collect::<Vec<_>>())
-        .bind(keys.iter().map(|k| k.name.clone()).collect::<Vec<_>>())
+             ORDER BY cluster, kind, namespace, name"#,
+            column(|k| &k.cluster) as Vec<&str>,
+            column(|k| k.kind.as_str()) as Vec<&str>,
+            column(|k| &k.namespace) as Vec<&str>,
+            column(|k| &k.name) as Vec<&str>,
+        )
         .fetch_all(self.pool())
-        .await
+        .await?;
+        typed(rows)
     }
 
     /// One cluster's objects of these kinds (the Flux objects and controllers for its page).
@@ -267,24 +327,47 @@ impl Store {
         cluster: &str,
         kinds: &[&str],
     ) -> Result<Vec<ObjectRecord>, sqlx::Error> {
-        sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT {OBJECT_COLUMNS} FROM objects WHERE cluster = $1 AND kind = ANY($2)
-             ORDER BY kind, namespace, name"
-        )))
-        .bind(cluster)
-        .bind(kinds)
+        let rows = sqlx::query_as!(
+            StoredObject,
+            r#"SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges AS "edges: Json<Vec<ObjectEdge>>"
+             FROM objects WHERE cluster = $1 AND kind = ANY($2)
+             ORDER BY kind, namespace, name"#,
+            cluster,
+            kinds as &[&str],
+        )
         .fetch_all(self.pool())
-        .await
+        .await?;
+        typed(rows)
     }
 }
 
-/// Splits `cluster/Kind/namespace/name` into a key.
+/// Splits `cluster/Kind/namespace/name` into a key; None when it has not four parts or the
+/// kind is not one fleetglass writes, spelled as it writes it (no such object is stored).
 pub fn key_of_id(id: &str) -> Option<ObjectKey> {
     let (cluster, kind, namespace, name) = ObjectId::split(id)?;
+    let kind = kind.parse::<Kind>().ok().filter(|k| k.as_str() == kind)?;
     Some(ObjectKey {
         cluster: cluster.to_string(),
-        kind: kind.to_string(),
+        kind,
         namespace: namespace.to_string(),
         name: name.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_is_a_key_only_with_its_kind_spelled_as_fleetglass_writes_it() {
+        let key = key_of_id("c/HelmRelease/apps/a/b").expect("a key");
+        assert_eq!(
+            (key.cluster.as_str(), key.kind, key.namespace.as_str()),
+            ("c", Kind::HelmRelease, "apps")
+        );
+        assert_eq!(key.name, "a/b", "the name is the rest, slashes and all");
+        assert_eq!(key_of_id("c/helmrelease/apps/a"), None);
+        assert_eq!(key_of_id("c/Widget/apps/a"), None);
+        assert_eq!(key_of_id("c/HelmRelease/a"), None);
+    }
 }

@@ -10,8 +10,7 @@ pub async fn delete_transitions_before(
     conn: &mut PgConnection,
     before: DateTime<Utc>,
 ) -> Result<u64, sqlx::Error> {
-    let done = sqlx::query("DELETE FROM transitions WHERE at < $1")
-        .bind(before)
+    let done = sqlx::query!("DELETE FROM transitions WHERE at < $1", before)
         .execute(conn)
         .await?;
     Ok(done.rows_affected())
@@ -23,9 +22,11 @@ pub async fn delete_resolved_before(
     conn: &mut PgConnection,
     before: DateTime<Utc>,
 ) -> Result<u64, sqlx::Error> {
-    let done = sqlx::query("DELETE FROM resolved_root_causes WHERE resolved_at < $1")
-        .bind(before)
-        .execute(conn)
-        .await?;
+    let done = sqlx::query!(
+        "DELETE FROM resolved_root_causes WHERE resolved_at < $1",
+        before
+    )
+    .execute(conn)
+    .await?;
     Ok(done.rows_affected())
 }

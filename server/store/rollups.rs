@@ -1,15 +1,15 @@
 //! Root causes and domain verdicts, replaced per cluster on every evaluation that changed them.
 
-use super::decode::{Stored, text};
+use super::decode::{Key, Stored};
 use crate::health::State;
+use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sqlx::postgres::PgRow;
-use sqlx::{FromRow, PgConnection, Row};
+use sqlx::PgConnection;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RootCauseRow {
-    pub id: String,
+    pub id: ObjectId,
     pub cluster: String,
     pub state: State,
     pub since: Option<DateTime<Utc>>,
@@ -30,41 +30,61 @@ pub struct DomainRow {
     pub blockers: Value,
 }
 
-impl FromRow<'_, PgRow> for RootCauseRow {
-    fn from_row(row: &PgRow) -> Result<Self, sqlx::Error> {
-        let stored = Stored {
-            table: "root_causes",
-            row,
-            id: |row: &PgRow| text(row, "id"),
-        };
+/// A `root_causes` row as stored, before its state is read as the engine's.
+pub(super) struct StoredRootCause {
+    pub id: String,
+    pub cluster: String,
+    pub state: String,
+    pub since: Option<DateTime<Utc>>,
+    pub reason: String,
+    pub message: String,
+    pub affected: Value,
+}
+
+impl TryFrom<StoredRootCause> for RootCauseRow {
+    type Error = sqlx::Error;
+
+    fn try_from(row: StoredRootCause) -> Result<RootCauseRow, sqlx::Error> {
+        let stored = Stored::new("root_causes", &row.id);
         Ok(RootCauseRow {
-            id: row.try_get("id")?,
-            cluster: row.try_get("cluster")?,
-            state: stored.parsed("state")?,
-            since: row.try_get("since")?,
-            reason: row.try_get("reason")?,
-            message: row.try_get("message")?,
-            affected: row.try_get("affected")?,
+            id: stored.parsed("id", &row.id)?,
+            state: stored.parsed("state", &row.state)?,
+            cluster: row.cluster,
+            since: row.since,
+            reason: row.reason,
+            message: row.message,
+            affected: row.affected,
         })
     }
 }
 
-impl FromRow<'_, PgRow> for DomainRow {
-    fn from_row(row: &PgRow) -> Result<Self, sqlx::Error> {
-        let stored = Stored {
-            table: "domain_verdicts",
-            row,
-            id: |row: &PgRow| format!("{}/{}", text(row, "domain"), text(row, "cluster")),
-        };
+/// A `domain_verdicts` row as stored, before its state is read as the engine's.
+pub(super) struct StoredDomain {
+    pub domain: String,
+    pub cluster: String,
+    pub version: Option<String>,
+    pub state: String,
+    pub fully_healthy: bool,
+    pub objects: i32,
+    pub healthy: i32,
+    pub blockers: Value,
+}
+
+impl TryFrom<StoredDomain> for DomainRow {
+    type Error = sqlx::Error;
+
+    fn try_from(row: StoredDomain) -> Result<DomainRow, sqlx::Error> {
+        let state = Stored::new("domain_verdicts", Key([&row.domain, &row.cluster]))
+            .parsed("state", &row.state)?;
         Ok(DomainRow {
-            domain: row.try_get("domain")?,
-            cluster: row.try_get("cluster")?,
-            version: row.try_get("version")?,
-            state: stored.parsed("state")?,
-            fully_healthy: row.try_get("fully_healthy")?,
-            objects: row.try_get("objects")?,
-            healthy: row.try_get("healthy")?,
-            blockers: row.try_get("blockers")?,
+            state,
+            domain: row.domain,
+            cluster: row.cluster,
+            version: row.version,
+            fully_healthy: row.fully_healthy,
+            objects: row.objects,
+            healthy: row.healthy,
+            blockers: row.blockers,
         })
     }
 }
@@ -81,54 +101,54 @@ pub async fn replace_rollups(
     domains: &[DomainRow],
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    let still: Vec<String> = causes.iter().map(|r| r.id.clone()).collect();
+    let still: Vec<String> = causes.iter().map(|r| r.id.0.clone()).collect();
     super::incident_history::record_resolved(&mut *conn, clusters, &still, now).await?;
-    sqlx::query("DELETE FROM root_causes WHERE cluster = ANY($1)")
-        .bind(clusters)
+    sqlx::query!("DELETE FROM root_causes WHERE cluster = ANY($1)", clusters)
         .execute(&mut *conn)
         .await?;
-    sqlx::query("DELETE FROM domain_verdicts WHERE cluster = ANY($1)")
-        .bind(clusters)
-        .execute(&mut *conn)
-        .await?;
+    sqlx::query!(
+        "DELETE FROM domain_verdicts WHERE cluster = ANY($1)",
+        clusters
+    )
+    .execute(&mut *conn)
+    .await?;
     if !causes.is_empty() {
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO root_causes (id, cluster, state, since, reason, message, affected, updated_at)
              SELECT i, c, s, si, r, m, a, $8 FROM UNNEST($1::text[], $2::text[], $3::text[], $4::timestamptz[],
                                                       $5::text[], $6::text[], $7::jsonb[]) AS t(i, c, s, si, r, m, a)",
+            causes.iter().map(|r| r.id.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            causes.iter().map(|r| r.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            causes.iter().map(|r| r.state.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            causes.iter().map(|r| r.since).collect::<Vec<_>>() as Vec<Option<DateTime<Utc>>>,
+            causes.iter().map(|r| r.reason.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            causes.iter().map(|r| r.message.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            causes.iter().map(|r| &r.affected).collect::<Vec<_>>() as Vec<&Value>,
+            now,
         )
-        .bind(causes.iter().map(|r| r.id.clone()).collect::<Vec<_>>())
-        .bind(causes.iter().map(|r| r.cluster.clone()).collect::<Vec<_>>())
-        .bind(causes.iter().map(|r| r.state.as_str()).collect::<Vec<_>>())
-        .bind(causes.iter().map(|r| r.since).collect::<Vec<_>>())
-        .bind(causes.iter().map(|r| r.reason.clone()).collect::<Vec<_>>())
-        .bind(causes.iter().map(|r| r.message.clone()).collect::<Vec<_>>())
-        .bind(causes.iter().map(|r| r.affected.clone()).collect::<Vec<_>>())
-        .bind(now)
         .execute(&mut *conn)
         .await?;
     }
     if !domains.is_empty() {
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO domain_verdicts (domain, cluster, version, state, fully_healthy, objects, healthy, blockers, updated_at)
              SELECT d, c, v, s, f, o, h, b, $9 FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::bool[],
                                                          $6::int4[], $7::int4[], $8::jsonb[]) AS t(d, c, v, s, f, o, h, b)",
+            domains.iter().map(|r| r.domain.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            domains.iter().map(|r| r.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            domains.iter().map(|r| r.version.as_deref()).collect::<Vec<_>>() as Vec<Option<&str>>,
+            domains.iter().map(|r| r.state.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            &domains.iter().map(|r| r.fully_healthy).collect::<Vec<_>>(),
+            &domains.iter().map(|r| r.objects).collect::<Vec<_>>(),
+            &domains.iter().map(|r| r.healthy).collect::<Vec<_>>(),
+            domains.iter().map(|r| &r.blockers).collect::<Vec<_>>() as Vec<&Value>,
+            now,
         )
-        .bind(domains.iter().map(|r| r.domain.clone()).collect::<Vec<_>>())
-        .bind(domains.iter().map(|r| r.cluster.clone()).collect::<Vec<_>>())
-        .bind(domains.iter().map(|r| r.version.clone()).collect::<Vec<_>>())
-        .bind(domains.iter().map(|r| r.state.as_str()).collect::<Vec<_>>())
-        .bind(domains.iter().map(|r| r.fully_healthy).collect::<Vec<_>>())
-        .bind(domains.iter().map(|r| r.objects).collect::<Vec<_>>())
-        .bind(domains.iter().map(|r| r.healthy).collect::<Vec<_>>())
-        .bind(domains.iter().map(|r| r.blockers.clone()).collect::<Vec<_>>())
-        .bind(now)
         .execute(&mut *conn)
         .await?;
     }
     // Delivered when the transaction commits: waiting requests in other processes look again.
-    sqlx::query("SELECT pg_notify($1, '')")
-        .bind(ROLLUPS_CHANNEL)
+    sqlx::query!("SELECT pg_notify($1, '')", ROLLUPS_CHANNEL)
         .execute(&mut *conn)
         .await?;
     Ok(())

@@ -5,8 +5,6 @@ use crate::alerts::silences::{NewSilence, Silence};
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 
-const COLUMNS: &str = "id, root_cause, domain, cluster, until, comment, created_by, created_at";
-
 #[tracing::instrument(skip_all)]
 pub async fn create(
     conn: &mut PgConnection,
@@ -14,17 +12,19 @@ pub async fn create(
     created_by: &str,
     now: DateTime<Utc>,
 ) -> Result<Silence, sqlx::Error> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+    sqlx::query_as!(
+        Silence,
         "INSERT INTO silences (root_cause, domain, cluster, until, comment, created_by, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING {COLUMNS}"
-    )))
-    .bind(&silence.root_cause)
-    .bind(&silence.domain)
-    .bind(&silence.cluster)
-    .bind(silence.until)
-    .bind(&silence.comment)
-    .bind(created_by)
-    .bind(now)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         RETURNING id, root_cause, domain, cluster, until, comment, created_by, created_at",
+        silence.root_cause,
+        silence.domain,
+        silence.cluster,
+        silence.until,
+        silence.comment,
+        created_by,
+        now,
+    )
     .fetch_one(conn)
     .await
 }
@@ -35,10 +35,12 @@ pub async fn active(
     conn: &mut PgConnection,
     now: DateTime<Utc>,
 ) -> Result<Vec<Silence>, sqlx::Error> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM silences WHERE until > $1 ORDER BY id DESC"
-    )))
-    .bind(now)
+    sqlx::query_as!(
+        Silence,
+        "SELECT id, root_cause, domain, cluster, until, comment, created_by, created_at
+         FROM silences WHERE until > $1 ORDER BY id DESC",
+        now,
+    )
     .fetch_all(conn)
     .await
 }
@@ -50,10 +52,12 @@ pub async fn expire(
     id: i64,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query("UPDATE silences SET until = $2 WHERE id = $1 AND until > $2")
-        .bind(id)
-        .bind(now)
-        .execute(conn)
-        .await?;
+    let done = sqlx::query!(
+        "UPDATE silences SET until = $2 WHERE id = $1 AND until > $2",
+        id,
+        now,
+    )
+    .execute(conn)
+    .await?;
     Ok(done.rows_affected() == 1)
 }

@@ -4,7 +4,7 @@
 
 use super::Store;
 
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SuggestedDomain {
     pub namespace: String,
     pub name: String,
@@ -21,8 +21,9 @@ const LIMIT: i64 = 12;
 impl Store {
     #[tracing::instrument(skip_all)]
     pub async fn suggested_domains(&self) -> Result<Vec<SuggestedDomain>, sqlx::Error> {
-        sqlx::query_as(
-            "WITH k AS (
+        sqlx::query_as!(
+            SuggestedDomain,
+            r#"WITH k AS (
                 SELECT cluster, namespace, name, body->'spec'->'source_ref' AS source,
                        body->'labels'->>'kustomize.toolkit.fluxcd.io/namespace' AS by_namespace,
                        body->'labels'->>'kustomize.toolkit.fluxcd.io/name' AS by_name
@@ -30,7 +31,7 @@ impl Store {
              bootstrap AS (
                 SELECT cluster, namespace, name FROM k
                 WHERE by_namespace = namespace AND by_name = name)
-             SELECT namespace, name, count(DISTINCT cluster) AS clusters,
+             SELECT namespace AS "namespace!", name AS "name!", count(DISTINCT cluster) AS "clusters!",
                     min(source->>'kind') AS source_kind,
                     min(source->>'namespace') AS source_namespace,
                     min(source->>'name') AS source_name
@@ -41,10 +42,10 @@ impl Store {
                     OR EXISTS (SELECT 1 FROM bootstrap b
                                WHERE (b.cluster, b.namespace, b.name) = (k.cluster, k.by_namespace, k.by_name)))
              GROUP BY namespace, name
-             ORDER BY clusters DESC, namespace, name
-             LIMIT $1",
+             ORDER BY count(DISTINCT cluster) DESC, namespace, name
+             LIMIT $1"#,
+            LIMIT,
         )
-        .bind(LIMIT)
         .fetch_all(self.pool())
         .await
     }

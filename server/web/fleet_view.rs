@@ -151,7 +151,7 @@ impl FleetView {
             .map(|c| CauseView {
                 state: c.state,
                 affected: serde_json::from_value(c.affected).unwrap_or_default(),
-                id: c.id,
+                id: c.id.0,
                 cluster: c.cluster,
                 since: c.since,
                 reason: c.reason,

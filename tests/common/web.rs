@@ -9,6 +9,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use fleetglass::config::Config;
 use fleetglass::health::State;
 use fleetglass::ingest::{Runner, RunnerSettings};
+use fleetglass::model::ObjectId;
 use fleetglass::sources::demo::{WorldDiff, apply_to_config};
 use fleetglass::store::{
     ClusterRow, DomainRow, RootCauseRow, Store, replace_rollups, upsert_clusters,
@@ -117,7 +118,7 @@ pub fn domain_row(
 
 pub fn cause_row(id: &str, reason: &str, affected: &[&str]) -> RootCauseRow {
     RootCauseRow {
-        id: id.to_string(),
+        id: ObjectId(id.to_string()),
         cluster: id.split('/').next().unwrap().to_string(),
         state: State::Failed,
         since: Some(Utc::now() - TimeDelta::minutes(38)),

@@ -93,7 +93,7 @@ impl Fleetglass {
                 .await
                 .expect("read root causes")
                 .into_iter()
-                .filter(|c| ids.contains(&c.id))
+                .filter(|c| ids.contains(&c.id.0))
                 .map(|c| json!({"id": c.id, "state": c.state, "reason": c.reason, "message": c.message, "affected": c.affected}))
                 .collect();
             let domains: Vec<Value> = self

@@ -62,7 +62,7 @@ pub async fn impact(
     let view = ImpactView::load(
         &state.store,
         &clusters,
-        (&key.kind, &key.namespace, &key.name),
+        (key.kind.as_str(), &key.namespace, &key.name),
         domain,
         Utc::now(),
     )

@@ -264,12 +264,12 @@ fn row(alert: AlertView, domains: &[crate::health::DomainSpec], now: DateTime<Ut
         contacts: contacts(domains, strings(&alert.domains).iter().map(String::as_str)),
         domains: strings(&alert.domains).join(", "),
         deliveries: delivery_summary(&alert.deliveries, now),
-        silence: silence_targets(&alert.root_cause, &alert.clusters),
+        silence: silence_targets(alert.root_cause.as_str(), &alert.clusters),
         clusters: match alert.clusters.len() {
             0 | 1 => Vec::new(),
             _ => alert.clusters,
         },
-        root_cause: alert.root_cause,
+        root_cause: alert.root_cause.0,
     }
 }
 

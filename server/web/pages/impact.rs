@@ -28,7 +28,7 @@ pub async fn page(
     let view = ImpactView::load(
         &state.store,
         &clusters,
-        (&key.kind, &key.namespace, &key.name),
+        (key.kind.as_str(), &key.namespace, &key.name),
         None,
         Utc::now(),
     )

@@ -204,7 +204,7 @@ pub async fn blockers_of(
         .root_causes_by_ids(&ids)
         .await?
         .into_iter()
-        .map(|c| (c.id.clone(), c))
+        .map(|c| (c.id.0.clone(), c))
         .collect())
 }
 

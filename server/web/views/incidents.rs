@@ -12,6 +12,7 @@ use crate::incidents::{
     self, Cause, DomainVersion, FLAP_WINDOW, Flap, Incident, RESOLVED_WINDOW, ResolvedCause,
     ResolvedIncident, RingOrder,
 };
+use crate::model::ObjectId;
 use crate::store::{ClusterRow, DomainRow, ResolvedRow, RootCauseRow, Store};
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
@@ -118,7 +119,7 @@ impl Incidents {
         domains: &[DomainRow],
         now: DateTime<Utc>,
     ) -> Result<Incidents, sqlx::Error> {
-        let ids: Vec<String> = causes.iter().map(|c| c.id.clone()).collect();
+        let ids: Vec<String> = causes.iter().map(|c| c.id.0.clone()).collect();
         let entries = store.problem_entries(&ids, now - FLAP_WINDOW).await?;
         let resolved = store.resolved_since(now - RESOLVED_WINDOW).await?;
         Ok(Incidents::build(
@@ -143,7 +144,7 @@ impl Incidents {
         let inputs: Vec<Cause> = causes
             .iter()
             .map(|row| Cause {
-                id: row.id.clone(),
+                id: row.id.0.clone(),
                 cluster: row.cluster.clone(),
                 group: labels
                     .get(row.cluster.as_str())
@@ -234,7 +235,7 @@ fn severity_of(
     labels: &HashMap<&str, BTreeMap<String, String>>,
 ) -> Option<Severity> {
     let candidate = Candidate {
-        root_cause: cause.id.clone(),
+        root_cause: ObjectId(cause.id.clone()),
         cluster: cause.cluster.clone(),
         state: cause.state,
         since: cause.since,

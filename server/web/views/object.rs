@@ -362,7 +362,7 @@ pub fn key_from_path(
         .map_err(|e: crate::model::UnknownKind| ApiError::BadRequest(e.to_string()))?;
     Ok(ObjectKey {
         cluster,
-        kind: kind.as_str().to_string(),
+        kind,
         namespace: if namespace == "_" {
             String::new()
         } else {

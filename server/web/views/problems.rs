@@ -7,7 +7,7 @@ use super::object::CommitUrls;
 use super::present::{Moment, ObjectItem, body_of, href_of_id, label_of_id};
 use crate::health::{EdgeKind, State};
 use crate::incidents::ResolvedIncident;
-use crate::model::{Kind, ObjectId};
+use crate::model::Kind;
 use crate::store::{ObjectRecord, RootCauseRow, Store};
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
@@ -92,7 +92,7 @@ impl ProblemsView {
         let causes = store.root_causes().await?;
         let mut wanted: Vec<String> = Vec::new();
         for cause in &causes {
-            wanted.push(cause.id.clone());
+            wanted.push(cause.id.0.clone());
             wanted.extend(affected_ids(cause).into_iter().take(AFFECTED_SHOWN));
         }
         wanted.sort();
@@ -101,7 +101,7 @@ impl ProblemsView {
         // The causes' sources, for links from their revisions to the commits.
         let sources: Vec<String> = causes
             .iter()
-            .filter_map(|c| source_id(records.get(&c.id)?))
+            .filter_map(|c| source_id(records.get(c.id.as_str())?))
             .filter(|id| !records.contains_key(id))
             .collect();
         records.extend(by_id(store.objects_by_ids(&sources).await?));
@@ -155,25 +155,26 @@ fn problem(
     now: DateTime<Utc>,
 ) -> Problem {
     let ids = affected_ids(cause);
-    let (kind, namespace, name) = match ObjectId::split(&cause.id) {
+    let cause_id = cause.id.as_str();
+    let (kind, namespace, name) = match cause.id.parts() {
         Some((_, kind, namespace, name)) => {
             (kind.to_string(), namespace.to_string(), name.to_string())
         }
-        None => (String::new(), String::new(), cause.id.clone()),
+        None => (String::new(), String::new(), cause.id.0.clone()),
     };
     let shown: Vec<&ObjectRecord> = ids
         .iter()
-        .filter(|id| **id != cause.id)
+        .filter(|id| *id != cause_id)
         .take(AFFECTED_SHOWN)
         .filter_map(|id| records.get(id))
         .collect();
-    let next_hop = hops_towards(&cause.id, &shown);
+    let next_hop = hops_towards(cause_id, &shown);
     let state_of = |id: &str| records.get(id).map(|r| r.state);
     let affected: Vec<Affected> = shown
         .iter()
         .map(|record| {
             let object = ObjectItem::new(record, now);
-            let chain = chain(&object.id, &cause.id, &next_hop);
+            let chain = chain(&object.id, cause_id, &next_hop);
             let links = chain
                 .iter()
                 .map(|id| ChainLink {
@@ -195,7 +196,7 @@ fn problem(
         .filter(|(_, n)| *n > 0)
         .collect();
     by_state.sort_by_key(|(s, _)| s.severity_rank());
-    let cause_record = records.get(&cause.id);
+    let cause_record = records.get(cause_id);
     let revisions = cause_record
         .and_then(|r| Some((r, body_of(r)?)))
         .map(|(record, o)| {
@@ -225,12 +226,12 @@ fn problem(
     let contacts = contacts(&site.domains, touched);
     Problem {
         contacts,
-        href: href_of_id(&cause.id),
-        anchor: anchor(&cause.id),
+        href: href_of_id(cause_id),
+        anchor: anchor(cause_id),
         since_moment: Moment::of(cause.since, now),
-        root_causes: vec![cause.id.clone()],
-        affected_count: ids.iter().filter(|id| **id != cause.id).count(),
-        id: cause.id.clone(),
+        root_causes: vec![cause.id.0.clone()],
+        affected_count: ids.iter().filter(|id| *id != cause_id).count(),
+        id: cause.id.0.clone(),
         cluster: cause.cluster.clone(),
         kind,
         namespace,
