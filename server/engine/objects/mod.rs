@@ -4,6 +4,7 @@
 //! `model::parse_object`) and the document a test bed's API server receives; the demo fleet,
 //! the engine's tests, the benches and the integration tests all build their objects here.
 
+mod cluster;
 mod helm_release;
 mod kustomization;
 mod meta;
@@ -13,6 +14,7 @@ mod sources;
 mod terraform;
 mod workload;
 
+pub use cluster::{crd, namespace};
 pub use helm_release::{ChartSource, HelmRelease, HelmReleaseStatus, HistoryEntry};
 pub use kustomization::{Kustomization, KustomizationStatus};
 pub use meta::{Conditions, Meta, Truth, condition, object, plain_condition, time};
