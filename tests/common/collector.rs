@@ -1,7 +1,9 @@
 //! Running real collectors against the test bed in process, and polling what they wrote.
 
 use super::testbed::Testbed;
+use chrono::{DateTime, Utc};
 use fleetglass::config::{ClusterConfig, Config, from_yaml_str};
+use fleetglass::objects::{KustomizationStatus, Truth, condition};
 use fleetglass::store::{ClusterRow, ObjectFilter, ObjectRecord, Store};
 use std::path::Path;
 
@@ -80,15 +82,28 @@ spec:
     )
 }
 
-pub fn ready_status(ready: bool) -> String {
+/// When the objects written to the test bed say they were created and last changed.
+pub fn bed_time() -> DateTime<Utc> {
+    "2026-01-01T00:00:00Z".parse().expect("a valid time")
+}
+
+/// A Kustomization's status: Ready, or failing to build.
+pub fn kustomization_status(ready: bool) -> KustomizationStatus {
     let (status, reason) = if ready {
-        ("True", "ReconciliationSucceeded")
+        (Truth::True, "ReconciliationSucceeded")
     } else {
-        ("False", "BuildFailed")
+        (Truth::False, "BuildFailed")
     };
-    format!(
-        r#"{{"observedGeneration": 1, "conditions": [{{"type": "Ready", "status": "{status}", "reason": "{reason}", "message": "test", "lastTransitionTime": "2026-01-01T00:00:00Z"}}]}}"#
-    )
+    KustomizationStatus {
+        observed_generation: 1,
+        conditions: vec![condition("Ready", status, reason, "test", bed_time(), None)],
+        ..KustomizationStatus::default()
+    }
+}
+
+/// [`kustomization_status`] as the JSON [`set_status`] writes.
+pub fn ready_status(ready: bool) -> String {
+    kustomization_status(ready).to_json().to_string()
 }
 
 /// The test bed the collector tests share (its own state dir; they run one binary at a time).

@@ -70,7 +70,8 @@ impl Kustomization {
 }
 
 impl KustomizationStatus {
-    fn to_json(&self) -> Value {
+    /// The status alone, as written through the status subresource.
+    pub fn to_json(&self) -> Value {
         let mut status = json!({"observedGeneration": self.observed_generation});
         if let Some(revision) = &self.last_attempted_revision {
             status["lastAttemptedRevision"] = Value::from(revision.as_str());
