@@ -136,7 +136,7 @@ fn objects_of_the_bed(objects: usize) -> Vec<serde_json::Value> {
         interval: "5m".into(),
         timeout: None,
         url: "https://example.invalid/repo.git".into(),
-        branch: "main".into(),
+        branch: Some("main".into()),
         status: Some(SourceStatus {
             observed_generation: 1,
             artifact: Some(artifact),

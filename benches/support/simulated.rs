@@ -142,7 +142,7 @@ fn repository(cluster: &str) -> Value {
         interval: "5m".into(),
         timeout: None,
         url: "https://example.invalid/r.git".into(),
-        branch: "main".into(),
+        branch: None,
         status: Some(SourceStatus {
             observed_generation: 1,
             artifact: Some(Artifact::revision(REVISION)),

@@ -68,7 +68,7 @@ pub fn flux_pair(namespace: &str) -> String {
         interval: "5m".into(),
         timeout: None,
         url: "https://example.invalid/repo.git".into(),
-        branch: "main".into(),
+        branch: Some("main".into()),
         status: None,
     };
     let source = Ref::to("GitRepository", "repo");

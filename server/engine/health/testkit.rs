@@ -110,7 +110,7 @@ pub fn git_repository(name: &str, revision: &str) -> Value {
         interval: "1m".into(),
         timeout: None,
         url: format!("https://git.example.com/{name}"),
-        branch: "main".into(),
+        branch: Some("main".into()),
         status: stored(
             Artifact::new(revision, minutes_ago(600)),
             vec![

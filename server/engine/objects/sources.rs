@@ -98,14 +98,17 @@ pub struct GitRepository {
     pub interval: String,
     pub timeout: Option<String>,
     pub url: String,
-    pub branch: String,
+    /// `ref.branch`; None leaves `ref` out (source-controller then takes the default branch).
+    pub branch: Option<String>,
     pub status: Option<SourceStatus>,
 }
 
 impl GitRepository {
     pub fn to_json(&self) -> Value {
-        let spec =
-            json!({"interval": self.interval, "url": self.url, "ref": {"branch": self.branch}});
+        let mut spec = json!({"interval": self.interval, "url": self.url});
+        if let Some(branch) = &self.branch {
+            spec["ref"] = json!({"branch": branch});
+        }
         let spec = with_timeout(spec, &self.timeout);
         source("GitRepository", &self.meta, spec, &self.status)
     }

@@ -58,7 +58,7 @@ pub fn git_repository(meta: &Meta, url: &str, artifact: &Artifact) -> Value {
         interval: "1m".into(),
         timeout: Some("60s".into()),
         url: url.into(),
-        branch: "main".into(),
+        branch: Some("main".into()),
         status: stored("GitRepository", meta, artifact, &message),
     };
     source.to_json()
