@@ -192,7 +192,7 @@ pub fn helm_release(namespace: &str, name: &str, repository: &str) -> Value {
         interval: "30m".into(),
         chart: ChartSource::Template {
             chart: name.into(),
-            version: "2.x".into(),
+            version: Some("2.x".into()),
             interval: None,
             source: Ref::to("HelmRepository", repository).in_namespace("flux-system"),
         },

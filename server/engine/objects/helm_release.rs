@@ -12,7 +12,8 @@ pub enum ChartSource {
     /// `spec.chart.spec`; helm-controller creates the HelmChart `<namespace>-<name>`.
     Template {
         chart: String,
-        version: String,
+        /// None leaves it out: helm-controller then takes the latest (`*`).
+        version: Option<String>,
         interval: Option<String>,
         source: Ref,
     },
@@ -61,8 +62,10 @@ impl HelmRelease {
                 interval,
                 source,
             } => {
-                let mut template =
-                    json!({"chart": chart, "version": version, "sourceRef": source.to_json()});
+                let mut template = json!({"chart": chart, "sourceRef": source.to_json()});
+                if let Some(version) = version {
+                    template["version"] = Value::from(version.as_str());
+                }
                 if let Some(interval) = interval {
                     template["interval"] = Value::from(interval.as_str());
                 }

@@ -75,7 +75,7 @@ pub fn helm_release(meta: &Meta, chart: Chart, state: &HelmReleaseState) -> Valu
             repository,
         } => ChartSource::Template {
             chart: chart.into(),
-            version: version.into(),
+            version: Some(version.into()),
             interval: Some("10m".into()),
             source: Ref::to("HelmRepository", repository).in_namespace(&meta.namespace),
         },
