@@ -12,6 +12,7 @@ use chrono::Utc;
 use fleetglass::health::State;
 use fleetglass::ingest::Snapshot;
 use fleetglass::model::{Kind, parse_object};
+use fleetglass::objects::{Meta, Truth, Workload, WorkloadKind, WorkloadStatus, condition};
 use fleetglass::sources::SourceEvent;
 use fleetglass::store::{
     ChangeSet, JsonText, ObjectKey, ObjectRow, Store, TransitionRow, write_changes,
@@ -30,30 +31,58 @@ fn rss_bytes() -> usize {
     pages * 4096
 }
 
-/// A Deployment as the API server sends it, managedFields and all.
+/// A Deployment as the API server sends it, managedFields and all: what the engine reads from
+/// the object builder, the bulk it does not read added as the API server writes it.
 fn deployment(i: usize) -> Value {
-    json!({
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {
-            "name": format!("app-{i}"), "namespace": format!("team-{}", i % 200),
-            "generation": 3, "resourceVersion": "123456", "uid": "0b6f0e7e-1b2c-4c8e-9a57-2f6c4a1d9e01",
-            "labels": {"app": format!("app-{i}"), "kustomize.toolkit.fluxcd.io/name": "apps",
-                       "kustomize.toolkit.fluxcd.io/namespace": "flux-system"},
-            "annotations": {"deployment.kubernetes.io/revision": "3"},
-            "managedFields": (0..4).map(|m| json!({"manager": format!("kustomize-controller-{m}"),
-                "operation": "Apply", "apiVersion": "apps/v1", "time": "2026-01-01T00:00:00Z",
-                "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": {"f:app": {}}},
-                "f:spec": {"f:replicas": {}, "f:template": {"f:spec": {"f:containers": {}}}}}})).collect::<Vec<_>>()
-        },
-        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": format!("app-{i}")}},
-                 "template": {"metadata": {"labels": {"app": format!("app-{i}")}},
-                              "spec": {"containers": [{"name": "app", "image": format!("registry.example/app:{i}"),
-                                       "env": [{"name": "A", "value": "x"}], "resources": {"limits": {"cpu": "1"}}}]}}},
-        "status": {"observedGeneration": 3, "replicas": 2, "readyReplicas": 2, "availableReplicas": 2,
-                   "updatedReplicas": 2, "conditions": [
-                       {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "message": "ok",
-                        "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
-    })
+    let name = format!("app-{i}");
+    let namespace = format!("team-{}", i % 200);
+    let since = "2026-01-01T00:00:00Z".parse().expect("a valid time");
+    let meta = Meta::new(&namespace, &name, since)
+        .generation(3)
+        .label("app", &name)
+        .applied_by_kustomization("flux-system", "apps");
+    let available = condition(
+        "Available",
+        Truth::True,
+        "MinimumReplicasAvailable",
+        "ok",
+        since,
+        None,
+    );
+    let mut deployment = Workload {
+        kind: WorkloadKind::Deployment,
+        meta,
+        app: name,
+        container: "app".into(),
+        image: format!("registry.example/app:{i}"),
+        replicas: 2,
+        status: Some(WorkloadStatus {
+            observed_generation: 3,
+            replicas: 2,
+            ready: 2,
+            available: 2,
+            updated: 2,
+            revisions: None,
+            conditions: vec![available],
+        }),
+    }
+    .to_json();
+    let metadata = &mut deployment["metadata"];
+    metadata["resourceVersion"] = json!("123456");
+    metadata["uid"] = json!("0b6f0e7e-1b2c-4c8e-9a57-2f6c4a1d9e01");
+    metadata["annotations"] = json!({"deployment.kubernetes.io/revision": "3"});
+    metadata["managedFields"] = (0..4)
+        .map(|m| {
+            json!({"manager": format!("kustomize-controller-{m}"),
+        "operation": "Apply", "apiVersion": "apps/v1", "time": "2026-01-01T00:00:00Z",
+        "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": {"f:app": {}}},
+        "f:spec": {"f:replicas": {}, "f:template": {"f:spec": {"f:containers": {}}}}}})
+        })
+        .collect();
+    let container = &mut deployment["spec"]["template"]["spec"]["containers"][0];
+    container["env"] = json!([{"name": "A", "value": "x"}]);
+    container["resources"] = json!({"limits": {"cpu": "1"}});
+    deployment
 }
 
 fn memory_per_object() {

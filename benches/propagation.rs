@@ -15,23 +15,15 @@ mod support;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use common::collector::{config, ready_status};
+use common::collector::{bed_time, config, kustomization_status};
 use common::eventually;
-
-/// A Kustomization status that has applied the source's revision, so fleetglass and the live
-/// listing judge the same evidence.
-fn applied_status(ready: bool) -> String {
-    ready_status(ready).replacen(
-        '{',
-        &format!(
-            "{{\"lastAttemptedRevision\": \"{REVISION}\", \"lastAppliedRevision\": \"{REVISION}\", "
-        ),
-        1,
-    )
-}
-use common::testbed::Testbed;
+use common::testbed::{Testbed, manifest};
 use fleetglass::app::{Collector, Source};
 use fleetglass::config::Config;
+use fleetglass::objects::{
+    self, Artifact, GitRepository, Kustomization, KustomizationStatus, Meta, Ref, SourceStatus,
+    Storage, Truth, Workload, WorkloadKind, WorkloadStatus,
+};
 use fleetglass::store::Store;
 use fleetglass::web::{self, AppState, Site};
 use http_body_util::BodyExt;
@@ -117,39 +109,75 @@ fn router(store: &Store, config: &Config) -> axum::Router {
     web::router(AppState::new(store.clone(), Site::from_config(config)))
 }
 
-/// Creates the objects with one `kubectl create`, then sets their status with one
-/// `kubectl replace --subresource=status` (the bed runs no controllers).
-fn load(bed: &Testbed, cluster: &str, objects: usize) {
-    let mut yaml = format!(
-        "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {NAMESPACE}}}\n---\n\
-         apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\n\
-         metadata: {{name: repo, namespace: {NAMESPACE}}}\n\
-         spec: {{interval: 5m, url: \"https://example.invalid/repo.git\", ref: {{branch: main}}}}\n"
-    );
-    let mut status = format!(
-        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\n\
-         metadata: {{name: repo, namespace: {NAMESPACE}}}\n\
-         spec: {{interval: 5m, url: \"https://example.invalid/repo.git\", ref: {{branch: main}}}}\n\
-         status: {{observedGeneration: 1, artifact: {{revision: \"{REVISION}\", path: p, url: u, digest: \"sha256:0\", lastUpdateTime: \"2026-01-01T00:00:00Z\"}}, conditions: [{{type: Ready, status: \"True\", reason: Succeeded, message: ok, lastTransitionTime: \"2026-01-01T00:00:00Z\"}}]}}\n"
-    );
-    for i in 0..objects {
-        let kustomization = format!(
-            "---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n\
-             metadata: {{name: app-{i}, namespace: {NAMESPACE}, labels: {{domain: {DOMAIN}}}}}\n\
-             spec: {{interval: 10m, path: ./deploy, prune: true, sourceRef: {{kind: GitRepository, name: repo}}}}\n"
-        );
-        let deployment = format!(
-            "---\napiVersion: apps/v1\nkind: Deployment\n\
-             metadata: {{name: app-{i}, namespace: {NAMESPACE}, labels: {{kustomize.toolkit.fluxcd.io/name: app-{i}, kustomize.toolkit.fluxcd.io/namespace: {NAMESPACE}}}}}\n\
-             spec: {{replicas: 1, selector: {{matchLabels: {{app: app-{i}}}}}, template: {{metadata: {{labels: {{app: app-{i}}}}}, spec: {{containers: [{{name: app, image: \"registry.example/app:1.4.2\"}}]}}}}}}\n"
-        );
-        yaml.push_str(&kustomization);
-        yaml.push_str(&deployment);
-        status.push_str(&kustomization);
-        status.push_str(&format!("status: {}\n", applied_status(true)));
-        status.push_str(&deployment);
-        status.push_str("status: {observedGeneration: 1, replicas: 1, readyReplicas: 1, availableReplicas: 1, updatedReplicas: 1}\n");
+/// A Kustomization status that has applied the source's revision, so fleetglass and the live
+/// listing judge the same evidence.
+fn applied_status(ready: bool) -> KustomizationStatus {
+    KustomizationStatus {
+        last_attempted_revision: Some(REVISION.into()),
+        last_applied_revision: Some(REVISION.into()),
+        ..kustomization_status(ready)
     }
+}
+
+/// The source, and per app a Kustomization and the Deployment it applied, each with its status.
+fn objects_of_the_bed(objects: usize) -> Vec<serde_json::Value> {
+    let meta = |name: &str| Meta::new(NAMESPACE, name, bed_time());
+    let artifact = Artifact {
+        storage: Some(Storage {
+            path: "p".into(),
+            url: "u".into(),
+            digest: "sha256:0".into(),
+        }),
+        ..Artifact::new(REVISION, bed_time())
+    };
+    let ready = objects::condition("Ready", Truth::True, "Succeeded", "ok", bed_time(), None);
+    let repository = GitRepository {
+        meta: meta("repo"),
+        interval: "5m".into(),
+        timeout: None,
+        url: "https://example.invalid/repo.git".into(),
+        branch: Some("main".into()),
+        status: Some(SourceStatus {
+            observed_generation: 1,
+            artifact: Some(artifact),
+            conditions: vec![ready],
+        }),
+    };
+    let mut all = vec![repository.to_json()];
+    for i in 0..objects {
+        let name = format!("app-{i}");
+        let source = Ref::to("GitRepository", "repo");
+        let meta_of_app = meta(&name).label("domain", DOMAIN);
+        let mut kustomization = Kustomization::new(meta_of_app, source, "./deploy", "10m");
+        kustomization.status = Some(applied_status(true));
+        let deployment = Workload {
+            kind: WorkloadKind::Deployment,
+            meta: meta(&name).applied_by_kustomization(NAMESPACE, &name),
+            app: name.clone(),
+            container: "app".into(),
+            image: "registry.example/app:1.4.2".into(),
+            replicas: 1,
+            status: Some(WorkloadStatus {
+                observed_generation: 1,
+                replicas: 1,
+                ready: 1,
+                available: 1,
+                updated: 1,
+                ..WorkloadStatus::default()
+            }),
+        };
+        all.extend([kustomization.to_json(), deployment.to_json()]);
+    }
+    all
+}
+
+/// Creates the objects with one `kubectl create` (which leaves their status out), then sets
+/// their status with one `kubectl replace --subresource=status` (the bed runs no controllers).
+fn load(bed: &Testbed, cluster: &str, objects: usize) {
+    let all = objects_of_the_bed(objects);
+    let status = manifest(&all);
+    let namespace = objects::namespace(&Meta::new("", NAMESPACE, bed_time()));
+    let yaml = manifest(&[vec![namespace], all].concat());
     let created = bed.kubectl_output(cluster, &["create", "-f", "-"], Some(&yaml));
     let stderr = String::from_utf8_lossy(&created.stderr);
     assert!(
@@ -201,7 +229,7 @@ async fn propagation(bed: &Testbed, app: &axum::Router, samples: usize) {
             cluster,
             &format!("kustomization/{name}"),
             NAMESPACE,
-            &applied_status(ready),
+            &applied_status(ready).to_json().to_string(),
         );
         let acknowledged = Instant::now();
         loop {

@@ -5,8 +5,8 @@
 //! `incidents` groups the fleet's root causes (pure too), and `web` and `alerts` tell people and
 //! scripts. `app` is the composition root above them all: the only module that connects a
 //! source to the runner, the leases and retention. `offline` runs the same engine on files
-//! (`fleetglass evaluate`). `model` and `health` are the fleetglass-engine crate
-//! (server/engine), below everything here.
+//! (`fleetglass evaluate`). `model`, `health` and `objects` (the object builders) are the
+//! fleetglass-engine crate (server/engine), below everything here.
 #![forbid(unsafe_code)]
 
 pub mod alerts;
@@ -21,5 +21,6 @@ pub mod sources;
 pub mod store;
 pub mod web;
 
-// The engine is its own crate (server/engine); `crate::health` and `crate::model` stay its paths.
-pub use fleetglass_engine::{health, model};
+// The engine is its own crate (server/engine); `crate::health`, `crate::model` and
+// `crate::objects` stay its paths.
+pub use fleetglass_engine::{health, model, objects};

@@ -4,12 +4,18 @@
 
 mod common;
 
-use common::collector::{apply, config, objects_in, set_status};
+use common::collector::{apply, bed_time, config, objects_in, set_status};
 use common::eventually;
+use common::testbed::manifest;
 use fleetglass::app::{Collector, Source};
+use fleetglass::objects::{
+    self, Artifact, GitRepository, Kustomization, KustomizationStatus, Meta, Ref, SourceStatus,
+    Storage, Truth, condition,
+};
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(60);
+const REVISION: &str = "main@sha1:1";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_a_consumed_crd_fails_its_consumer_within_seconds() {
@@ -19,11 +25,9 @@ async fn deleting_a_consumed_crd_fails_its_consumer_within_seconds() {
     let suffix = ns.replace('-', "");
     let group = format!("{suffix}.example.com");
     let crd = format!("widgets.{group}");
-    apply(
-        &bed,
-        cluster,
-        &format!(
-            r#"apiVersion: apiextensions.k8s.io/v1
+    // The CRD stays YAML: an API server wants a structural schema, which no builder writes.
+    let definition = format!(
+        r#"apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {{name: {crd}}}
 spec:
@@ -31,58 +35,75 @@ spec:
   scope: Namespaced
   names: {{kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}}
   versions: [{{name: v1, served: true, storage: true, schema: {{openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}}}}}]
----
-apiVersion: v1
-kind: Namespace
-metadata: {{name: {ns}}}
----
-apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata: {{name: repo, namespace: {ns}}}
-spec: {{interval: 5m, url: "https://example.invalid/repo.git", ref: {{branch: main}}}}
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {{name: crds, namespace: {ns}}}
-spec: {{interval: 10m, path: ./crds, prune: true, sourceRef: {{kind: GitRepository, name: repo}}}}
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {{name: app, namespace: {ns}}}
-spec: {{interval: 10m, path: ./app, prune: true, sourceRef: {{kind: GitRepository, name: repo}}}}
 "#
-        ),
     );
-    let ready = |entries: &str| {
-        format!(
-            r#"{{"observedGeneration": 1, "lastAttemptedRevision": "main@sha1:1", "lastAppliedRevision": "main@sha1:1", "inventory": {{"entries": [{entries}]}}, "conditions": [{{"type": "Ready", "status": "True", "reason": "ReconciliationSucceeded", "message": "Applied revision: main@sha1:1", "lastTransitionTime": "2026-01-01T00:00:00Z", "observedGeneration": 1}}]}}"#
-        )
+    let meta = |name: &str| Meta::new(&ns, name, bed_time());
+    let artifact = Artifact {
+        storage: Some(Storage {
+            path: "x".into(),
+            url: "http://x".into(),
+            digest: "sha256:1".into(),
+        }),
+        ..Artifact::new(REVISION, bed_time())
     };
-    set_status(
-        &bed,
-        cluster,
-        "gitrepository/repo",
-        &ns,
-        r#"{"observedGeneration": 1, "artifact": {"revision": "main@sha1:1", "digest": "sha256:1", "lastUpdateTime": "2026-01-01T00:00:00Z", "path": "x", "url": "http://x"}, "conditions": [{"type": "Ready", "status": "True", "reason": "Succeeded", "message": "stored", "lastTransitionTime": "2026-01-01T00:00:00Z", "observedGeneration": 1}]}"#,
+    let stored = condition(
+        "Ready",
+        Truth::True,
+        "Succeeded",
+        "stored",
+        bed_time(),
+        Some(1),
     );
-    set_status(
-        &bed,
-        cluster,
-        "kustomization/crds",
-        &ns,
-        &ready(&format!(
-            r#"{{"id": "_{crd}_apiextensions.k8s.io_CustomResourceDefinition", "v": "v1"}}"#
-        )),
+    let repository = GitRepository {
+        meta: meta("repo"),
+        interval: "5m".into(),
+        timeout: None,
+        url: "https://example.invalid/repo.git".into(),
+        branch: Some("main".into()),
+        status: Some(SourceStatus {
+            observed_generation: 1,
+            artifact: Some(artifact),
+            conditions: vec![stored],
+        }),
+    }
+    .to_json();
+    // Ready on the revision, having applied the one object `entry` names.
+    let kustomization = |name: &str, entry: String| {
+        let source = Ref::to("GitRepository", "repo");
+        let mut kustomization = Kustomization::new(meta(name), source, &format!("./{name}"), "10m");
+        let message = format!("Applied revision: {REVISION}");
+        let ready = condition(
+            "Ready",
+            Truth::True,
+            "ReconciliationSucceeded",
+            &message,
+            bed_time(),
+            Some(1),
+        );
+        kustomization.status = Some(KustomizationStatus {
+            observed_generation: 1,
+            last_attempted_revision: Some(REVISION.into()),
+            last_applied_revision: Some(REVISION.into()),
+            conditions: vec![ready],
+            inventory: Some(vec![(entry, "v1".into())]),
+        });
+        kustomization.to_json()
+    };
+    let crds = kustomization(
+        "crds",
+        format!("_{crd}_apiextensions.k8s.io_CustomResourceDefinition"),
     );
-    set_status(
-        &bed,
-        cluster,
-        "kustomization/app",
-        &ns,
-        &ready(&format!(
-            r#"{{"id": "{ns}_one_{group}_Widget", "v": "v1"}}"#
-        )),
-    );
+    let app = kustomization("app", format!("{ns}_one_{group}_Widget"));
+    let namespace = objects::namespace(&Meta::new("", &ns, bed_time()));
+    let flux = manifest(&[namespace, repository.clone(), crds.clone(), app.clone()]);
+    apply(&bed, cluster, &format!("{definition}---\n{flux}"));
+    for (resource, object) in [
+        ("gitrepository/repo", &repository),
+        ("kustomization/crds", &crds),
+        ("kustomization/app", &app),
+    ] {
+        set_status(&bed, cluster, resource, &ns, &object["status"].to_string());
+    }
 
     let store = common::fresh_store().await;
     let collector = Collector::start(

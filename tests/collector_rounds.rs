@@ -11,9 +11,13 @@ use fleetglass::config::{ClusterConfig, Config};
 use fleetglass::health::State;
 use fleetglass::ingest::{Latest, Runner, RunnerSettings};
 use fleetglass::model::parse_object;
+use fleetglass::objects::{
+    Artifact, GitRepository, Kustomization, KustomizationStatus, Meta, Ref, SourceStatus, Truth,
+    condition,
+};
 use fleetglass::sources::SourceEvent;
 use fleetglass::store::Store;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -37,27 +41,43 @@ fn t0() -> DateTime<Utc> {
     "2026-12-01T12:00:00Z".parse().unwrap()
 }
 
-/// A Kustomization whose Ready condition is `status`/`reason` since `since`; with a 1m interval
-/// its stuck threshold is the 15m default (twice its 30s timeout is less).
-fn kustomization(name: &str, status: &str, reason: &str, since: DateTime<Utc>) -> Value {
-    json!({
-        "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-        "metadata": {"name": name, "namespace": "flux-system", "generation": 1},
-        "spec": {"interval": "1m", "path": "./", "sourceRef": {"kind": "GitRepository", "name": "repo"}},
-        "status": {"observedGeneration": 1, "lastAppliedRevision": "main@sha1:0123",
-                   "lastAttemptedRevision": "main@sha1:0123",
-                   "conditions": [{"type": "Ready", "status": status, "reason": reason, "message": "m",
-                                   "lastTransitionTime": since.to_rfc3339()}]}
-    })
+/// When the objects were created: before anything the tests look at.
+fn created() -> DateTime<Utc> {
+    "2026-01-01T00:00:00Z".parse().unwrap()
 }
 
+/// A Kustomization whose Ready condition is `status`/`reason` since `since`; with a 1m interval
+/// its stuck threshold is the 15m default (twice its 30s timeout is less).
+fn kustomization(name: &str, status: Truth, reason: &str, since: DateTime<Utc>) -> Value {
+    let meta = Meta::new("flux-system", name, created());
+    let mut kustomization = Kustomization::new(meta, Ref::to("GitRepository", "repo"), "./", "1m");
+    kustomization.status = Some(KustomizationStatus {
+        observed_generation: 1,
+        last_applied_revision: Some(REVISION.into()),
+        last_attempted_revision: Some(REVISION.into()),
+        conditions: vec![condition("Ready", status, reason, "m", since, None)],
+        inventory: None,
+    });
+    kustomization.to_json()
+}
+
+const REVISION: &str = "main@sha1:0123";
+
 fn repository() -> Value {
-    json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
-           "metadata": {"name": "repo", "namespace": "flux-system", "generation": 1},
-           "spec": {"interval": "5m", "url": "https://example.invalid/r.git"},
-           "status": {"observedGeneration": 1, "artifact": {"revision": "main@sha1:0123"},
-                      "conditions": [{"type": "Ready", "status": "True", "reason": "Succeeded",
-                                      "message": "stored", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}})
+    let ready = condition("Ready", Truth::True, "Succeeded", "stored", created(), None);
+    GitRepository {
+        meta: Meta::new("flux-system", "repo", created()),
+        interval: "5m".into(),
+        timeout: None,
+        url: "https://example.invalid/r.git".into(),
+        branch: None,
+        status: Some(SourceStatus {
+            observed_generation: 1,
+            artifact: Some(Artifact::revision(REVISION)),
+            conditions: vec![ready],
+        }),
+    }
+    .to_json()
 }
 
 fn event(cluster: &str, value: &Value) -> SourceEvent {
@@ -123,11 +143,11 @@ async fn two_clusters() -> (Runner, Latest, Store) {
     }
     runner.apply(event(
         "a",
-        &kustomization("app", "Unknown", "Progressing", started),
+        &kustomization("app", Truth::Unknown, "Progressing", started),
     ));
     runner.apply(event(
         "b",
-        &kustomization("app", "True", "ReconciliationSucceeded", started),
+        &kustomization("app", Truth::True, "ReconciliationSucceeded", started),
     ));
     runner.run_round(t0()).await;
     (runner, latest, store)
@@ -201,7 +221,7 @@ async fn the_loop_evaluates_a_change_as_it_arrives_and_that_cluster_alone() {
     let since = Utc::now() - TimeDelta::hours(1);
     for cluster in ["a", "b"] {
         events.send(event(cluster, &repository())).await.unwrap();
-        let ok = kustomization("app", "True", "ReconciliationSucceeded", since);
+        let ok = kustomization("app", Truth::True, "ReconciliationSucceeded", since);
         events.send(event(cluster, &ok)).await.unwrap();
     }
     let deadline = Duration::from_secs(30);
@@ -210,7 +230,7 @@ async fn the_loop_evaluates_a_change_as_it_arrives_and_that_cluster_alone() {
         (evaluated.fleet.merged().objects.len() == 4).then_some(())
     })
     .await;
-    let failed = kustomization("app", "False", "BuildFailed", Utc::now());
+    let failed = kustomization("app", Truth::False, "BuildFailed", Utc::now());
     events.send(event("b", &failed)).await.unwrap();
     let redone = common::eventually("b's change evaluated", deadline, async || {
         let evaluated = latest.borrow_and_update().clone();

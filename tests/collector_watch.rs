@@ -3,9 +3,11 @@
 
 mod common;
 
-use common::collector::{config, flux_pair, objects_in, ready_of, ready_status};
+use common::collector::{bed_time, config, flux_pair, objects_in, ready_of, ready_status};
 use common::eventually;
+use common::testbed::manifest;
 use fleetglass::app::{Collector, Source};
+use fleetglass::objects::{Meta, Workload, WorkloadKind};
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -19,30 +21,19 @@ async fn objects_on_two_clusters_appear_change_and_vanish() {
         common::collector::apply(&bed, cluster, &flux_pair(&ns));
         common::collector::set_status(&bed, cluster, "kustomization/app", &ns, &ready_status(true));
     }
-    let workload = format!(
-        r#"apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: {ns}
-  labels: {{kustomize.toolkit.fluxcd.io/name: app, kustomize.toolkit.fluxcd.io/namespace: {ns}}}
-spec:
-  replicas: 1
-  selector: {{matchLabels: {{app: web}}}}
-  template:
-    metadata: {{labels: {{app: web}}}}
-    spec: {{containers: [{{name: web, image: "nginx:1.27"}}]}}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: unrelated, namespace: {ns}}}
-spec:
-  selector: {{matchLabels: {{app: unrelated}}}}
-  template:
-    metadata: {{labels: {{app: unrelated}}}}
-    spec: {{containers: [{{name: x, image: "busybox"}}]}}
-"#
-    );
+    let deployment = |name: &str, container: &str, image: &str| Workload {
+        kind: WorkloadKind::Deployment,
+        meta: Meta::new(&ns, name, bed_time()),
+        app: name.into(),
+        container: container.into(),
+        image: image.into(),
+        replicas: 1,
+        status: None,
+    };
+    let mut web = deployment("web", "web", "nginx:1.27");
+    web.meta = web.meta.applied_by_kustomization(&ns, "app");
+    let unrelated = deployment("unrelated", "x", "busybox");
+    let workload = manifest(&[web.to_json(), unrelated.to_json()]);
     common::collector::apply(&bed, one, &workload);
 
     let store = common::fresh_store().await;

@@ -7,14 +7,15 @@
 mod common;
 
 use common::collector::{
-    apply, cluster_row, config, flux_pair, objects_in, ready_of, ready_status, set_status,
-    unique_namespace,
+    apply, bed_time, cluster_row, config, flux_pair, objects_in, ready_of, ready_status,
+    set_status, unique_namespace,
 };
 use common::eventually;
 use common::fault_proxy::{FaultProxy, Mode};
 use common::kubeconfig::EditedKubeconfig;
-use common::testbed::Testbed;
+use common::testbed::{Testbed, manifest};
 use fleetglass::app::{Collector, Source};
+use fleetglass::objects::{self, ChartSource, HelmRelease, Meta, Ref};
 use fleetglass::store::{ObjectRecord, Store};
 use std::time::{Duration, Instant};
 
@@ -405,11 +406,19 @@ async fn a_flux_crd_deleted_and_recreated_is_watched_again() {
     crd.as_object_mut().unwrap().remove("status");
     let ns = unique_namespace("fgcrd");
     let release = |name: &str| {
-        format!(
-            "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n---\n\
-             apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: {name}, namespace: {ns}}}\n\
-             spec: {{interval: 5m, chart: {{spec: {{chart: web, sourceRef: {{kind: HelmRepository, name: charts}}}}}}}}\n"
-        )
+        let release = HelmRelease {
+            meta: Meta::new(&ns, name, bed_time()),
+            interval: "5m".into(),
+            chart: ChartSource::Template {
+                chart: "web".into(),
+                version: None,
+                interval: None,
+                source: Ref::to("HelmRepository", "charts"),
+            },
+            status: None,
+        };
+        let namespace = objects::namespace(&Meta::new("", &ns, bed_time()));
+        manifest(&[namespace, release.to_json()])
     };
     apply(&bed, two, &release("web"));
     let store = common::fresh_store().await;

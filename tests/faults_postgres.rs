@@ -7,6 +7,7 @@
 
 mod common;
 
+use chrono::{DateTime, Utc};
 use common::alerts::{Receiver, Reply};
 use common::eventually;
 use common::own_postgres::OwnPostgres;
@@ -15,9 +16,13 @@ use fleetglass::alerts::{DeliverySettings, Dispatcher, Sinks, Worker};
 use fleetglass::config::{AlertsConfig, Secret, SlackTarget};
 use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::model::{Kind, parse_object};
+use fleetglass::objects::{
+    Artifact, GitRepository, Kustomization, KustomizationStatus, Meta, Ref, SourceStatus, Truth,
+    condition,
+};
 use fleetglass::sources::{self, SourceEvent};
 use fleetglass::store::{ObjectKey, Store};
-use serde_json::json;
+use serde_json::Value;
 use sqlx::Connection;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,45 +30,64 @@ use std::time::{Duration, Instant};
 const DEADLINE: Duration = Duration::from_secs(60);
 const CLUSTER: &str = "c1";
 
-fn kustomization(name: &str, ready: bool) -> SourceEvent {
-    let (status, reason) = if ready {
-        ("True", "ReconciliationSucceeded")
-    } else {
-        ("False", "BuildFailed")
-    };
-    let value = json!({
-        "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
-        "kind": "Kustomization",
-        "metadata": {"name": name, "namespace": "apps", "generation": 1},
-        "spec": {"interval": "10m", "path": "./", "sourceRef": {"kind": "GitRepository", "name": "repo"}},
-        "status": {
-            "observedGeneration": 1,
-            "lastAppliedRevision": "main@sha1:0123",
-            "conditions": [{"type": "Ready", "status": status, "reason": reason,
-                "message": format!("{name}: {reason}"), "lastTransitionTime": "2026-01-01T00:00:00Z"}]
-        }
-    });
+/// When the objects were created and their conditions set.
+fn long_ago() -> DateTime<Utc> {
+    "2026-01-01T00:00:00Z".parse().expect("a valid time")
+}
+
+fn apply(value: &Value) -> SourceEvent {
     SourceEvent::Apply(Box::new(
-        parse_object(CLUSTER, &value).expect("a valid object"),
+        parse_object(CLUSTER, value).expect("a valid object"),
     ))
 }
 
-fn git_repository() -> SourceEvent {
-    let value = json!({
-        "apiVersion": "source.toolkit.fluxcd.io/v1",
-        "kind": "GitRepository",
-        "metadata": {"name": "repo", "namespace": "apps", "generation": 1},
-        "spec": {"interval": "5m", "url": "https://example.invalid/repo.git"},
-        "status": {
-            "observedGeneration": 1,
-            "artifact": {"revision": "main@sha1:0123"},
-            "conditions": [{"type": "Ready", "status": "True", "reason": "Succeeded",
-                "message": "stored", "lastTransitionTime": "2026-01-01T00:00:00Z"}]
-        }
+fn kustomization(name: &str, ready: bool) -> SourceEvent {
+    let (status, reason) = if ready {
+        (Truth::True, "ReconciliationSucceeded")
+    } else {
+        (Truth::False, "BuildFailed")
+    };
+    let meta = Meta::new("apps", name, long_ago());
+    let mut kustomization = Kustomization::new(meta, Ref::to("GitRepository", "repo"), "./", "10m");
+    let message = format!("{name}: {reason}");
+    kustomization.status = Some(KustomizationStatus {
+        observed_generation: 1,
+        last_applied_revision: Some("main@sha1:0123".into()),
+        conditions: vec![condition(
+            "Ready",
+            status,
+            reason,
+            &message,
+            long_ago(),
+            None,
+        )],
+        ..KustomizationStatus::default()
     });
-    SourceEvent::Apply(Box::new(
-        parse_object(CLUSTER, &value).expect("a valid object"),
-    ))
+    apply(&kustomization.to_json())
+}
+
+fn git_repository() -> SourceEvent {
+    let stored = condition(
+        "Ready",
+        Truth::True,
+        "Succeeded",
+        "stored",
+        long_ago(),
+        None,
+    );
+    let repository = GitRepository {
+        meta: Meta::new("apps", "repo", long_ago()),
+        interval: "5m".into(),
+        timeout: None,
+        url: "https://example.invalid/repo.git".into(),
+        branch: None,
+        status: Some(SourceStatus {
+            observed_generation: 1,
+            artifact: Some(Artifact::revision("main@sha1:0123")),
+            conditions: vec![stored],
+        }),
+    };
+    apply(&repository.to_json())
 }
 
 fn alive() -> SourceEvent {

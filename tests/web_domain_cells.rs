@@ -4,13 +4,17 @@
 
 mod common;
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use common::web::{app, fresh_store, get, get_json};
 use fleetglass::config::from_yaml_str;
 use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::model::parse_object;
+use fleetglass::objects::{
+    Artifact, GitRepository, Kustomization, KustomizationStatus, Meta, Ref, SourceStatus, Truth,
+    condition,
+};
 use fleetglass::sources::SourceEvent;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 const CLUSTER: &str = "prod-eu-1";
 const SHA: &str = "main@sha1:3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b";
@@ -28,29 +32,46 @@ domains:
     version: {from: source_revision, kind: GitRepository, namespace: flux-system, name: flux-system}
 ";
 
-fn kustomization(name: &str, domain: &str, depends_on: &[&str], ready: Value) -> Value {
-    let depends: Vec<Value> = depends_on.iter().map(|d| json!({"name": d})).collect();
-    json!({
-        "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-        "metadata": {"name": name, "namespace": "flux-system", "generation": 1, "labels": {"domain": domain}},
-        "spec": {"interval": "10m", "path": format!("./{name}"), "dependsOn": depends,
-                 "sourceRef": {"kind": "GitRepository", "name": "flux-system"}},
-        "status": {"observedGeneration": 1, "lastAppliedRevision": SHA, "lastAttemptedRevision": SHA,
-                   "conditions": [ready]}
-    })
+/// When the fleet's objects were created: long before any condition.
+fn created() -> DateTime<Utc> {
+    "2026-01-01T00:00:00Z".parse().expect("a valid time")
 }
 
-fn ready(status: &str, reason: &str, message: &str) -> Value {
-    json!({"type": "Ready", "status": status, "reason": reason, "message": message,
-           "lastTransitionTime": "2026-11-30T10:00:00Z", "observedGeneration": 1})
+fn kustomization(name: &str, domain: &str, depends_on: &[&str], ready: Value) -> Value {
+    let meta = Meta::new("flux-system", name, created()).label("domain", domain);
+    let source = Ref::to("GitRepository", "flux-system");
+    let mut kustomization = Kustomization::new(meta, source, &format!("./{name}"), "10m");
+    kustomization.depends_on = depends_on.iter().map(|d| Ref::named(d)).collect();
+    kustomization.status = Some(KustomizationStatus {
+        observed_generation: 1,
+        last_applied_revision: Some(SHA.into()),
+        last_attempted_revision: Some(SHA.into()),
+        conditions: vec![ready],
+        inventory: None,
+    });
+    kustomization.to_json()
+}
+
+fn ready(status: Truth, reason: &str, message: &str) -> Value {
+    let since = "2026-11-30T10:00:00Z".parse().expect("a valid time");
+    condition("Ready", status, reason, message, since, Some(1))
 }
 
 fn git_repository() -> Value {
-    json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
-           "metadata": {"name": "flux-system", "namespace": "flux-system", "generation": 1},
-           "spec": {"interval": "1m", "url": "https://git.example.com/fleet"},
-           "status": {"observedGeneration": 1, "artifact": {"revision": SHA},
-                      "conditions": [ready("True", "Succeeded", &format!("stored artifact for revision '{SHA}'"))]}})
+    let message = format!("stored artifact for revision '{SHA}'");
+    GitRepository {
+        meta: Meta::new("flux-system", "flux-system", created()),
+        interval: "1m".into(),
+        timeout: None,
+        url: "https://git.example.com/fleet".into(),
+        branch: None,
+        status: Some(SourceStatus {
+            observed_generation: 1,
+            artifact: Some(Artifact::revision(SHA)),
+            conditions: vec![ready(Truth::True, "Succeeded", &message)],
+        }),
+    }
+    .to_json()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -65,7 +86,7 @@ async fn a_cell_blocked_from_another_domain_is_never_shown_healthy() {
             "infra",
             &[],
             ready(
-                "False",
+                Truth::False,
                 "BuildFailed",
                 "kustomize build failed: accumulating resources from './infra'",
             ),
@@ -76,7 +97,7 @@ async fn a_cell_blocked_from_another_domain_is_never_shown_healthy() {
             "apps",
             &["infra"],
             ready(
-                "True",
+                Truth::True,
                 "ReconciliationSucceeded",
                 &format!("Applied revision: {SHA}"),
             ),

@@ -7,56 +7,91 @@
 mod common;
 
 use axum::http::StatusCode;
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use common::web::{app, get, get_json};
 use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::model::parse_object;
+use fleetglass::objects::{
+    Artifact, GitRepository, Kustomization, KustomizationStatus, Meta, Ref, SourceStatus, Truth,
+    Workload, WorkloadKind, WorkloadStatus, condition,
+};
 use fleetglass::sources::SourceEvent;
 use fleetglass::store::Store;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 const CLUSTER: &str = "c1";
 /// Flux installed where nothing may assume it: not flux-system.
 const FLUX: &str = "gitops";
 
+/// When the objects were created: before every condition.
+fn created() -> DateTime<Utc> {
+    "2025-12-01T00:00:00Z".parse().expect("a valid time")
+}
+
 fn controller(name: &str) -> Value {
-    json!({"apiVersion": "apps/v1", "kind": "Deployment",
-           "metadata": {"name": name, "namespace": FLUX, "generation": 1,
-                        "labels": {"app.kubernetes.io/part-of": "flux"}},
-           "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}}},
-           "status": {"observedGeneration": 1, "replicas": 1, "readyReplicas": 1,
-                      "availableReplicas": 1, "updatedReplicas": 1}})
+    Workload {
+        kind: WorkloadKind::Deployment,
+        meta: Meta::new(FLUX, name, created()).label("app.kubernetes.io/part-of", "flux"),
+        app: name.into(),
+        container: "manager".into(),
+        image: format!("ghcr.io/fluxcd/{name}:v1.4.0"),
+        replicas: 1,
+        status: Some(WorkloadStatus {
+            observed_generation: 1,
+            replicas: 1,
+            ready: 1,
+            available: 1,
+            updated: 1,
+            ..WorkloadStatus::default()
+        }),
+    }
+    .to_json()
 }
 
-fn condition(status: &str, reason: &str, message: &str) -> Value {
-    json!([{"type": "Ready", "status": status, "reason": reason, "message": message,
-            "lastTransitionTime": "2026-01-01T00:00:00Z", "observedGeneration": 1}])
+fn ready(status: Truth, reason: &str, message: &str) -> Vec<Value> {
+    let since = "2026-01-01T00:00:00Z".parse().expect("a valid time");
+    vec![condition("Ready", status, reason, message, since, Some(1))]
 }
 
-fn git_repository(name: &str, ready: bool) -> Value {
-    let conditions = if ready {
-        condition(
-            "True",
+fn git_repository(name: &str, ready_now: bool) -> Value {
+    let conditions = if ready_now {
+        ready(
+            Truth::True,
             "Succeeded",
             "stored artifact for revision 'main@sha1:0123'",
         )
     } else {
-        condition("False", "GitOperationFailed", "authentication required")
+        ready(
+            Truth::False,
+            "GitOperationFailed",
+            "authentication required",
+        )
     };
-    json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
-           "metadata": {"name": name, "namespace": FLUX, "generation": 1},
-           "spec": {"interval": "5m", "url": format!("https://example.invalid/{name}.git")},
-           "status": {"observedGeneration": 1, "artifact": {"revision": "main@sha1:0123"},
-                      "conditions": conditions}})
+    GitRepository {
+        meta: Meta::new(FLUX, name, created()),
+        interval: "5m".into(),
+        timeout: None,
+        url: format!("https://example.invalid/{name}.git"),
+        branch: None,
+        status: Some(SourceStatus {
+            observed_generation: 1,
+            artifact: Some(Artifact::revision("main@sha1:0123")),
+            conditions,
+        }),
+    }
+    .to_json()
 }
 
-fn kustomization(name: &str, source: &str, depends_on: &[&str], conditions: Value) -> Value {
-    let depends: Vec<Value> = depends_on.iter().map(|d| json!({"name": d})).collect();
-    json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-           "metadata": {"name": name, "namespace": FLUX, "generation": 1},
-           "spec": {"interval": "10m", "path": "./", "dependsOn": depends,
-                    "sourceRef": {"kind": "GitRepository", "name": source}},
-           "status": {"observedGeneration": 1, "conditions": conditions}})
+fn kustomization(name: &str, source: &str, depends_on: &[&str], conditions: Vec<Value>) -> Value {
+    let meta = Meta::new(FLUX, name, created());
+    let mut kustomization = Kustomization::new(meta, Ref::to("GitRepository", source), "./", "10m");
+    kustomization.depends_on = depends_on.iter().map(|d| Ref::named(d)).collect();
+    kustomization.status = Some(KustomizationStatus {
+        observed_generation: 1,
+        conditions,
+        ..KustomizationStatus::default()
+    });
+    kustomization.to_json()
 }
 
 fn id(kind: &str, name: &str) -> String {
@@ -75,7 +110,7 @@ async fn fleet_with_flux_outside_flux_system() -> (Store, String) {
         cluster: CLUSTER.into(),
         at: Utc::now(),
     });
-    let waiting = |on: &str| condition("False", "DependencyNotReady", on);
+    let waiting = |on: &str| ready(Truth::False, "DependencyNotReady", on);
     for value in [
         controller("source-controller"),
         controller("kustomize-controller"),
@@ -86,7 +121,7 @@ async fn fleet_with_flux_outside_flux_system() -> (Store, String) {
             "infra",
             "infra",
             &[],
-            condition("False", "ArtifactFailed", "Source artifact not found"),
+            ready(Truth::False, "ArtifactFailed", "Source artifact not found"),
         ),
         kustomization(
             "apps",

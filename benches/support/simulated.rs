@@ -6,12 +6,18 @@
 use chrono::{DateTime, Utc};
 use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::model::{Object, parse_object};
+use fleetglass::objects::{
+    Artifact, GitRepository, Kustomization, KustomizationStatus, Meta, Ref, SourceStatus, Truth,
+    Workload, WorkloadKind, WorkloadStatus, condition,
+};
 use fleetglass::sources::SourceEvent;
 use fleetglass::store::Store;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Kustomizations per simulated cluster; each has a Deployment, so twice as many objects.
 pub const APPS_PER_CLUSTER: usize = 100;
+/// The one revision every source offers and every Kustomization applied.
+const REVISION: &str = "main@sha1:1111111";
 
 pub struct SimulatedFleet {
     runner: Runner,
@@ -101,44 +107,68 @@ fn parse(cluster: &str, value: &Value) -> Object {
     parse_object(cluster, value).expect("simulated object parses")
 }
 
-fn kustomization(cluster: &str, app: usize, ready: bool) -> Value {
+/// When the simulated objects were created and their conditions last changed.
+fn long_ago() -> DateTime<Utc> {
+    "2026-01-01T00:00:00Z".parse().expect("a valid time")
+}
+
+fn ready_condition(ready: bool, message: &str) -> Value {
     let (status, reason) = if ready {
-        ("True", "ReconciliationSucceeded")
+        (Truth::True, "ReconciliationSucceeded")
     } else {
-        ("False", "BuildFailed")
+        (Truth::False, "BuildFailed")
     };
-    json!({
-        "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-        "metadata": {"name": format!("app-{app}"), "namespace": "flux-system", "generation": 1,
-                     "labels": {"domain": format!("domain-{}", app % 10)}},
-        "spec": {"interval": "10m", "path": "./deploy", "prune": true,
-                 "sourceRef": {"kind": "GitRepository", "name": format!("repo-{cluster}")}},
-        "status": {"observedGeneration": 1, "lastAppliedRevision": "main@sha1:1111111",
-                   "conditions": [{"type": "Ready", "status": status, "reason": reason,
-                                   "message": "bench", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
-    })
+    condition("Ready", status, reason, message, long_ago(), None)
+}
+
+fn kustomization(cluster: &str, app: usize, ready: bool) -> Value {
+    let meta = Meta::new("flux-system", &format!("app-{app}"), long_ago())
+        .label("domain", &format!("domain-{}", app % 10));
+    let source = Ref::to("GitRepository", &format!("repo-{cluster}"));
+    let mut kustomization = Kustomization::new(meta, source, "./deploy", "10m");
+    kustomization.status = Some(KustomizationStatus {
+        observed_generation: 1,
+        last_applied_revision: Some(REVISION.into()),
+        conditions: vec![ready_condition(ready, "bench")],
+        ..KustomizationStatus::default()
+    });
+    kustomization.to_json()
 }
 
 fn repository(cluster: &str) -> Value {
-    json!({
-        "apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
-        "metadata": {"name": format!("repo-{cluster}"), "namespace": "flux-system", "generation": 1},
-        "spec": {"interval": "5m", "url": "https://example.invalid/r.git"},
-        "status": {"observedGeneration": 1, "artifact": {"revision": "main@sha1:1111111"},
-                   "conditions": [{"type": "Ready", "status": "True", "reason": "Succeeded",
-                                   "message": "ok", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
-    })
+    let ready = condition("Ready", Truth::True, "Succeeded", "ok", long_ago(), None);
+    GitRepository {
+        meta: Meta::new("flux-system", &format!("repo-{cluster}"), long_ago()),
+        interval: "5m".into(),
+        timeout: None,
+        url: "https://example.invalid/r.git".into(),
+        branch: None,
+        status: Some(SourceStatus {
+            observed_generation: 1,
+            artifact: Some(Artifact::revision(REVISION)),
+            conditions: vec![ready],
+        }),
+    }
+    .to_json()
 }
 
 fn deployment(app: usize) -> Value {
-    json!({
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": format!("app-{app}"), "namespace": "apps", "generation": 1,
-                     "labels": {"kustomize.toolkit.fluxcd.io/name": format!("app-{app}"),
-                                "kustomize.toolkit.fluxcd.io/namespace": "flux-system"}},
-        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "a"}},
-                 "template": {"spec": {"containers": [{"name": "app", "image": "registry.example/app:1.4.2"}]}}},
-        "status": {"observedGeneration": 1, "replicas": 1, "readyReplicas": 1,
-                   "availableReplicas": 1, "updatedReplicas": 1}
-    })
+    let name = format!("app-{app}");
+    Workload {
+        kind: WorkloadKind::Deployment,
+        meta: Meta::new("apps", &name, long_ago()).applied_by_kustomization("flux-system", &name),
+        app: "a".into(),
+        container: "app".into(),
+        image: "registry.example/app:1.4.2".into(),
+        replicas: 1,
+        status: Some(WorkloadStatus {
+            observed_generation: 1,
+            replicas: 1,
+            ready: 1,
+            available: 1,
+            updated: 1,
+            ..WorkloadStatus::default()
+        }),
+    }
+    .to_json()
 }

@@ -1,7 +1,11 @@
 //! Running real collectors against the test bed in process, and polling what they wrote.
 
-use super::testbed::Testbed;
+use super::testbed::{Testbed, manifest};
+use chrono::{DateTime, Utc};
 use fleetglass::config::{ClusterConfig, Config, from_yaml_str};
+use fleetglass::objects::{
+    self, GitRepository, Kustomization, KustomizationStatus, Meta, Ref, Truth, condition,
+};
 use fleetglass::store::{ClusterRow, ObjectFilter, ObjectRecord, Store};
 use std::path::Path;
 
@@ -56,39 +60,47 @@ pub fn ready_of(record: &ObjectRecord) -> Option<String> {
         .map(str::to_string)
 }
 
-/// A GitRepository and a Kustomization using it, in `namespace`.
+/// A GitRepository `repo` and a Kustomization `app` using it, in `namespace` (created too).
 pub fn flux_pair(namespace: &str) -> String {
-    format!(
-        r#"apiVersion: v1
-kind: Namespace
-metadata: {{name: {namespace}}}
----
-apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata: {{name: repo, namespace: {namespace}}}
-spec: {{interval: 5m, url: "https://example.invalid/repo.git", ref: {{branch: main}}}}
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {{name: app, namespace: {namespace}}}
-spec:
-  interval: 10m
-  path: ./deploy
-  prune: true
-  sourceRef: {{kind: GitRepository, name: repo}}
-"#
-    )
+    let meta = |name: &str| Meta::new(namespace, name, bed_time());
+    let repository = GitRepository {
+        meta: meta("repo"),
+        interval: "5m".into(),
+        timeout: None,
+        url: "https://example.invalid/repo.git".into(),
+        branch: Some("main".into()),
+        status: None,
+    };
+    let source = Ref::to("GitRepository", "repo");
+    manifest(&[
+        objects::namespace(&Meta::new("", namespace, bed_time())),
+        repository.to_json(),
+        Kustomization::new(meta("app"), source, "./deploy", "10m").to_json(),
+    ])
 }
 
-pub fn ready_status(ready: bool) -> String {
+/// When the objects written to the test bed say they were created and last changed.
+pub fn bed_time() -> DateTime<Utc> {
+    "2026-01-01T00:00:00Z".parse().expect("a valid time")
+}
+
+/// A Kustomization's status: Ready, or failing to build.
+pub fn kustomization_status(ready: bool) -> KustomizationStatus {
     let (status, reason) = if ready {
-        ("True", "ReconciliationSucceeded")
+        (Truth::True, "ReconciliationSucceeded")
     } else {
-        ("False", "BuildFailed")
+        (Truth::False, "BuildFailed")
     };
-    format!(
-        r#"{{"observedGeneration": 1, "conditions": [{{"type": "Ready", "status": "{status}", "reason": "{reason}", "message": "test", "lastTransitionTime": "2026-01-01T00:00:00Z"}}]}}"#
-    )
+    KustomizationStatus {
+        observed_generation: 1,
+        conditions: vec![condition("Ready", status, reason, "test", bed_time(), None)],
+        ..KustomizationStatus::default()
+    }
+}
+
+/// [`kustomization_status`] as the JSON [`set_status`] writes.
+pub fn ready_status(ready: bool) -> String {
+    kustomization_status(ready).to_json().to_string()
 }
 
 /// The test bed the collector tests share (its own state dir; they run one binary at a time).

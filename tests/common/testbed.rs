@@ -129,6 +129,15 @@ impl Testbed {
     }
 }
 
+/// Objects as one YAML stream, the way `kubectl apply -f -` reads them.
+pub fn manifest(objects: &[serde_json::Value]) -> String {
+    objects
+        .iter()
+        .map(|object| serde_yaml::to_string(object).expect("an object serializes to YAML"))
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
 fn unquote(text: &str) -> String {
     let text = text.trim();
     text.strip_prefix('\'')

@@ -56,11 +56,12 @@ fn retries_exhausted_over_a_crash_looping_workload_has_the_workload_as_one_root_
         0,
     ));
     let workload = id("Deployment", "apps", "podinfo");
-    let release = run.verdict("HelmRelease", "apps", "podinfo");
-    assert_eq!(release.state, Failed);
-    assert_eq!(
-        release.reason,
-        "Helm upgrade failed: Deployment/apps/podinfo stalled (retries exhausted)"
+    let release = run.assert_verdict(
+        "HelmRelease",
+        "apps",
+        "podinfo",
+        Failed,
+        "Helm upgrade failed: Deployment/apps/podinfo stalled (retries exhausted)",
     );
     assert_eq!(
         release.message,
@@ -97,12 +98,7 @@ fn a_wait_that_timed_out_names_every_workload_and_takes_their_root_causes() {
         crash_looping_pod("apps", "podinfo", "a"),
         0,
     ));
-    let release = run.verdict("HelmRelease", "apps", "podinfo");
-    assert_eq!(release.state, Failed);
-    assert_eq!(
-        release.reason,
-        "Helm install failed: Deployment/apps/podinfo, Deployment/apps/podinfo-worker not ready in time"
-    );
+    let release = run.assert_verdict("HelmRelease", "apps", "podinfo", Failed, "Helm install failed: Deployment/apps/podinfo, Deployment/apps/podinfo-worker not ready in time");
     assert_eq!(
         as_strs(&release.root_causes),
         [id("Deployment", "apps", "podinfo")]
@@ -120,10 +116,12 @@ fn retries_exhausted_on_a_hook_over_a_crash_looping_workload_is_the_workloads() 
         crash_looping_pod("apps", "podinfo", "a"),
         0,
     ));
-    let release = run.verdict("HelmRelease", "apps", "podinfo");
-    assert_eq!(
-        (release.state, release.reason.as_str()),
-        (Failed, "Helm upgrade failed (retries exhausted)")
+    let release = run.assert_verdict(
+        "HelmRelease",
+        "apps",
+        "podinfo",
+        Failed,
+        "Helm upgrade failed (retries exhausted)",
     );
     assert_eq!(
         as_strs(&release.root_causes),
@@ -181,14 +179,7 @@ fn stalled_keeps_the_ready_conditions_failure() {
         not_ready("InstallFailed", denied, 20),
     ];
     let run = run(&release(conditions, pod("apps", "podinfo", "a", None), 1));
-    let release = run.verdict("HelmRelease", "apps", "podinfo");
-    assert_eq!(
-        (release.state, release.reason.as_str()),
-        (
-            Failed,
-            "admission denied by webhook validation.gatekeeper.sh (policy lb-whitelist) (retries exhausted)"
-        )
-    );
+    let release = run.assert_verdict("HelmRelease", "apps", "podinfo", Failed, "admission denied by webhook validation.gatekeeper.sh (policy lb-whitelist) (retries exhausted)");
     assert!(release.message.ends_with(denied), "{}", release.message);
     assert_eq!(release.root_causes, std::slice::from_ref(&release.id));
 
@@ -280,13 +271,12 @@ fn a_rolled_back_upgrade_names_the_workload_from_the_released_condition() {
         crash_looping_pod("apps", "podinfo", "a"),
         0,
     ));
-    let release = run.verdict("HelmRelease", "apps", "podinfo");
-    assert_eq!(
-        (release.state, release.reason.as_str()),
-        (
-            Failed,
-            "Helm upgrade failed: Deployment/apps/podinfo stalled (retries exhausted)"
-        )
+    let release = run.assert_verdict(
+        "HelmRelease",
+        "apps",
+        "podinfo",
+        Failed,
+        "Helm upgrade failed: Deployment/apps/podinfo stalled (retries exhausted)",
     );
     assert_eq!(
         as_strs(&release.root_causes),
@@ -304,10 +294,12 @@ fn a_release_whose_repository_is_gone_fails_naming_it() {
     );
     values.retain(|v| v["kind"] != "HelmRepository");
     let run = run(&values);
-    let release = run.verdict("HelmRelease", "apps", "podinfo");
-    assert_eq!(
-        (release.state, release.reason.as_str()),
-        (Failed, "source HelmRepository flux-system/charts not found")
+    run.assert_verdict(
+        "HelmRelease",
+        "apps",
+        "podinfo",
+        Failed,
+        "source HelmRepository flux-system/charts not found",
     );
 }
 
@@ -463,10 +455,12 @@ fn behind_its_chart(minutes_ago: i64) -> Vec<Value> {
 #[test]
 fn a_release_behind_its_chart_is_progressing_then_stuck() {
     let fresh = run(&behind_its_chart(3));
-    let verdict = fresh.verdict("HelmRelease", "apps", "podinfo");
-    assert_eq!(
-        (verdict.state, verdict.reason.as_str()),
-        (Progressing, "chart 6.0.3 offered, 6.0.2 deployed")
+    fresh.assert_verdict(
+        "HelmRelease",
+        "apps",
+        "podinfo",
+        Progressing,
+        "chart 6.0.3 offered, 6.0.2 deployed",
     );
     let late = run(&behind_its_chart(120));
     let verdict = late.verdict("HelmRelease", "apps", "podinfo");
@@ -507,11 +501,12 @@ fn an_oci_chart_is_current_when_version_and_digest_match() {
     let repushed = run(&from_oci(&format!("6.0.3@{DIGEST}"), "6.0.3+0123456789ab"));
     assert_eq!(repushed.state("HelmRelease", "apps", "podinfo"), Stuck);
     let older = run(&from_oci(&format!("6.0.3@{DIGEST}"), "6.0.2+6c3e1f2a9b8d"));
-    let verdict = older.verdict("HelmRelease", "apps", "podinfo");
-    assert_eq!(verdict.state, Stuck);
-    assert_eq!(
-        verdict.reason,
-        format!("stuck for 5h: chart 6.0.3@{DIGEST} offered, 6.0.2+6c3e1f2a9b8d deployed")
+    older.assert_verdict(
+        "HelmRelease",
+        "apps",
+        "podinfo",
+        Stuck,
+        &format!("stuck for 5h: chart 6.0.3@{DIGEST} offered, 6.0.2+6c3e1f2a9b8d deployed"),
     );
 }
 

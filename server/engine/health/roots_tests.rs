@@ -80,11 +80,12 @@ fn an_independent_failure_stays_its_own_root_cause() {
 #[test]
 fn missing_dependencies_and_sources_fail_the_dependent_by_name() {
     let run = run(&fleet(vec![waiting_on("apps", &["infra"])]));
-    let verdict = run.verdict("Kustomization", "flux-system", "apps");
-    assert_eq!(verdict.state, Failed);
-    assert_eq!(
-        verdict.reason,
-        "dependency Kustomization flux-system/infra not found"
+    let verdict = run.assert_verdict(
+        "Kustomization",
+        "flux-system",
+        "apps",
+        Failed,
+        "dependency Kustomization flux-system/infra not found",
     );
     assert_eq!(verdict.root_causes, std::slice::from_ref(&verdict.id));
 
@@ -203,11 +204,12 @@ fn a_dependency_cycle_is_a_root_cause_and_does_not_hang() {
     ]);
     let run = run(&values);
     for name in ["a", "b"] {
-        let verdict = run.verdict("Kustomization", "flux-system", name);
-        assert_eq!(verdict.state, Failed);
-        assert_eq!(
-            verdict.reason,
-            "dependency cycle: flux-system/a → flux-system/b → flux-system/a"
+        let verdict = run.assert_verdict(
+            "Kustomization",
+            "flux-system",
+            name,
+            Failed,
+            "dependency cycle: flux-system/a → flux-system/b → flux-system/a",
         );
         assert_eq!(verdict.root_causes, std::slice::from_ref(&verdict.id));
     }

@@ -1,11 +1,17 @@
-//! Test builders: Kubernetes objects as the API server prints them (real field paths, reasons
-//! and messages), parsed through `parse_object` exactly like real input, and a one-call
-//! evaluation with a fixed `now`.
+//! The engine tests' world: the standard healthy objects of a fixed `now` (real field paths,
+//! reasons and messages), built with the [`crate::objects`] builders and parsed through
+//! `parse_object` exactly like real input, and a one-call evaluation.
 
 use super::{
     ClusterInfo, DomainSpec, Evaluation, Input, RootCause, State, Thresholds, Verdict, evaluate,
 };
 use crate::model::{Object, parse_object};
+use crate::objects::{
+    self, Artifact, ChartSource, ContainerState, ContainerStatus, GitRepository, HelmChart,
+    HelmRelease, HelmReleaseStatus, HelmRepository, HistoryEntry, Kustomization,
+    KustomizationStatus, Meta, Pod, PodStatus, Ref, SourceStatus, Terraform, TerraformStatus,
+    Truth, Workload, WorkloadKind, WorkloadStatus,
+};
 use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{Value, json};
 
@@ -22,6 +28,21 @@ pub fn ago(minutes: i64) -> String {
     (now() - TimeDelta::minutes(minutes)).to_rfc3339()
 }
 
+/// `minutes` before [`now`].
+fn minutes_ago(minutes: i64) -> DateTime<Utc> {
+    now() - TimeDelta::minutes(minutes)
+}
+
+fn truth(status: &str) -> Truth {
+    match status {
+        "True" => Truth::True,
+        "False" => Truth::False,
+        "Unknown" => Truth::Unknown,
+        other => panic!("a condition status is True, False or Unknown, not {other}"),
+    }
+}
+
+/// A Flux condition set at generation 1, `minutes_ago` before [`now`].
 pub fn condition(
     type_: &str,
     status: &str,
@@ -29,8 +50,14 @@ pub fn condition(
     message: &str,
     minutes_ago: i64,
 ) -> Value {
-    json!({"type": type_, "status": status, "reason": reason, "message": message,
-           "lastTransitionTime": ago(minutes_ago), "observedGeneration": 1})
+    objects::condition(
+        type_,
+        truth(status),
+        reason,
+        message,
+        self::minutes_ago(minutes_ago),
+        Some(1),
+    )
 }
 
 pub fn ready(reason: &str, message: &str) -> Value {
@@ -62,32 +89,77 @@ pub fn applied_by(value: Value, tool: &str, namespace: &str, name: &str) -> Valu
     )
 }
 
-fn meta(name: &str, namespace: &str) -> Value {
-    json!({"name": name, "namespace": namespace, "generation": 1, "creationTimestamp": ago(10_000), "labels": {}})
+/// Generation 1, created long before anything the tests look at.
+fn meta(name: &str, namespace: &str) -> Meta {
+    Meta::new(namespace, name, minutes_ago(10_000))
+}
+
+/// A healthy source's status at generation 1.
+fn stored(artifact: Artifact, conditions: Vec<Value>) -> Option<SourceStatus> {
+    Some(SourceStatus {
+        observed_generation: 1,
+        artifact: Some(artifact),
+        conditions,
+    })
 }
 
 pub fn git_repository(name: &str, revision: &str) -> Value {
-    json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository", "metadata": meta(name, "flux-system"),
-           "spec": {"interval": "1m", "url": format!("https://git.example.com/{name}"), "ref": {"branch": "main"}},
-           "status": {"observedGeneration": 1, "artifact": {"revision": revision, "lastUpdateTime": ago(600)},
-                      "conditions": [ready("Succeeded", &format!("stored artifact for revision '{revision}'")),
-                                     condition("ArtifactInStorage", "True", "Succeeded", "stored", 600)]}})
+    let message = format!("stored artifact for revision '{revision}'");
+    GitRepository {
+        meta: meta(name, "flux-system"),
+        interval: "1m".into(),
+        timeout: None,
+        url: format!("https://git.example.com/{name}"),
+        branch: Some("main".into()),
+        status: stored(
+            Artifact::new(revision, minutes_ago(600)),
+            vec![
+                ready("Succeeded", &message),
+                condition("ArtifactInStorage", "True", "Succeeded", "stored", 600),
+            ],
+        ),
+    }
+    .to_json()
 }
 
 pub fn kustomization(name: &str, depends_on: &[&str]) -> Value {
-    let depends: Vec<Value> = depends_on.iter().map(|d| json!({"name": d})).collect();
-    json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization", "metadata": meta(name, "flux-system"),
-           "spec": {"interval": "10m", "path": format!("./{name}"), "prune": true, "dependsOn": depends,
-                    "sourceRef": {"kind": "GitRepository", "name": "flux-system"}},
-           "status": {"observedGeneration": 1, "lastAttemptedRevision": SHA, "lastAppliedRevision": SHA,
-                      "conditions": [ready("ReconciliationSucceeded", &format!("Applied revision: {SHA}"))]}})
+    let source = Ref::to("GitRepository", "flux-system");
+    let mut kustomization = Kustomization::new(
+        meta(name, "flux-system"),
+        source,
+        &format!("./{name}"),
+        "10m",
+    );
+    kustomization.depends_on = depends_on.iter().map(|d| Ref::named(d)).collect();
+    kustomization.status = Some(KustomizationStatus {
+        observed_generation: 1,
+        last_attempted_revision: Some(SHA.into()),
+        last_applied_revision: Some(SHA.into()),
+        conditions: vec![ready(
+            "ReconciliationSucceeded",
+            &format!("Applied revision: {SHA}"),
+        )],
+        inventory: None,
+    });
+    kustomization.to_json()
 }
 
 pub fn helm_repository(name: &str) -> Value {
-    json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepository", "metadata": meta(name, "flux-system"),
-           "spec": {"interval": "1h", "url": "https://charts.example.com"},
-           "status": {"observedGeneration": 1, "artifact": {"revision": "sha256:0123456789abcdef"},
-                      "conditions": [ready("Succeeded", "stored artifact: revision 'sha256:0123456789abcdef'")]}})
+    HelmRepository {
+        meta: meta(name, "flux-system"),
+        interval: "1h".into(),
+        timeout: None,
+        url: "https://charts.example.com".into(),
+        oci: false,
+        status: stored(
+            Artifact::revision("sha256:0123456789abcdef"),
+            vec![ready(
+                "Succeeded",
+                "stored artifact: revision 'sha256:0123456789abcdef'",
+            )],
+        ),
+    }
+    .to_json()
 }
 
 pub fn helm_chart(
@@ -96,40 +168,88 @@ pub fn helm_chart(
     repository: &str,
     version: &str,
 ) -> Value {
-    json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmChart",
-           "metadata": meta(&format!("{release_namespace}-{release}"), "flux-system"),
-           "spec": {"chart": release, "version": "*", "interval": "1h",
-                    "sourceRef": {"kind": "HelmRepository", "name": repository}},
-           "status": {"observedGeneration": 1, "artifact": {"revision": version},
-                      "conditions": [ready("ChartPullSucceeded", &format!("pulled '{release}' chart with version '{version}'"))]}})
+    let message = format!("pulled '{release}' chart with version '{version}'");
+    HelmChart {
+        meta: meta(&format!("{release_namespace}-{release}"), "flux-system"),
+        chart: release.into(),
+        version: "*".into(),
+        interval: "1h".into(),
+        source: Ref::to("HelmRepository", repository),
+        status: stored(
+            Artifact::revision(version),
+            vec![ready("ChartPullSucceeded", &message)],
+        ),
+    }
+    .to_json()
 }
 
 pub fn helm_release(namespace: &str, name: &str, repository: &str) -> Value {
-    json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": meta(name, namespace),
-           "spec": {"interval": "30m", "chart": {"spec": {"chart": name, "version": "2.x",
-                    "sourceRef": {"kind": "HelmRepository", "name": repository, "namespace": "flux-system"}}}},
-           "status": {"observedGeneration": 1, "helmChart": format!("flux-system/{namespace}-{name}"),
-                      "lastAttemptedRevision": "2.14.0",
-                      "history": [{"chartName": name, "chartVersion": "2.14.0", "status": "deployed", "version": 4}],
-                      "conditions": [ready("UpgradeSucceeded", &format!("Helm upgrade succeeded for release {namespace}/{name}.v4 with chart {name}@2.14.0"))]}})
+    let message = format!(
+        "Helm upgrade succeeded for release {namespace}/{name}.v4 with chart {name}@2.14.0"
+    );
+    HelmRelease {
+        meta: meta(name, namespace),
+        interval: "30m".into(),
+        chart: ChartSource::Template {
+            chart: name.into(),
+            version: Some("2.x".into()),
+            interval: None,
+            source: Ref::to("HelmRepository", repository).in_namespace("flux-system"),
+        },
+        status: Some(HelmReleaseStatus {
+            observed_generation: 1,
+            helm_chart: Some(format!("flux-system/{namespace}-{name}")),
+            last_attempted_revision: Some("2.14.0".into()),
+            history: vec![HistoryEntry {
+                chart_name: name.into(),
+                chart_version: "2.14.0".into(),
+                app_version: None,
+                status: "deployed".into(),
+                version: 4,
+            }],
+            conditions: vec![ready("UpgradeSucceeded", &message)],
+        }),
+    }
+    .to_json()
 }
 
 pub fn terraform(name: &str) -> Value {
-    json!({"apiVersion": "infra.contrib.fluxcd.io/v1alpha2", "kind": "Terraform", "metadata": meta(name, "flux-system"),
-           "spec": {"interval": "12h", "path": "./nlb", "approvePlan": "auto",
-                    "sourceRef": {"kind": "GitRepository", "name": "flux-system"}},
-           "status": {"observedGeneration": 1, "lastAttemptedRevision": SHA, "lastAppliedRevision": SHA,
-                      "conditions": [ready("TerraformPlannedNoChanges", "Plan no changes")]}})
+    Terraform {
+        meta: meta(name, "flux-system"),
+        interval: "12h".into(),
+        path: "./nlb".into(),
+        approve_plan: "auto".into(),
+        source: Ref::to("GitRepository", "flux-system"),
+        status: Some(TerraformStatus {
+            observed_generation: 1,
+            last_attempted_revision: SHA.into(),
+            last_applied_revision: SHA.into(),
+            last_planned_revision: None,
+            conditions: vec![ready("TerraformPlannedNoChanges", "Plan no changes")],
+        }),
+    }
+    .to_json()
 }
 
 /// A workload with `available` of `replicas` available; its pods select `app=<name>`.
 pub fn deployment(namespace: &str, name: &str, replicas: i64, available: i64) -> Value {
-    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta(name, namespace),
-           "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
-                    "template": {"metadata": {"labels": {"app": name}},
-                                 "spec": {"containers": [{"name": "manager", "image": format!("ghcr.io/example/{name}:v1.0.0")}]}}},
-           "status": {"observedGeneration": 1, "replicas": replicas, "readyReplicas": available,
-                      "availableReplicas": available, "updatedReplicas": replicas}})
+    Workload {
+        kind: WorkloadKind::Deployment,
+        meta: meta(name, namespace),
+        app: name.into(),
+        container: "manager".into(),
+        image: format!("ghcr.io/example/{name}:v1.0.0"),
+        replicas,
+        status: Some(WorkloadStatus {
+            observed_generation: 1,
+            replicas,
+            ready: available,
+            available,
+            updated: replicas,
+            ..WorkloadStatus::default()
+        }),
+    }
+    .to_json()
 }
 
 /// A Flux controller Deployment in flux-system.
@@ -152,18 +272,46 @@ pub fn flux_controllers() -> Vec<Value> {
 
 /// A pod of Deployment `app` (owned through its ReplicaSet), waiting for `waiting` if given.
 pub fn pod(namespace: &str, app: &str, suffix: &str, waiting: Option<(&str, &str)>) -> Value {
+    let started = minutes_ago(60);
+    let image = format!("ghcr.io/example/{app}:v1.0.0");
     let state = match waiting {
-        Some((reason, message)) => json!({"waiting": {"reason": reason, "message": message}}),
-        None => json!({"running": {"startedAt": ago(60)}}),
+        Some((reason, message)) => ContainerState::Waiting {
+            reason: reason.into(),
+            message: Some(message.into()),
+        },
+        None => ContainerState::Running {
+            started_at: started,
+        },
     };
-    json!({"apiVersion": "v1", "kind": "Pod",
-           "metadata": {"name": format!("{app}-5d9c7b-{suffix}"), "namespace": namespace, "labels": {"app": app},
-                        "creationTimestamp": ago(60),
-                        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": format!("{app}-5d9c7b"), "controller": true}]},
-           "spec": {"containers": [{"name": "manager", "image": format!("ghcr.io/example/{app}:v1.0.0")}]},
-           "status": {"phase": if waiting.is_some() { "Pending" } else { "Running" }, "startTime": ago(60),
-                      "containerStatuses": [{"name": "manager", "ready": waiting.is_none(), "restartCount": 0, "state": state,
-                                             "image": format!("ghcr.io/example/{app}:v1.0.0")}]}})
+    let replica_set = format!("{app}-5d9c7b");
+    Pod {
+        meta: Meta::new(namespace, &format!("{replica_set}-{suffix}"), started)
+            .label("app", app)
+            .owned_by("ReplicaSet", &replica_set),
+        container: "manager".into(),
+        image: image.clone(),
+        restart_policy: None,
+        service_account: None,
+        status: Some(PodStatus {
+            phase: if waiting.is_some() {
+                "Pending"
+            } else {
+                "Running"
+            }
+            .into(),
+            start_time: Some(started),
+            conditions: Vec::new(),
+            containers: vec![ContainerStatus {
+                name: "manager".into(),
+                image,
+                ready: waiting.is_none(),
+                restart_count: 0,
+                state,
+                last_state: None,
+            }],
+        }),
+    }
+    .to_json()
 }
 
 pub fn parse(value: &Value) -> Object {
@@ -186,6 +334,26 @@ impl Run {
 
     pub fn state(&self, kind: &str, namespace: &str, name: &str) -> State {
         self.verdict(kind, namespace, name).state
+    }
+
+    /// Asserts an object's state and reason together (a failure shows the whole verdict) and
+    /// returns the verdict for the checks that follow.
+    #[track_caller]
+    pub fn assert_verdict(
+        &self,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+        state: State,
+        reason: &str,
+    ) -> &Verdict {
+        let verdict = self.verdict(kind, namespace, name);
+        assert_eq!(
+            (verdict.state, verdict.reason.as_str()),
+            (state, reason),
+            "{verdict:?}"
+        );
+        verdict
     }
 
     /// The root-cause ids of an object, as plain strings.

@@ -127,13 +127,10 @@ fn release(run: &Run) -> State {
     run.state("HelmRelease", NS, APP)
 }
 
+/// The web Deployment's state and reason.
+#[track_caller]
 fn assert_reason(run: &Run, state: State, reason: &str) {
-    let verdict = web(run);
-    assert_eq!(
-        (verdict.state, verdict.reason.as_str()),
-        (state, reason),
-        "{verdict:?}"
-    );
+    run.assert_verdict("Deployment", NS, APP, state, reason);
 }
 
 fn shop_domain() -> DomainSpec {
@@ -298,11 +295,12 @@ fn a_rollout_is_in_progress_while_it_makes_progress_and_stuck_when_it_stops() {
     );
     // Ready says the upgrade was applied, not that it is fully deployed: the release rolls out
     // with its Deployment and is never green before it has finished.
-    let shown = moving.verdict("HelmRelease", NS, APP);
-    assert_eq!(shown.state, Progressing);
-    assert_eq!(
-        shown.reason,
-        "Deployment shop/web: rolling out: 11/20 available, 12 updated, 1 pending termination"
+    moving.assert_verdict(
+        "HelmRelease",
+        NS,
+        APP,
+        Progressing,
+        "Deployment shop/web: rolling out: 11/20 available, 12 updated, 1 pending termination",
     );
     assert!(moving.roots("HelmRelease", NS, APP).is_empty());
     assert_eq!(release(&rollout(15 * MIN + 1)), Degraded);
@@ -692,10 +690,12 @@ fn a_single_replica_statefulset_pod_being_recreated_is_progressing_then_stuck() 
         run(&release_over(vec![statefulset(1, status.clone()), pod]))
     };
     let fresh = recreated(5);
-    let db = fresh.verdict("StatefulSet", NS, "db");
-    assert_eq!(
-        (db.state, db.reason.as_str()),
-        (Progressing, "0/1 available, 1 updated")
+    fresh.assert_verdict(
+        "StatefulSet",
+        NS,
+        "db",
+        Progressing,
+        "0/1 available, 1 updated",
     );
     let long = recreated(2 * HOUR);
     let db = long.verdict("StatefulSet", NS, "db");
@@ -739,13 +739,12 @@ fn evicted_and_completed_pods_do_not_fail_a_healthy_workload() {
     let run = run(&values);
     assert_reason(&run, Healthy, "2/2 available");
     assert_eq!(release(&run), Healthy);
-    let leftover = run.verdict("Pod", NS, "web-6f7d8-e");
-    assert_eq!(
-        (leftover.state, leftover.reason.as_str()),
-        (
-            Healthy,
-            "Evicted: The node was low on resource: ephemeral-storage. (left over, replaced)"
-        )
+    run.assert_verdict(
+        "Pod",
+        NS,
+        "web-6f7d8-e",
+        Healthy,
+        "Evicted: The node was low on resource: ephemeral-storage. (left over, replaced)",
     );
     assert_eq!(run.state("Pod", NS, "web-6f7d8-d"), Healthy);
     assert!(run.evaluation.root_causes.is_empty());
@@ -758,11 +757,7 @@ fn evicted_and_completed_pods_do_not_fail_a_healthy_workload() {
         .remove("ownerReferences");
     bare["status"].as_object_mut().unwrap().remove("message");
     let run = super::testkit::run(&[bare]);
-    let verdict = run.verdict("Pod", NS, "web-6f7d8-e");
-    assert_eq!(
-        (verdict.state, verdict.reason.as_str()),
-        (Failed, "Evicted")
-    );
+    run.assert_verdict("Pod", NS, "web-6f7d8-e", Failed, "Evicted");
 }
 
 // Rule 6: a spec the controller has not observed yet.
@@ -1009,10 +1004,12 @@ fn an_app_deployment_scaled_to_zero_is_healthy_a_controller_is_down() {
     values.retain(|v| v["metadata"]["name"] != "helm-controller");
     values.push(controller);
     let down = super::testkit::run(&values);
-    let verdict = down.verdict("Deployment", "flux-system", "helm-controller");
-    assert_eq!(
-        (verdict.state, verdict.reason.as_str()),
-        (Failed, "scaled to zero")
+    down.assert_verdict(
+        "Deployment",
+        "flux-system",
+        "helm-controller",
+        Failed,
+        "scaled to zero",
     );
     assert_eq!(down.state("HelmRelease", NS, APP), Unverifiable);
 }
@@ -1143,11 +1140,7 @@ fn a_pod_held_by_scheduling_gates_is_pending_not_unschedulable() {
     pod["status"]["conditions"][1] = json!({"type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
         "message": "Scheduling is blocked due to non-empty scheduling gates", "lastTransitionTime": secs_ago(HOUR)});
     let run = run(&[pod]);
-    let verdict = run.verdict("Pod", NS, "web-6f7d8-g");
-    assert_eq!(
-        (verdict.state, verdict.reason.as_str()),
-        (Stuck, "stuck for 1h: pod Pending")
-    );
+    run.assert_verdict("Pod", NS, "web-6f7d8-g", Stuck, "stuck for 1h: pod Pending");
 }
 
 /// An evicted pod its ReplicaSet replaced is history: the shortfall while its replacement

@@ -1,12 +1,12 @@
 //! helm-controller's HelmRelease: chart from a HelmRepository (via the HelmChart it creates) or a
 //! chartRef to an OCIRepository, the Helm release history, and the Ready/Released conditions.
 
-use super::meta::{Conditions, Meta, Truth, object, time};
+use crate::objects::{
+    ChartSource, Conditions, HelmRelease, HelmReleaseStatus, HistoryEntry, Meta, Ref, Truth, time,
+};
 use crate::sources::demo::hex::hex;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
-
-pub const API_VERSION: &str = "helm.toolkit.fluxcd.io/v2";
 
 #[derive(Debug, Clone, Copy)]
 pub enum Chart<'a> {
@@ -41,45 +41,48 @@ pub struct HelmReleaseState<'a> {
     pub run_started: Option<DateTime<Utc>>,
 }
 
-fn history_entry(meta: &Meta, release: &Release, status: &str) -> Value {
-    let seed = format!("{}/{}/{}", meta.namespace, meta.name, release.revision);
-    json!({
-        "name": meta.name,
-        "namespace": meta.namespace,
-        "version": release.revision,
-        "status": status,
-        "chartName": release.chart,
-        "chartVersion": release.chart_version,
-        "appVersion": release.app_version,
-        "configDigest": format!("sha256:{}", hex(&format!("{seed}/config"), 64)),
-        "digest": format!("sha256:{}", hex(&seed, 64)),
-        "firstDeployed": time(release.deployed),
-        "lastDeployed": time(release.deployed),
-    })
+impl Release<'_> {
+    fn entry(&self, status: &str) -> HistoryEntry {
+        HistoryEntry {
+            chart_name: self.chart.into(),
+            chart_version: self.chart_version.into(),
+            app_version: Some(self.app_version.into()),
+            status: status.into(),
+            version: self.revision,
+        }
+    }
+
+    /// What helm-controller records beside the entry: the release's identity, digests and
+    /// deploy times.
+    fn details(&self, meta: &Meta) -> Value {
+        let seed = format!("{}/{}/{}", meta.namespace, meta.name, self.revision);
+        json!({
+            "name": meta.name,
+            "namespace": meta.namespace,
+            "configDigest": format!("sha256:{}", hex(&format!("{seed}/config"), 64)),
+            "digest": format!("sha256:{}", hex(&seed, 64)),
+            "firstDeployed": time(self.deployed),
+            "lastDeployed": time(self.deployed),
+        })
+    }
 }
 
 pub fn helm_release(meta: &Meta, chart: Chart, state: &HelmReleaseState) -> Value {
-    let mut spec = json!({
-        "interval": "30m",
-        "install": {"crds": "CreateReplace"},
-        "upgrade": {"crds": "CreateReplace"},
-    });
-    match chart {
+    let chart_source = match chart {
         Chart::FromRepository {
             chart,
             version,
             repository,
-        } => {
-            spec["chart"] = json!({"spec": {
-                "chart": chart, "version": version, "interval": "10m",
-                "sourceRef": {"kind": "HelmRepository", "name": repository, "namespace": meta.namespace},
-            }});
-        }
+        } => ChartSource::Template {
+            chart: chart.into(),
+            version: Some(version.into()),
+            interval: Some("10m".into()),
+            source: Ref::to("HelmRepository", repository).in_namespace(&meta.namespace),
+        },
         Chart::FromOciRepository { repository } => {
-            spec["chartRef"] =
-                json!({"kind": "OCIRepository", "name": repository, "namespace": meta.namespace});
+            ChartSource::Ref(Ref::to("OCIRepository", repository).in_namespace(&meta.namespace))
         }
-    }
+    };
     let current = &state.current;
     let (action, reason) = match state.previous {
         Some(_) => ("upgrade", "UpgradeSucceeded"),
@@ -102,25 +105,46 @@ pub fn helm_release(meta: &Meta, chart: Chart, state: &HelmReleaseState) -> Valu
             started,
         );
     }
-    let mut history = vec![history_entry(meta, current, "deployed")];
-    history.extend(
-        state
-            .previous
-            .iter()
-            .map(|p| history_entry(meta, p, "superseded")),
-    );
-    let mut status = json!({
-        "observedGeneration": meta.generation,
-        "lastAttemptedGeneration": meta.generation,
-        "lastAttemptedRevision": current.chart_version,
-        "lastAttemptedReleaseAction": action,
-        "storageNamespace": meta.namespace,
-    });
-    status["lastAttemptedConfigDigest"] = history[0]["configDigest"].clone();
-    status["history"] = Value::Array(history);
-    status["conditions"] = conditions.into_json();
-    if let Chart::FromRepository { .. } = chart {
-        status["helmChart"] = Value::from(format!("{0}/{0}-{1}", meta.namespace, meta.name));
+    let mut releases = vec![(current, "deployed")];
+    releases.extend(state.previous.iter().map(|p| (p, "superseded")));
+    let helm_chart = match chart {
+        Chart::FromRepository { .. } => Some(format!("{0}/{0}-{1}", meta.namespace, meta.name)),
+        Chart::FromOciRepository { .. } => None,
+    };
+    let release = HelmRelease {
+        meta: meta.clone(),
+        interval: "30m".into(),
+        chart: chart_source,
+        status: Some(HelmReleaseStatus {
+            observed_generation: meta.generation,
+            helm_chart,
+            last_attempted_revision: Some(current.chart_version.into()),
+            history: releases.iter().map(|(r, status)| r.entry(status)).collect(),
+            conditions: conditions.into_vec(),
+        }),
+    };
+    let mut value = release.to_json();
+    value["spec"]["install"] = json!({"crds": "CreateReplace"});
+    value["spec"]["upgrade"] = json!({"crds": "CreateReplace"});
+    for (entry, (release, _)) in value["status"]["history"]
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+        .zip(&releases)
+    {
+        merge(entry, release.details(meta));
     }
-    object(API_VERSION, "HelmRelease", meta, spec, Some(status))
+    let status = &mut value["status"];
+    status["lastAttemptedGeneration"] = Value::from(meta.generation);
+    status["lastAttemptedReleaseAction"] = Value::from(action);
+    status["storageNamespace"] = Value::from(meta.namespace.as_str());
+    status["lastAttemptedConfigDigest"] = status["history"][0]["configDigest"].clone();
+    value
+}
+
+/// Adds `extra`'s fields to the object `into`.
+fn merge(into: &mut Value, extra: Value) {
+    if let (Some(into), Value::Object(extra)) = (into.as_object_mut(), extra) {
+        into.extend(extra);
+    }
 }

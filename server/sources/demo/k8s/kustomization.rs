@@ -1,11 +1,9 @@
-//! kustomize-controller's Kustomization: spec (source, dependsOn, health checks) and the status
-//! each kind of run leaves behind, worded as kustomize-controller words it.
+//! kustomize-controller's Kustomization as the demo shows it: the status each kind of run
+//! leaves behind, worded as kustomize-controller words it.
 
-use super::meta::{Conditions, Meta, Truth, object};
+use crate::objects::{Conditions, Kustomization, KustomizationStatus, Meta, Ref, Truth};
 use chrono::{DateTime, TimeDelta, Utc};
-use serde_json::{Value, json};
-
-pub const API_VERSION: &str = "kustomize.toolkit.fluxcd.io/v1";
+use serde_json::Value;
 
 /// An object a Kustomization health-checks (`spec.healthChecks[]`).
 #[derive(Debug, Clone, Copy)]
@@ -97,41 +95,39 @@ pub fn kustomization(
     inventory: &[(String, &str)],
 ) -> Value {
     let (kind, namespace, name) = spec.source;
-    let mut spec_json = json!({
-        "interval": format!("{}m", spec.interval_minutes),
-        "retryInterval": "1m",
-        "path": spec.path,
-        "prune": true,
-        "sourceRef": {"kind": kind, "name": name, "namespace": namespace},
-    });
-    if !spec.depends_on.is_empty() {
-        spec_json["dependsOn"] = spec
-            .depends_on
-            .iter()
-            .map(|(namespace, name)| json!({"name": name, "namespace": namespace}))
-            .collect();
-    }
-    if !spec.health_checks.is_empty() {
-        spec_json["healthChecks"] = spec
-            .health_checks
-            .iter()
-            .map(|t| json!({"apiVersion": t.api_version, "kind": t.kind, "namespace": t.namespace, "name": t.name}))
-            .collect();
-    }
-    if spec.wait {
-        spec_json["wait"] = Value::Bool(true);
-    }
-    if let Some(account) = spec.service_account {
-        spec_json["serviceAccountName"] = Value::from(account);
-    }
+    let source = Ref::to(kind, name).in_namespace(namespace);
+    let interval = format!("{}m", spec.interval_minutes);
+    let mut built = Kustomization::new(meta.clone(), source, spec.path, &interval);
+    built.depends_on = spec
+        .depends_on
+        .iter()
+        .map(|(namespace, name)| Ref::named(name).in_namespace(namespace))
+        .collect();
+    built.health_checks = spec
+        .health_checks
+        .iter()
+        .map(|t| {
+            Ref::to(t.kind, t.name)
+                .in_namespace(t.namespace)
+                .api_version(t.api_version)
+        })
+        .collect();
+    built.wait = spec.wait;
+    built.service_account = spec.service_account.map(String::from);
     let mut status = status(meta, spec, run);
-    status["inventory"] = json!({
-        "entries": inventory.iter().map(|(id, v)| json!({"id": id, "v": v})).collect::<Vec<_>>(),
-    });
-    object(API_VERSION, "Kustomization", meta, spec_json, Some(status))
+    status.inventory = Some(
+        inventory
+            .iter()
+            .map(|(id, version)| (id.clone(), version.to_string()))
+            .collect(),
+    );
+    built.status = Some(status);
+    let mut value = built.to_json();
+    value["spec"]["retryInterval"] = Value::from("1m");
+    value
 }
 
-fn status(meta: &Meta, spec: &KustomizationSpec, run: Run) -> Value {
+fn status(meta: &Meta, spec: &KustomizationSpec, run: Run) -> KustomizationStatus {
     let generation = meta.generation;
     let conditions = Conditions::observing(generation);
     // Healthy exists only with wait/healthChecks; it stays True from the last passing run
@@ -218,11 +214,11 @@ fn status(meta: &Meta, spec: &KustomizationSpec, run: Run) -> Value {
             (applied, applied, generation, passed(c))
         }
     };
-    let mut status = json!({
-        "observedGeneration": observed,
-        "lastAttemptedRevision": attempted,
-        "lastAppliedRevision": applied,
-    });
-    status["conditions"] = conditions.into_json();
-    status
+    KustomizationStatus {
+        observed_generation: observed,
+        last_attempted_revision: Some(attempted.to_string()),
+        last_applied_revision: Some(applied.to_string()),
+        conditions: conditions.into_vec(),
+        inventory: None,
+    }
 }

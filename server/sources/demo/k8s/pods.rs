@@ -1,7 +1,7 @@
 //! Pods as the kubelet reports them: phase, conditions and one container's state (running,
 //! crash-looping with its last termination, stuck pulling its image, or still being created).
 
-use super::meta::{Meta, object, time};
+use crate::objects::{self, ContainerStatus, Meta, Pod, PodStatus, Termination, time};
 use crate::sources::demo::hex::hex;
 use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{Value, json};
@@ -53,18 +53,22 @@ fn image_id(image: &str) -> String {
     format!("{repository}@sha256:{}", hex(image, 64))
 }
 
-pub fn pod(meta: &Meta, container: &str, image: &str, state: &ContainerState) -> Value {
+/// The kubelet's view of the container: its state, last termination and restarts.
+fn container_status(
+    meta: &Meta,
+    container: &str,
+    image: &str,
+    state: &ContainerState,
+) -> ContainerStatus {
     let started = meta.created + TimeDelta::seconds(3);
-    let uid = hex(&format!("{}/{}", meta.namespace, meta.name), 32);
-    let base = json!({"name": container, "image": image, "ready": state.is_ready()});
-    let (phase, container_status) = match state {
+    let waiting = |reason: &str, message: Option<String>| objects::ContainerState::Waiting {
+        reason: reason.into(),
+        message,
+    };
+    let (now, restart_count, last_state) = match state {
         ContainerState::Running => {
-            let mut c = base;
-            c["imageID"] = Value::from(image_id(image));
-            c["started"] = Value::Bool(true);
-            c["restartCount"] = Value::from(0);
-            c["state"] = json!({"running": {"startedAt": time(started + TimeDelta::seconds(4))}});
-            ("Running", c)
+            let started_at = started + TimeDelta::seconds(4);
+            (objects::ContainerState::Running { started_at }, 0, None)
         }
         ContainerState::CrashLoop {
             restarts,
@@ -72,40 +76,52 @@ pub fn pod(meta: &Meta, container: &str, image: &str, state: &ContainerState) ->
             last_finished,
             message,
         } => {
-            let mut c = base;
-            c["imageID"] = Value::from(image_id(image));
-            c["started"] = Value::Bool(false);
-            c["restartCount"] = Value::from(*restarts);
+            let uid = uid(meta);
             let back_off = format!(
                 "back-off 5m0s restarting failed container={container} pod={}_{}({uid})",
                 meta.name, meta.namespace
             );
-            c["state"] = json!({"waiting": {"reason": "CrashLoopBackOff", "message": back_off}});
-            c["lastState"] = json!({"terminated": {
-                "exitCode": 1, "reason": "Error", "message": message,
-                "startedAt": time(*last_started), "finishedAt": time(*last_finished),
-            }});
-            ("Running", c)
+            let last = Termination {
+                exit_code: 1,
+                reason: "Error".into(),
+                message: message.clone(),
+                started_at: *last_started,
+                finished_at: *last_finished,
+            };
+            (
+                waiting("CrashLoopBackOff", Some(back_off)),
+                *restarts,
+                Some(last),
+            )
         }
         ContainerState::ImagePullBackOff => {
-            let mut c = base;
-            c["imageID"] = Value::from("");
-            c["started"] = Value::Bool(false);
-            c["restartCount"] = Value::from(0);
             let message = format!("Back-off pulling image \"{image}\"");
-            c["state"] = json!({"waiting": {"reason": "ImagePullBackOff", "message": message}});
-            ("Pending", c)
+            (waiting("ImagePullBackOff", Some(message)), 0, None)
         }
-        ContainerState::Creating => {
-            let mut c = base;
-            c["imageID"] = Value::from("");
-            c["started"] = Value::Bool(false);
-            c["restartCount"] = Value::from(0);
-            c["state"] = json!({"waiting": {"reason": "ContainerCreating"}});
-            ("Pending", c)
-        }
+        ContainerState::Creating => (waiting("ContainerCreating", None), 0, None),
     };
-    let ready = if state.is_ready() { "True" } else { "False" };
+    ContainerStatus {
+        name: container.into(),
+        image: image.into(),
+        ready: state.is_ready(),
+        restart_count,
+        state: now,
+        last_state,
+    }
+}
+
+/// The pod's uid: 32 hex digits derived from its namespace and name.
+fn uid(meta: &Meta) -> String {
+    hex(&format!("{}/{}", meta.namespace, meta.name), 32)
+}
+
+pub fn pod(meta: &Meta, container: &str, image: &str, state: &ContainerState) -> Value {
+    let started = meta.created + TimeDelta::seconds(3);
+    let (ready, phase) = match state {
+        ContainerState::Running => ("True", "Running"),
+        ContainerState::CrashLoop { .. } => ("False", "Running"),
+        ContainerState::ImagePullBackOff | ContainerState::Creating => ("False", "Pending"),
+    };
     let not_ready = format!("containers with unready status: [{container}]");
     let condition = |type_: &str, status: &str, since: DateTime<Utc>| {
         let mut c = json!({"type": type_, "status": status, "lastProbeTime": null, "lastTransitionTime": time(since)});
@@ -115,20 +131,34 @@ pub fn pod(meta: &Meta, container: &str, image: &str, state: &ContainerState) ->
         }
         c
     };
-    let spec = json!({
-        "containers": [{"name": container, "image": image, "imagePullPolicy": "IfNotPresent"}],
-        "restartPolicy": "Always",
-        "serviceAccountName": meta.labels.get("app").and_then(Value::as_str).unwrap_or("default"),
+    let service_account = meta.labels.get("app").and_then(Value::as_str);
+    let built = Pod {
+        meta: meta.clone(),
+        container: container.into(),
+        image: image.into(),
+        restart_policy: Some("Always".into()),
+        service_account: Some(service_account.unwrap_or("default").into()),
+        status: Some(PodStatus {
+            phase: phase.into(),
+            start_time: Some(started),
+            conditions: vec![
+                condition("PodScheduled", "True", meta.created),
+                condition("Initialized", "True", started),
+                condition("ContainersReady", ready, started),
+                condition("Ready", ready, started),
+            ],
+            containers: vec![container_status(meta, container, image, state)],
+        }),
+    };
+    let mut pod = built.to_json();
+    pod["spec"]["containers"][0]["imagePullPolicy"] = Value::from("IfNotPresent");
+    let status = &mut pod["status"]["containerStatuses"][0];
+    status["started"] = Value::Bool(state.is_ready());
+    status["imageID"] = Value::from(match state {
+        ContainerState::Running | ContainerState::CrashLoop { .. } => image_id(image),
+        ContainerState::ImagePullBackOff | ContainerState::Creating => String::new(),
     });
-    let mut pod_status = json!({"phase": phase, "startTime": time(started)});
-    pod_status["conditions"] = Value::Array(vec![
-        condition("PodScheduled", "True", meta.created),
-        condition("Initialized", "True", started),
-        condition("ContainersReady", ready, started),
-        condition("Ready", ready, started),
-    ]);
-    pod_status["containerStatuses"] = Value::Array(vec![container_status]);
-    let mut pod = object("v1", "Pod", meta, spec, Some(pod_status));
+    let uid = uid(meta);
     pod["metadata"]["uid"] = Value::from(format!(
         "{}-{}-{}-{}-{}",
         &uid[..8],

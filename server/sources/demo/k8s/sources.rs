@@ -1,36 +1,41 @@
-//! source-controller objects: GitRepository, OCIRepository, HelmRepository (HTTPS and OCI)
-//! and HelmChart, each with a stored artifact and Ready conditions as the controller writes them.
+//! source-controller's objects as the demo shows them: each source with a stored artifact and
+//! Ready conditions as the controller writes them, and the artifact's digest, path and URL.
 
-use super::meta::{Conditions, Meta, Truth, object, time};
+use crate::objects::{
+    Artifact, Conditions, GitRepository, HelmChart, HelmRepository, Meta, OciRepository, Ref,
+    SourceStatus, Storage, Truth,
+};
 use crate::sources::demo::hex::{digest, hex};
 use chrono::{DateTime, TimeDelta, Utc};
-use serde_json::{Value, json};
-
-const API_VERSION: &str = "source.toolkit.fluxcd.io/v1";
-
-/// The artifact a source offers: its revision and when source-controller stored it.
-#[derive(Debug, Clone)]
-pub struct Artifact {
-    pub revision: String,
-    pub updated: DateTime<Utc>,
-}
-
-impl Artifact {
-    pub fn new(revision: impl Into<String>, updated: DateTime<Utc>) -> Artifact {
-        Artifact {
-            revision: revision.into(),
-            updated,
-        }
-    }
-}
+use serde_json::Value;
 
 /// Status of a source that fetched its artifact fine: Ready and ArtifactInStorage both True.
-fn stored(kind: &str, meta: &Meta, artifact: &Artifact, message: &str) -> Value {
+fn stored(kind: &str, meta: &Meta, artifact: &Artifact, message: &str) -> Option<SourceStatus> {
+    // Ready has been True since shortly after the object was created; new revisions keep it True.
+    let ready_since = meta.created + TimeDelta::seconds(20);
+    let conditions = Conditions::observing(meta.generation)
+        .with("Ready", Truth::True, "Succeeded", message, ready_since)
+        .with(
+            "ArtifactInStorage",
+            Truth::True,
+            "Succeeded",
+            message,
+            ready_since,
+        );
+    Some(SourceStatus {
+        observed_generation: meta.generation,
+        artifact: Some(Artifact {
+            storage: Some(storage(kind, meta, &artifact.revision)),
+            ..artifact.clone()
+        }),
+        conditions: conditions.into_vec(),
+    })
+}
+
+/// Where source-controller keeps the artifact: a file named after its revision.
+fn storage(kind: &str, meta: &Meta, revision: &str) -> Storage {
     let file = hex(
-        &format!(
-            "{kind}/{}/{}/{}",
-            meta.namespace, meta.name, artifact.revision
-        ),
+        &format!("{kind}/{}/{}/{revision}", meta.namespace, meta.name),
         40,
     );
     let path = format!(
@@ -39,57 +44,66 @@ fn stored(kind: &str, meta: &Meta, artifact: &Artifact, message: &str) -> Value 
         meta.namespace,
         meta.name
     );
-    // Ready has been True since shortly after the object was created; new revisions keep it True.
-    let ready_since = meta.created + TimeDelta::seconds(20);
-    let mut status = json!({
-        "observedGeneration": meta.generation,
-        "artifact": {
-            "revision": artifact.revision,
-            "digest": digest(&path),
-            "lastUpdateTime": time(artifact.updated),
-            "path": path,
-            "url": format!("http://source-controller.flux-system.svc.cluster.local./{path}"),
-        },
-    });
-    status["conditions"] = Conditions::observing(meta.generation)
-        .with("Ready", Truth::True, "Succeeded", message, ready_since)
-        .with(
-            "ArtifactInStorage",
-            Truth::True,
-            "Succeeded",
-            message,
-            ready_since,
-        )
-        .into_json();
-    status
+    Storage {
+        digest: digest(&path),
+        url: format!("http://source-controller.flux-system.svc.cluster.local./{path}"),
+        path,
+    }
 }
 
 pub fn git_repository(meta: &Meta, url: &str, artifact: &Artifact) -> Value {
-    let spec = json!({"interval": "1m", "timeout": "60s", "url": url, "ref": {"branch": "main"}});
     let message = format!("stored artifact for revision '{}'", artifact.revision);
-    let status = stored("GitRepository", meta, artifact, &message);
-    object(API_VERSION, "GitRepository", meta, spec, Some(status))
+    let source = GitRepository {
+        meta: meta.clone(),
+        interval: "1m".into(),
+        timeout: Some("60s".into()),
+        url: url.into(),
+        branch: Some("main".into()),
+        status: stored("GitRepository", meta, artifact, &message),
+    };
+    source.to_json()
 }
 
 pub fn oci_repository(meta: &Meta, url: &str, tag: &str, artifact: &Artifact) -> Value {
-    let spec = json!({"interval": "5m", "timeout": "60s", "url": url, "ref": {"tag": tag}, "provider": "generic"});
     let message = format!("stored artifact for digest '{}'", artifact.revision);
-    let status = stored("OCIRepository", meta, artifact, &message);
-    object(API_VERSION, "OCIRepository", meta, spec, Some(status))
+    let source = OciRepository {
+        meta: meta.clone(),
+        interval: "5m".into(),
+        timeout: Some("60s".into()),
+        url: url.into(),
+        tag: tag.into(),
+        status: stored("OCIRepository", meta, artifact, &message),
+    };
+    let mut value = source.to_json();
+    value["spec"]["provider"] = Value::from("generic");
+    value
 }
 
 /// An HTTPS Helm repository: its artifact is the index, revision `sha256:<hex>`.
 pub fn helm_repository(meta: &Meta, url: &str, artifact: &Artifact) -> Value {
-    let spec = json!({"interval": "1h", "timeout": "60s", "url": url});
     let message = format!("stored artifact: revision '{}'", artifact.revision);
-    let status = stored("HelmRepository", meta, artifact, &message);
-    object(API_VERSION, "HelmRepository", meta, spec, Some(status))
+    let source = HelmRepository {
+        meta: meta.clone(),
+        interval: "1h".into(),
+        timeout: Some("60s".into()),
+        url: url.into(),
+        oci: false,
+        status: stored("HelmRepository", meta, artifact, &message),
+    };
+    source.to_json()
 }
 
 /// An OCI Helm repository is only a pointer for HelmCharts: source-controller writes no status.
 pub fn oci_helm_repository(meta: &Meta, url: &str) -> Value {
-    let spec = json!({"type": "oci", "interval": "10m", "url": url});
-    object(API_VERSION, "HelmRepository", meta, spec, None)
+    HelmRepository {
+        meta: meta.clone(),
+        interval: "10m".into(),
+        timeout: None,
+        url: url.into(),
+        oci: true,
+        status: None,
+    }
+    .to_json()
 }
 
 /// The HelmChart helm-controller creates for a HelmRelease; its artifact revision is the version.
@@ -100,12 +114,17 @@ pub fn helm_chart(
     repository: &str,
     pulled: DateTime<Utc>,
 ) -> Value {
-    let spec = json!({
-        "chart": chart, "version": version, "interval": "10m", "reconcileStrategy": "ChartVersion",
-        "sourceRef": {"kind": "HelmRepository", "name": repository},
-    });
     let message = format!("pulled '{chart}' chart with version '{version}'");
-    let mut status = stored("HelmChart", meta, &Artifact::new(version, pulled), &message);
-    status["observedChartName"] = Value::from(chart);
-    object(API_VERSION, "HelmChart", meta, spec, Some(status))
+    let source = HelmChart {
+        meta: meta.clone(),
+        chart: chart.into(),
+        version: version.into(),
+        interval: "10m".into(),
+        source: Ref::to("HelmRepository", repository),
+        status: stored("HelmChart", meta, &Artifact::new(version, pulled), &message),
+    };
+    let mut value = source.to_json();
+    value["spec"]["reconcileStrategy"] = Value::from("ChartVersion");
+    value["status"]["observedChartName"] = Value::from(chart);
+    value
 }

@@ -1,11 +1,9 @@
 //! tofu-controller's Terraform object (infra.contrib.fluxcd.io/v1alpha2): spec and the
 //! conditions of a run that wrote its outputs, optionally with Reconciling left behind.
 
-use super::meta::{Conditions, Meta, Truth, object};
+use crate::objects::{Conditions, Meta, Ref, Terraform, TerraformStatus, Truth};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
-
-pub const API_VERSION: &str = "infra.contrib.fluxcd.io/v1alpha2";
 
 #[derive(Debug, Clone, Copy)]
 pub struct TerraformRun<'a> {
@@ -18,13 +16,6 @@ pub struct TerraformRun<'a> {
 
 /// `source` is the `(namespace, name)` of the GitRepository holding the module.
 pub fn terraform(meta: &Meta, source: (&str, &str), path: &str, run: &TerraformRun) -> Value {
-    let spec = json!({
-        "interval": "12h",
-        "approvePlan": "auto",
-        "path": path,
-        "sourceRef": {"kind": "GitRepository", "namespace": source.0, "name": source.1},
-        "writeOutputsToSecret": {"name": format!("{}-outputs", meta.name)},
-    });
     let sha = run.revision.rsplit(':').next().unwrap_or(run.revision);
     let plan = format!("plan-{}", run.revision.replace("@sha1:", "-"));
     let written = run.outputs_written;
@@ -59,14 +50,23 @@ pub fn terraform(meta: &Meta, source: (&str, &str), path: &str, run: &TerraformR
             since,
         );
     }
-    let mut status = json!({
-        "observedGeneration": meta.generation,
-        "lastAppliedRevision": run.revision,
-        "lastAttemptedRevision": run.revision,
-        "lastPlannedRevision": run.revision,
-        "plan": {"lastApplied": plan, "pending": ""},
-        "availableOutputs": ["security_group_id", "security_group_arn"],
-    });
-    status["conditions"] = conditions.into_json();
-    object(API_VERSION, "Terraform", meta, spec, Some(status))
+    let terraform = Terraform {
+        meta: meta.clone(),
+        interval: "12h".into(),
+        path: path.into(),
+        approve_plan: "auto".into(),
+        source: Ref::to("GitRepository", source.1).in_namespace(source.0),
+        status: Some(TerraformStatus {
+            observed_generation: meta.generation,
+            last_attempted_revision: run.revision.into(),
+            last_applied_revision: run.revision.into(),
+            last_planned_revision: Some(run.revision.into()),
+            conditions: conditions.into_vec(),
+        }),
+    };
+    let mut value = terraform.to_json();
+    value["spec"]["writeOutputsToSecret"] = json!({"name": format!("{}-outputs", meta.name)});
+    value["status"]["plan"] = json!({"lastApplied": plan, "pending": ""});
+    value["status"]["availableOutputs"] = json!(["security_group_id", "security_group_arn"]);
+    value
 }

@@ -1,28 +1,11 @@
 //! Deployments, StatefulSets and DaemonSets with their Pods. The workload's replica counts and
 //! conditions are derived from the pods it is given, so the two can never disagree.
 
-use super::meta::{Meta, Truth, object, plain_condition};
 use super::pods::{ContainerState, pod};
+use crate::objects::{self, Meta, Truth, WorkloadKind, WorkloadStatus, plain_condition};
 use crate::sources::demo::hex::name_suffix;
 use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{Value, json};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WorkloadKind {
-    Deployment,
-    StatefulSet,
-    DaemonSet,
-}
-
-impl WorkloadKind {
-    fn as_str(self) -> &'static str {
-        match self {
-            WorkloadKind::Deployment => "Deployment",
-            WorkloadKind::StatefulSet => "StatefulSet",
-            WorkloadKind::DaemonSet => "DaemonSet",
-        }
-    }
-}
 
 /// The workload's spec: one container, selected by `app: <name>`.
 #[derive(Debug, Clone)]
@@ -94,29 +77,19 @@ impl Workload {
         format!("{}-{}", self.meta.name, self.template_hash(image))
     }
 
-    fn spec(&self) -> Value {
-        let app = json!({"app": self.meta.name});
-        let mut spec = json!({
-            "selector": {"matchLabels": app},
-            "template": {
-                "metadata": {"labels": app},
-                "spec": {"containers": [{"name": self.container, "image": self.image}]},
-            },
-        });
+    /// The spec fields the engine does not read, as the API server fills them in.
+    fn spec_details(&self, spec: &mut Value) {
         match self.kind {
             WorkloadKind::Deployment => {
-                spec["replicas"] = Value::from(self.replicas);
                 spec["progressDeadlineSeconds"] = Value::from(PROGRESS_DEADLINE_SECS);
                 spec["strategy"] = json!({"type": "RollingUpdate",
                     "rollingUpdate": {"maxUnavailable": self.max_unavailable, "maxSurge": 1}});
             }
             WorkloadKind::StatefulSet => {
-                spec["replicas"] = Value::from(self.replicas);
                 spec["serviceName"] = Value::from(self.meta.name.as_str());
             }
             WorkloadKind::DaemonSet => {}
         }
-        spec
     }
 
     /// Metadata of the `index`-th pod made from `image`: its generated name, its owner and the
@@ -155,48 +128,41 @@ pub fn workload_with_pods(w: &Workload, pods: &[PodPlan], now: DateTime<Utc>) ->
     let total = pods.len() as i64;
     let ready = pods.iter().filter(|p| p.state.is_ready()).count() as i64;
     let updated = pods.iter().filter(|p| p.image == w.image).count() as i64;
-    let generation = w.meta.generation;
-    let status = match w.kind {
-        WorkloadKind::Deployment => {
-            let mut status = json!({
-                "observedGeneration": generation,
-                "replicas": total,
-                "readyReplicas": ready,
-                "availableReplicas": ready,
-                "updatedReplicas": updated,
-                "unavailableReplicas": (w.replicas - ready).max(0),
-            });
-            status["conditions"] = deployment_conditions(w, pods, ready, updated, now);
-            status
-        }
-        WorkloadKind::StatefulSet => json!({
-            "observedGeneration": generation,
-            "replicas": total,
-            "readyReplicas": ready,
-            "availableReplicas": ready,
-            "currentReplicas": updated,
-            "updatedReplicas": updated,
-            "currentRevision": format!("{}-{}", w.meta.name, w.template_hash(&w.image)),
-            "updateRevision": format!("{}-{}", w.meta.name, w.template_hash(&w.image)),
-        }),
-        WorkloadKind::DaemonSet => json!({
-            "observedGeneration": generation,
-            "desiredNumberScheduled": w.replicas,
-            "currentNumberScheduled": total,
-            "numberReady": ready,
-            "numberAvailable": ready,
-            "updatedNumberScheduled": updated,
-            "numberMisscheduled": 0,
-        }),
+    let revision = format!("{}-{}", w.meta.name, w.template_hash(&w.image));
+    let status = WorkloadStatus {
+        observed_generation: w.meta.generation,
+        replicas: total,
+        ready,
+        available: ready,
+        updated,
+        revisions: (w.kind == WorkloadKind::StatefulSet).then(|| (revision.clone(), revision)),
+        conditions: match w.kind {
+            WorkloadKind::Deployment => deployment_conditions(w, pods, ready, updated, now),
+            WorkloadKind::StatefulSet | WorkloadKind::DaemonSet => Vec::new(),
+        },
     };
+    let mut workload = objects::Workload {
+        kind: w.kind,
+        meta: w.meta.clone(),
+        app: w.meta.name.clone(),
+        container: w.container.clone(),
+        image: w.image.clone(),
+        replicas: w.replicas,
+        status: Some(status),
+    }
+    .to_json();
+    w.spec_details(&mut workload["spec"]);
+    let status = &mut workload["status"];
+    match w.kind {
+        WorkloadKind::Deployment => {
+            status["unavailableReplicas"] = Value::from((w.replicas - ready).max(0));
+        }
+        WorkloadKind::StatefulSet => status["currentReplicas"] = Value::from(updated),
+        WorkloadKind::DaemonSet => {}
+    }
+    drop_zero_counts(status);
     let mut out = Vec::with_capacity(pods.len() + 1);
-    out.push(object(
-        "apps/v1",
-        w.kind.as_str(),
-        &w.meta,
-        w.spec(),
-        Some(drop_zero_counts(status)),
-    ));
+    out.push(workload);
     for (index, plan) in pods.iter().enumerate() {
         let meta = w.pod_meta(index, &plan.image, plan.created);
         out.push(pod(&meta, &w.container, &plan.image, &plan.state));
@@ -205,11 +171,10 @@ pub fn workload_with_pods(w: &Workload, pods: &[PodPlan], now: DateTime<Utc>) ->
 }
 
 /// The API server omits zero counts (`omitempty`); so does the demo.
-fn drop_zero_counts(mut status: Value) -> Value {
+fn drop_zero_counts(status: &mut Value) {
     if let Some(map) = status.as_object_mut() {
         map.retain(|key, value| key == "observedGeneration" || value.as_i64() != Some(0));
     }
-    status
 }
 
 fn deployment_conditions(
@@ -218,7 +183,7 @@ fn deployment_conditions(
     ready: i64,
     updated: i64,
     now: DateTime<Utc>,
-) -> Value {
+) -> Vec<Value> {
     let rs = w.replica_set(&w.image);
     let settled = w.rolled_out + TimeDelta::seconds(20);
     let deadline = w.rolled_out + TimeDelta::seconds(PROGRESS_DEADLINE_SECS);
@@ -270,7 +235,7 @@ fn deployment_conditions(
             since.unwrap_or(w.rolled_out),
         )
     };
-    Value::Array(vec![available, progressing])
+    vec![available, progressing]
 }
 
 /// `count` healthy pods of `image`, created a few seconds apart just after `since`.

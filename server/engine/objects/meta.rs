@@ -1,4 +1,4 @@
-//! The parts every object shares: metadata (with Flux's ownership labels), the
+//! What every object shares: metadata (with Flux's ownership labels), the
 //! apiVersion/kind/metadata/spec/status envelope, conditions and timestamps.
 
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -81,7 +81,7 @@ impl Meta {
 }
 
 /// The object as the API server returns it. `status: None` leaves the field out entirely
-/// (an OCI HelmRepository has none).
+/// (an OCI HelmRepository has none; a test bed sets status apart, through its subresource).
 pub fn object(
     api_version: &str,
     kind: &str,
@@ -93,7 +93,7 @@ pub fn object(
     let mut object = Map::new();
     object.insert("apiVersion".into(), Value::from(api_version));
     object.insert("kind".into(), Value::from(kind));
-    // The API server sets no generation on Pods; every other kind the demo builds has one.
+    // The API server sets no generation on Pods; every other kind built here has one.
     object.insert("metadata".into(), meta.to_json(kind != "Pod"));
     object.insert("spec".into(), spec);
     if let Some(status) = status {
@@ -110,7 +110,7 @@ pub enum Truth {
 }
 
 impl Truth {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Truth::True => "True",
             Truth::False => "False",
@@ -119,8 +119,30 @@ impl Truth {
     }
 }
 
-/// A condition list as a Flux controller writes it: each condition carries the generation the
-/// controller saw when it set it.
+/// A condition as a Flux controller writes it: with the generation it saw when it set it
+/// (older controllers write none).
+pub fn condition(
+    type_: &str,
+    status: Truth,
+    reason: &str,
+    message: &str,
+    since: DateTime<Utc>,
+    observed_generation: Option<i64>,
+) -> Value {
+    let mut condition = json!({
+        "type": type_,
+        "status": status.as_str(),
+        "reason": reason,
+        "message": message,
+        "lastTransitionTime": time(since),
+    });
+    if let Some(generation) = observed_generation {
+        condition["observedGeneration"] = Value::from(generation);
+    }
+    condition
+}
+
+/// A condition list as a Flux controller writes it, every condition at one generation.
 #[derive(Debug, Clone)]
 pub struct Conditions {
     generation: i64,
@@ -143,23 +165,24 @@ impl Conditions {
         message: &str,
         since: DateTime<Utc>,
     ) -> Self {
-        self.items.push(json!({
-            "type": type_,
-            "status": status.as_str(),
-            "reason": reason,
-            "message": message,
-            "lastTransitionTime": time(since),
-            "observedGeneration": self.generation,
-        }));
+        let generation = self.generation;
+        self.items.push(condition(
+            type_,
+            status,
+            reason,
+            message,
+            since,
+            Some(generation),
+        ));
         self
     }
 
-    pub fn into_json(self) -> Value {
-        Value::Array(self.items)
+    pub fn into_vec(self) -> Vec<Value> {
+        self.items
     }
 }
 
-/// A condition of a built-in kind (Deployment, Pod, CRD): no observedGeneration.
+/// A condition of a built-in kind (Deployment, CRD): no observedGeneration.
 pub fn plain_condition(
     type_: &str,
     status: Truth,
