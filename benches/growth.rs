@@ -1,10 +1,11 @@
 //! Ingest end to end and how it grows with the fleet: simulated clusters feed source events
 //! into a real `ingest::Runner` writing to Postgres (events → evaluation → batched write), at
-//! 10, 100 and 1,000 clusters. Prints sustained status changes per second, where a round's
-//! time goes (the engine or the write, so the bottleneck is named), the engine's cost per
-//! object and the round's cost per change at each size, the engine's work per round when 1 %
-//! of the clusters changed (the collector re-evaluates only those) against the whole fleet's,
-//! and an estimate of the largest fleet one instance holds with propagation p99 under 2 s.
+//! 10, 100 and 1,000 clusters. Prints sustained status changes per second, where the runner's
+//! round goes as the runner times its phases (evaluate, changes: diffing verdicts into rows and
+//! publishing, write: the database transaction; apply: the events into the snapshot), so the
+//! bottleneck is named, the evaluation's cost per object and the round's cost per change, the
+//! engine's work per round when 1 % of the clusters changed (the collector re-evaluates only
+//! those) against the whole fleet's, and an estimate of the largest fleet one instance holds with propagation p99 under 2 s.
 //!
 //!   DATABASE_URL=$(scripts/pg url) cargo bench --bench growth
 //!   DATABASE_URL=$(scripts/pg url) cargo bench --bench growth -- --clusters 1000   # one size
@@ -15,7 +16,7 @@ mod common;
 mod simulated;
 mod support;
 
-use fleetglass::health::{Input, Parts, Thresholds, evaluate};
+use fleetglass::health::{Parts, Thresholds};
 use fleetglass::ingest::{Evaluations, Round};
 use fleetglass::model::Object;
 use simulated::SimulatedFleet;
@@ -58,15 +59,17 @@ async fn run() {
     };
     let rounds = support::size(5, 2);
     println!(
-        "{:>8} {:>8} {:>6} {:>10} {:>10} {:>10} {:>11} {:>12} {:>13}  bottleneck",
+        "{:>8} {:>8} {:>6} {:>10} {:>10} {:>11} {:>10} {:>10} {:>8} {:>13} {:>13}  bottleneck",
         "clusters",
         "objects",
         "batch",
         "changes/s",
         "round ms",
-        "engine ms",
+        "evaluate ms",
+        "changes ms",
         "write ms",
-        "engine ns/obj",
+        "apply ms",
+        "eval ns/obj",
         "round µs/chg"
     );
     let mut measured = Vec::new();
@@ -182,8 +185,8 @@ fn publish(evaluations: &Evaluations) {
     std::hint::black_box(fleet);
 }
 
-/// `rounds` rounds of `changes` flips, timing the runner's evaluate-and-write and, separately,
-/// the engine alone on the same objects; prints the row.
+/// `rounds` rounds of `changes` flips, timing the runner's round and each of its phases as
+/// the runner measured them; prints the row.
 async fn batches_of(
     store: &fleetglass::store::Store,
     fleet: &mut SimulatedFleet,
@@ -193,22 +196,17 @@ async fn batches_of(
     load_seconds: f64,
 ) -> Measured {
     let before = transitions(store).await;
-    let (mut round_s, mut engine_s) = (0.0, 0.0);
+    let (mut round_s, mut phases) = (0.0, [0.0; 3]);
     for _ in 0..rounds {
         let started = Instant::now();
-        let (_, now) = fleet.round(changes).await;
+        let (_, times) = fleet.round(changes).await;
         round_s += started.elapsed().as_secs_f64();
-        let thresholds = Thresholds::default();
-        let engine = Instant::now();
-        std::hint::black_box(evaluate(&Input {
-            objects: &fleet.objects,
-            clusters: &[],
-            domains: &[],
-            thresholds: &thresholds,
-            now,
-            seen_in_progress: &Default::default(),
-        }));
-        engine_s += engine.elapsed().as_secs_f64();
+        for (sum, phase) in phases
+            .iter_mut()
+            .zip([times.evaluate, times.changes, times.write])
+        {
+            *sum += phase.as_secs_f64();
+        }
     }
     let objects = fleet.objects.len();
     let written = transitions(store).await - before;
@@ -224,27 +222,37 @@ async fn batches_of(
         .fetch_all(store.pool())
         .await
     );
-    let (round_ms, engine_ms) = (
-        round_s * 1e3 / rounds as f64,
-        engine_s * 1e3 / rounds as f64,
-    );
-    let write_ms = (round_ms - engine_ms).max(0.0);
-    let bottleneck = if engine_ms > write_ms {
-        "engine (evaluates the whole fleet each round)"
-    } else {
-        "write (Postgres upserts + transitions)"
-    };
+    let ms = |seconds: f64| seconds * 1e3 / rounds as f64;
+    let round_ms = ms(round_s);
+    let [evaluate_ms, changes_ms, write_ms] = phases.map(ms);
+    // The rest of the round: applying the flips and the cluster probes to the snapshot.
+    let apply_ms = (round_ms - evaluate_ms - changes_ms - write_ms).max(0.0);
+    let bottleneck = [
+        (evaluate_ms, "evaluate (re-evaluating the changed clusters)"),
+        (
+            changes_ms,
+            "changes (diffing verdicts into rows, roll-ups, publishing)",
+        ),
+        (
+            write_ms,
+            "write (Postgres upserts + transitions + roll-ups)",
+        ),
+        (apply_ms, "apply (events into the snapshot)"),
+    ]
+    .into_iter()
+    .max_by(|a, b| a.0.total_cmp(&b.0))
+    .map_or("", |(_, name)| name);
     println!(
-        "{clusters:>8} {:>8} {changes:>6} {:>10.0} {round_ms:>10.1} {engine_ms:>10.1} {write_ms:>11.1} {:>12.0} {:>13.1}  {bottleneck}; initial load {load_seconds:.1}s, {written} transitions",
+        "{clusters:>8} {:>8} {changes:>6} {:>10.0} {round_ms:>10.1} {evaluate_ms:>11.1} {changes_ms:>10.1} {write_ms:>10.1} {apply_ms:>8.1} {:>13.0} {:>13.1}  {bottleneck}; initial load {load_seconds:.1}s, {written} transitions",
         objects,
         changes as f64 / (round_ms / 1e3),
-        engine_ms * 1e6 / objects as f64,
+        evaluate_ms * 1e6 / objects as f64,
         round_ms * 1e3 / changes as f64,
     );
     Measured {
         clusters,
         objects,
-        engine_ns_per_object: engine_ms * 1e6 / objects as f64,
+        engine_ns_per_object: evaluate_ms * 1e6 / objects as f64,
         write_us_per_change: write_ms * 1e3 / changes as f64,
     }
 }

@@ -4,7 +4,7 @@
 //! measures it; the web bench runs it as the ingest going on while the pages are under load.
 
 use chrono::{DateTime, Utc};
-use fleetglass::ingest::{Runner, RunnerSettings};
+use fleetglass::ingest::{RoundTimes, Runner, RunnerSettings};
 use fleetglass::model::{Object, parse_object};
 use fleetglass::objects::{
     Artifact, GitRepository, Kustomization, KustomizationStatus, Meta, Ref, SourceStatus, Truth,
@@ -71,8 +71,8 @@ impl SimulatedFleet {
 
     /// One round: flips the Ready condition of `changes` Kustomizations spread over the
     /// fleet (failing ones recover, ready ones fail), then evaluates and writes. Returns how
-    /// many were flipped and when the round's evidence was stamped.
-    pub async fn round(&mut self, changes: usize) -> (usize, DateTime<Utc>) {
+    /// many were flipped and where the runner's round spent its time.
+    pub async fn round(&mut self, changes: usize) -> (usize, RoundTimes) {
         let changes = changes.min(self.apps());
         let now = Utc::now();
         self.alive(now);
@@ -90,7 +90,7 @@ impl SimulatedFleet {
             self.runner.apply(SourceEvent::Apply(Box::new(flipped)));
         }
         self.runner.run_round(now).await;
-        (changes, now)
+        (changes, self.runner.last_round())
     }
 
     fn alive(&mut self, at: DateTime<Utc>) {

@@ -17,7 +17,7 @@ mod snapshot;
 pub use evaluations::{Evaluations, Redone, Round};
 pub use leases::LeaseKeeper;
 pub use ownership::ClusterSet;
-pub use runner::{Evaluated, Latest, Runner};
+pub use runner::{Evaluated, Latest, RoundTimes, Runner};
 pub use snapshot::Snapshot;
 
 use crate::config::Config;

@@ -22,7 +22,7 @@ use crate::store::{
 use chrono::{DateTime, Utc};
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 /// Most events applied before yielding to evaluation, so a flood cannot starve it.
@@ -42,6 +42,17 @@ pub struct Evaluated {
     pub at: Option<DateTime<Utc>>,
     /// The clusters re-evaluated for this publication (none when only time moved on).
     pub reevaluated: BTreeSet<String>,
+}
+
+/// Where a round's time went, phase by phase (read by the growth bench).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RoundTimes {
+    /// Re-evaluating the clusters that changed or fell due.
+    pub evaluate: Duration,
+    /// Turning the evaluations into rows to write, and publishing.
+    pub changes: Duration,
+    /// The database transaction.
+    pub write: Duration,
 }
 
 pub struct Runner {
@@ -65,6 +76,8 @@ pub struct Runner {
     resighted: BTreeSet<String>,
     /// When the evaluation was last published.
     published: Option<Instant>,
+    /// The last round's phases.
+    last_round: RoundTimes,
 }
 
 impl Runner {
@@ -85,6 +98,7 @@ impl Runner {
             evaluations: Evaluations::default(),
             resighted: BTreeSet::new(),
             published: None,
+            last_round: RoundTimes::default(),
         };
         (runner, receiver)
     }
@@ -207,6 +221,11 @@ impl Runner {
         }
     }
 
+    /// Where the last round's time went.
+    pub fn last_round(&self) -> RoundTimes {
+        self.last_round
+    }
+
     /// Re-evaluates the clusters that changed or fell due, writes what changed and publishes
     /// the evaluation when a verdict may have changed or `REFRESH` has passed since the last.
     #[tracing::instrument(skip_all)]
@@ -217,12 +236,14 @@ impl Runner {
         }
         let touched = self.snapshot.take_touched();
         let mut changed = std::mem::take(&mut self.resighted);
-        changed.extend(
-            touched
-                .iter()
-                .filter_map(|id| id.parts())
-                .map(|(cluster, ..)| cluster.to_string()),
-        );
+        // Each cluster's name copied once, not once per touched object.
+        let touched_clusters: BTreeSet<&str> = touched
+            .iter()
+            .filter_map(|id| id.parts())
+            .map(|(cluster, ..)| cluster)
+            .collect();
+        changed.extend(touched_clusters.into_iter().map(str::to_string));
+        let evaluating = Instant::now();
         let redone = tokio::task::block_in_place(|| {
             let mut clusters: Vec<_> = self.snapshot.clusters().cloned().collect();
             self.crd_history.inject(&mut clusters);
@@ -236,6 +257,7 @@ impl Runner {
             };
             self.evaluations.update(&round, &changed)
         });
+        let diffing = Instant::now();
         let held = self
             .ownership
             .as_ref()
@@ -298,8 +320,9 @@ impl Runner {
         let sightings = self.sightings.changes();
         let started = Instant::now();
         let written = self.write(&clusters, &sightings, now).await;
+        let write = started.elapsed();
         if rows > 0 || !self.pending_rollups.is_empty() {
-            metrics::write_batch(rows, started.elapsed(), written.is_ok());
+            metrics::write_batch(rows, write, written.is_ok());
         }
         match written {
             Ok(()) => {
@@ -313,6 +336,7 @@ impl Runner {
                 self.written.forget_clusters();
             }
         }
+        let publishing = Instant::now();
         let refresh = self.published.is_none_or(|at| at.elapsed() >= REFRESH);
         if !redone.changed.is_empty() || refresh {
             self.published = Some(Instant::now());
@@ -322,6 +346,11 @@ impl Runner {
                 reevaluated: redone.evaluated,
             }));
         }
+        self.last_round = RoundTimes {
+            evaluate: diffing - evaluating,
+            changes: started - diffing + publishing.elapsed(),
+            write,
+        };
     }
 
     async fn write(

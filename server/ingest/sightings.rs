@@ -74,7 +74,9 @@ impl Sightings {
                 !self.since.contains_key(&verdict.id)
                     && self.since.insert(verdict.id.clone(), now).is_none()
             } else {
-                self.since.remove(&verdict.id).is_some()
+                // Most verdicts are out of progress and few objects are in it: no hashing of
+                // every id of every re-evaluated cluster when there is nothing to remove.
+                !self.since.is_empty() && self.since.remove(&verdict.id).is_some()
             };
             if moved {
                 changed.insert(verdict.cluster.clone());
