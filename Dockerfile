@@ -8,6 +8,9 @@
 FROM rust:1.95-slim-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
+# The query macros compile against .sqlx/ (SQLX_OFFLINE in .cargo/config.toml): no database.
+COPY .cargo .cargo
+COPY .sqlx .sqlx
 COPY server server
 COPY templates templates
 COPY static static
