@@ -79,7 +79,7 @@ pub fn read_inputs(sources: &[PathBuf], cluster: &str) -> Result<Inputs, InputEr
         };
         // JSON when the text starts like JSON (its errors are clearer), else YAML documents.
         if starts_like_json(&mut reader).map_err(|e| failed(e.to_string()))? {
-            if source.as_os_str() != "-" && json_file_on_every_core(source, &name, &mut gather) {
+            if json_file_on_every_core(source, &name, &mut gather) {
                 continue;
             }
             json_documents(&name, reader, &mut gather)?;
@@ -137,8 +137,13 @@ fn input_error(name: &str, problem: String, line: usize, column: usize) -> Input
 }
 
 /// A JSON file cut into pieces parsed on every core ([`parallel_json`]); false, with nothing
-/// added, when it must be read in one go (a stream cannot be read a second time).
+/// added, when it must be read in one go. Only a regular file: a pipe (`<(kubectl get …)`)
+/// cannot be read a second time, and its first bytes are already in the caller's buffer.
 fn json_file_on_every_core(path: &Path, name: &str, gather: &mut Gather) -> bool {
+    // Asked before opening: opening a pipe's read end again waits for a writer.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let Ok(file) = std::fs::File::open(path) else {
         return false;
     };

@@ -349,3 +349,32 @@ fn a_json_file_the_pieces_cannot_read_is_read_in_one_go_keeping_only_what_that_r
     assert_eq!(inputs.ignored.count, 0);
     assert!(inputs.skipped.is_empty(), "{:?}", inputs.skipped);
 }
+
+#[test]
+fn a_json_list_from_a_pipe_is_read_once_whole() {
+    let dir = std::env::temp_dir().join(format!("fleetglass-evaluate-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("list.json");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // Larger than the reader's first buffer, so a second reader of the pipe would miss items.
+    let items: Vec<_> = (0..500)
+        .map(|i| {
+            serde_json::json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+                   "metadata": {"name": format!("r{i}"), "namespace": "flux-system"}})
+        })
+        .collect();
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string();
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, list))
+    };
+    let inputs = read_inputs(std::slice::from_ref(&fifo), LOCAL_CLUSTER).unwrap();
+    writer.join().unwrap().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(inputs.objects.len(), 500);
+    assert_eq!(inputs.objects[499].name, "r499");
+}
