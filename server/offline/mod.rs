@@ -2,6 +2,8 @@
 //! the caller): read Kubernetes objects from files or stdin, evaluate them, print the JSON report.
 
 mod depth;
+mod json_cut;
+mod parallel_json;
 mod read;
 mod report;
 mod stream;

@@ -4,6 +4,7 @@
 //! unreadable or too deeply nested input is one error line naming file and position.
 
 use super::depth::{self, JsonDepthGuard, TooDeep};
+use super::parallel_json;
 use super::stream::DocumentSeed;
 use crate::model::{Kind, Object, ObjectId, Skip};
 use serde::de::DeserializeSeed;
@@ -11,6 +12,7 @@ use std::collections::BTreeMap;
 use std::collections::hash_map::{Entry, HashMap};
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
+use std::num::NonZero;
 use std::path::{Path, PathBuf};
 
 /// The cluster name objects read from files get until the caller names one.
@@ -77,6 +79,9 @@ pub fn read_inputs(sources: &[PathBuf], cluster: &str) -> Result<Inputs, InputEr
         };
         // JSON when the text starts like JSON (its errors are clearer), else YAML documents.
         if starts_like_json(&mut reader).map_err(|e| failed(e.to_string()))? {
+            if json_file_on_every_core(source, &name, &mut gather) {
+                continue;
+            }
             json_documents(&name, reader, &mut gather)?;
         } else {
             let mut bytes = Vec::new();
@@ -129,6 +134,34 @@ fn input_error(name: &str, problem: String, line: usize, column: usize) -> Input
         position: (line > 0).then_some((line, column)),
         problem: without_position(&problem),
     }
+}
+
+/// A JSON file cut into pieces parsed on every core ([`parallel_json`]); false, with nothing
+/// added, when it must be read in one go. Only a regular file: a pipe (`<(kubectl get …)`)
+/// cannot be read a second time, and its first bytes are already in the caller's buffer.
+fn json_file_on_every_core(path: &Path, name: &str, gather: &mut Gather) -> bool {
+    // Asked before opening: opening a pipe's read end again waits for a writer.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let before = gather.mark();
+    let cluster = gather.cluster.clone();
+    let pieces = (threads(), parallel_json::BLOCK);
+    let read = parallel_json::read_json(file, name, &cluster, pieces, |at, object| {
+        gather.add(at, object);
+    });
+    if read.is_err() {
+        gather.roll_back(before);
+    }
+    read.is_ok()
+}
+
+/// The threads worth parsing on: the cores this process may use.
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, NonZero::get)
 }
 
 /// JSON values one after another, streamed from the reader (never the whole text in memory)
@@ -202,6 +235,14 @@ struct Gather {
     copies: BTreeMap<usize, (Vec<String>, bool)>,
 }
 
+/// What a [`Gather`] held at one point ([`Gather::mark`]).
+struct GatherMark {
+    objects: usize,
+    skipped: usize,
+    ignored: Ignored,
+    copies: BTreeMap<usize, (Vec<String>, bool)>,
+}
+
 impl Gather {
     fn new(cluster: &str) -> Self {
         Gather {
@@ -230,6 +271,26 @@ impl Gather {
             self.add(document, result);
         }
         Ok(true)
+    }
+
+    /// What has been added so far, to roll back to.
+    fn mark(&self) -> GatherMark {
+        GatherMark {
+            objects: self.inputs.objects.len(),
+            skipped: self.inputs.skipped.len(),
+            ignored: self.inputs.ignored.clone(),
+            copies: self.copies.clone(),
+        }
+    }
+
+    /// Forgets what was added since `mark`.
+    fn roll_back(&mut self, mark: GatherMark) {
+        for object in self.inputs.objects.drain(mark.objects..) {
+            self.first.remove(&object.id());
+        }
+        self.inputs.skipped.truncate(mark.skipped);
+        self.inputs.ignored = mark.ignored;
+        self.copies = mark.copies;
     }
 
     fn add(&mut self, document: String, parsed: Result<Object, Skip>) {

@@ -319,3 +319,62 @@ fn the_reader_and_a_json_value_give_the_same_objects_and_defects() {
         assert_eq!(inputs.ignored.count, 1, "{name}");
     }
 }
+
+#[test]
+fn a_json_file_the_pieces_cannot_read_is_read_in_one_go_keeping_only_what_that_read_keeps() {
+    let repo = |name: &str, url: &str| {
+        serde_json::json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+               "metadata": {"name": name, "namespace": "flux-system"}, "spec": {"url": url}})
+    };
+    let first = TempFile::new("first.json", &repo("a", "https://a").to_string());
+    // Two `items` keys: the parser keeps the last, so the copy of `a`, the Service and the
+    // string in the first array (read in pieces before the second key is seen) leave no trace.
+    let items = |values: Vec<serde_json::Value>| serde_json::Value::Array(values).to_string();
+    let service =
+        serde_json::json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}});
+    let twice = format!(
+        r#"{{"kind": "List", "items": {}, "items": {}}}"#,
+        items(vec![
+            repo("a", "https://elsewhere"),
+            service,
+            "garbage".into()
+        ]),
+        items(vec![repo("y", "https://y")]),
+    );
+    let second = TempFile::new("second.json", &twice);
+    let inputs = read_inputs(&[first.0.clone(), second.0.clone()], LOCAL_CLUSTER).unwrap();
+    let names: Vec<_> = inputs.objects.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(names, ["a", "y"]);
+    assert!(inputs.conflicting.is_empty(), "{:?}", inputs.conflicting);
+    assert_eq!(inputs.ignored.count, 0);
+    assert!(inputs.skipped.is_empty(), "{:?}", inputs.skipped);
+}
+
+#[test]
+fn a_json_list_from_a_pipe_is_read_once_whole() {
+    let dir = std::env::temp_dir().join(format!("fleetglass-evaluate-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("list.json");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // Larger than the reader's first buffer, so a second reader of the pipe would miss items.
+    let items: Vec<_> = (0..500)
+        .map(|i| {
+            serde_json::json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+                   "metadata": {"name": format!("r{i}"), "namespace": "flux-system"}})
+        })
+        .collect();
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string();
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, list))
+    };
+    let inputs = read_inputs(std::slice::from_ref(&fifo), LOCAL_CLUSTER).unwrap();
+    writer.join().unwrap().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(inputs.objects.len(), 500);
+    assert_eq!(inputs.objects[499].name, "r499");
+}
