@@ -132,16 +132,12 @@ fn objects_of_the_bed(objects: usize) -> Vec<serde_json::Value> {
     };
     let ready = objects::condition("Ready", Truth::True, "Succeeded", "ok", bed_time(), None);
     let repository = GitRepository {
-        meta: meta("repo"),
-        interval: "5m".into(),
-        timeout: None,
-        url: "https://example.invalid/repo.git".into(),
-        branch: Some("main".into()),
         status: Some(SourceStatus {
             observed_generation: 1,
             artifact: Some(artifact),
             conditions: vec![ready],
         }),
+        ..GitRepository::on_main(meta("repo"), "https://example.invalid/repo.git")
     };
     let mut all = vec![repository.to_json()];
     for i in 0..objects {

@@ -55,16 +55,12 @@ spec:
         Some(1),
     );
     let repository = GitRepository {
-        meta: meta("repo"),
-        interval: "5m".into(),
-        timeout: None,
-        url: "https://example.invalid/repo.git".into(),
-        branch: Some("main".into()),
         status: Some(SourceStatus {
             observed_generation: 1,
             artifact: Some(artifact),
             conditions: vec![stored],
         }),
+        ..GitRepository::on_main(meta("repo"), "https://example.invalid/repo.git")
     }
     .to_json();
     // Ready on the revision, having applied the one object `entry` names.

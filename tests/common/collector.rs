@@ -63,14 +63,7 @@ pub fn ready_of(record: &ObjectRecord) -> Option<String> {
 /// A GitRepository `repo` and a Kustomization `app` using it, in `namespace` (created too).
 pub fn flux_pair(namespace: &str) -> String {
     let meta = |name: &str| Meta::new(namespace, name, bed_time());
-    let repository = GitRepository {
-        meta: meta("repo"),
-        interval: "5m".into(),
-        timeout: None,
-        url: "https://example.invalid/repo.git".into(),
-        branch: Some("main".into()),
-        status: None,
-    };
+    let repository = GitRepository::on_main(meta("repo"), "https://example.invalid/repo.git");
     let source = Ref::to("GitRepository", "repo");
     manifest(&[
         objects::namespace(&Meta::new("", namespace, bed_time())),

@@ -104,6 +104,18 @@ pub struct GitRepository {
 }
 
 impl GitRepository {
+    /// A repository followed on its `main` branch every 5 minutes, with no status yet.
+    pub fn on_main(meta: Meta, url: &str) -> GitRepository {
+        GitRepository {
+            meta,
+            interval: "5m".into(),
+            timeout: None,
+            url: url.into(),
+            branch: Some("main".into()),
+            status: None,
+        }
+    }
+
     pub fn to_json(&self) -> Value {
         let mut spec = json!({"interval": self.interval, "url": self.url});
         if let Some(branch) = &self.branch {
