@@ -20,8 +20,8 @@ use fleetglass::config::Config;
 use fleetglass::health::{Dependency, State};
 use fleetglass::model::{Kind, ObjectId};
 use fleetglass::store::{
-    ChangeSet, ClusterRow, DomainRow, JsonText, ObjectKey, ObjectRow, RootCauseRow, Store,
-    replace_dependencies, replace_rollups, upsert_clusters, write_changes,
+    ChangeSet, ClusterRow, DomainRow, JsonText, ObjectKey, ObjectRow, ObjectVerdict, RootCauseRow,
+    Store, replace_dependencies, replace_rollups, upsert_clusters, write_changes,
 };
 use fleetglass::web::{self, AppState, Site};
 use http_body_util::BodyExt;
@@ -169,12 +169,13 @@ async fn seed(store: &Store) -> String {
                             .map(|a| format!("{cluster}/Pod/ns-{k}/object-{}", a * 5 + 4))
                             .collect::<Vec<_>>()
                     ),
-                    id,
-                    cluster: cluster.clone(),
-                    state: State::Failed,
-                    since: Some(now - TimeDelta::hours(2)),
-                    reason: "install failed".into(),
-                    message: "the chart's hook timed out".into(),
+                    verdict: ObjectVerdict::new(
+                        id,
+                        State::Failed,
+                        Some(now - TimeDelta::hours(2)),
+                        "install failed".into(),
+                        "the chart's hook timed out".into(),
+                    ),
                 }
             })
             .collect();
@@ -192,7 +193,7 @@ async fn seed(store: &Store) -> String {
                 objects: (objects_per_cluster() / DOMAINS) as i32,
                 healthy: (objects_per_cluster() / DOMAINS) as i32 - 1,
                 blockers: if d % 5 == 0 {
-                    json!([causes[0].id])
+                    json!([causes[0].verdict.id])
                 } else {
                     json!([])
                 },

@@ -115,8 +115,8 @@ spec:
             let objects = objects_in(&store, cluster, &ns).await;
             let app = objects
                 .iter()
-                .find(|o| o.kind.as_str() == "Kustomization" && o.name == "app")?;
-            (app.state.as_str() == "healthy").then_some(())
+                .find(|o| o.verdict.kind.as_str() == "Kustomization" && o.verdict.name == "app")?;
+            (app.verdict.state.as_str() == "healthy").then_some(())
         },
     )
     .await;
@@ -132,8 +132,8 @@ spec:
         let objects = objects_in(&store, cluster, &ns).await;
         let app = objects
             .iter()
-            .find(|o| o.kind.as_str() == "Kustomization" && o.name == "app")?;
-        (app.state.as_str() == "failed").then(|| app.reason.clone())
+            .find(|o| o.verdict.kind.as_str() == "Kustomization" && o.verdict.name == "app")?;
+        (app.verdict.state.as_str() == "failed").then(|| app.verdict.reason.clone())
     })
     .await;
     assert!(reason.contains(&crd), "{reason}");
@@ -146,7 +146,7 @@ spec:
         let causes = store.root_causes().await.ok()?;
         causes
             .iter()
-            .any(|c| c.id.as_str() == consumer)
+            .any(|c| c.verdict.id.as_str() == consumer)
             .then_some(())
     })
     .await;

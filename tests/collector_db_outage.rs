@@ -42,7 +42,7 @@ async fn transitions_made_while_the_database_is_down_are_written_later() {
         objects_in(&store, one, &ns)
             .await
             .iter()
-            .any(|o| o.kind.as_str() == "Kustomization")
+            .any(|o| o.verdict.kind.as_str() == "Kustomization")
             .then_some(())
     })
     .await;

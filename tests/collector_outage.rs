@@ -50,8 +50,8 @@ async fn a_dead_api_server_is_reported_and_recovers() {
         let objects = objects_in(&store, one, &ns).await;
         let app = objects
             .iter()
-            .find(|o| o.kind.as_str() == "Kustomization")?;
-        (app.state.as_str() == "unverifiable").then(|| app.reason.clone())
+            .find(|o| o.verdict.kind.as_str() == "Kustomization")?;
+        (app.verdict.state.as_str() == "unverifiable").then(|| app.verdict.reason.clone())
     })
     .await;
     assert!(reason.contains("connection refused"), "{reason}");
@@ -81,8 +81,9 @@ async fn a_dead_api_server_is_reported_and_recovers() {
             let objects = objects_in(&store, one, &ns).await;
             let app = objects
                 .iter()
-                .find(|o| o.kind.as_str() == "Kustomization")?;
-            (ready_of(app).as_deref() == Some("False") && app.state.as_str() != "unverifiable")
+                .find(|o| o.verdict.kind.as_str() == "Kustomization")?;
+            (ready_of(app).as_deref() == Some("False")
+                && app.verdict.state.as_str() != "unverifiable")
                 .then_some(())
         },
     )

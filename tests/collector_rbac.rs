@@ -105,8 +105,12 @@ async fn forbidden_helm_releases_are_named_and_only_that_kind_suffers() {
         DEADLINE,
         || async {
             let objects = objects_in(&store, one, &ns).await;
-            (objects.iter().any(|o| o.kind.as_str() == "Kustomization")
-                && objects.iter().any(|o| o.kind.as_str() == "GitRepository"))
+            (objects
+                .iter()
+                .any(|o| o.verdict.kind.as_str() == "Kustomization")
+                && objects
+                    .iter()
+                    .any(|o| o.verdict.kind.as_str() == "GitRepository"))
             .then_some(())
         },
     )

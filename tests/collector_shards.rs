@@ -85,7 +85,7 @@ async fn collectors_split_the_clusters_and_take_over_from_a_dead_one() {
             let objects = objects_in(&store, &orphan, &ns).await;
             let app = objects
                 .iter()
-                .find(|o| o.kind.as_str() == "Kustomization")?;
+                .find(|o| o.verdict.kind.as_str() == "Kustomization")?;
             (ready_of(app).as_deref() == Some("False")).then_some(())
         },
     )

@@ -49,10 +49,10 @@ async fn objects_on_two_clusters_appear_change_and_vanish() {
             let objects = objects_in(&store, cluster, &ns).await;
             let app = objects
                 .iter()
-                .find(|o| o.kind.as_str() == "Kustomization")?;
+                .find(|o| o.verdict.kind.as_str() == "Kustomization")?;
             objects
                 .iter()
-                .find(|o| o.kind.as_str() == "GitRepository")?;
+                .find(|o| o.verdict.kind.as_str() == "GitRepository")?;
             (ready_of(app).as_deref() == Some("True")).then_some(())
         })
         .await;
@@ -60,7 +60,7 @@ async fn objects_on_two_clusters_appear_change_and_vanish() {
     let kinds: Vec<String> = objects_in(&store, one, &ns)
         .await
         .into_iter()
-        .map(|o| format!("{}/{}", o.kind, o.name))
+        .map(|o| format!("{}/{}", o.verdict.kind, o.verdict.name))
         .collect();
     assert!(kinds.contains(&"Deployment/web".to_string()), "{kinds:?}");
     assert!(
@@ -77,7 +77,7 @@ async fn objects_on_two_clusters_appear_change_and_vanish() {
             let objects = objects_in(&store, one, &ns).await;
             let app = objects
                 .iter()
-                .find(|o| o.kind.as_str() == "Kustomization")?;
+                .find(|o| o.verdict.kind.as_str() == "Kustomization")?;
             (ready_of(app).as_deref() == Some("False")).then_some(())
         },
     )
@@ -85,7 +85,7 @@ async fn objects_on_two_clusters_appear_change_and_vanish() {
     let other = objects_in(&store, two, &ns).await;
     let app = other
         .iter()
-        .find(|o| o.kind.as_str() == "Kustomization")
+        .find(|o| o.verdict.kind.as_str() == "Kustomization")
         .unwrap();
     assert_eq!(ready_of(app).as_deref(), Some("True"));
 
@@ -98,7 +98,7 @@ async fn objects_on_two_clusters_appear_change_and_vanish() {
             let objects = objects_in(&store, two, &ns).await;
             objects
                 .iter()
-                .all(|o| o.kind.as_str() != "GitRepository")
+                .all(|o| o.verdict.kind.as_str() != "GitRepository")
                 .then_some(())
         },
     )
@@ -107,7 +107,7 @@ async fn objects_on_two_clusters_appear_change_and_vanish() {
         objects_in(&store, one, &ns)
             .await
             .iter()
-            .any(|o| o.kind.as_str() == "GitRepository"),
+            .any(|o| o.verdict.kind.as_str() == "GitRepository"),
         "cluster one's GitRepository must stay"
     );
 

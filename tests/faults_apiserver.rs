@@ -58,7 +58,7 @@ async fn object(
     objects_in(store, cluster, ns)
         .await
         .into_iter()
-        .find(|o| o.kind.as_str() == kind && o.name == name)
+        .find(|o| o.verdict.kind.as_str() == kind && o.verdict.name == name)
 }
 
 async fn fresh(store: &Store, cluster: &str, after: chrono::DateTime<chrono::Utc>) -> Option<()> {
@@ -82,10 +82,14 @@ async fn reported_faulty(
     .await;
     let app = eventually("its objects unverifiable", DEADLINE, || async {
         let app = object(store, faulty, ns, "Kustomization", "app").await?;
-        (app.state.as_str() == "unverifiable").then_some(app)
+        (app.verdict.state.as_str() == "unverifiable").then_some(app)
     })
     .await;
-    assert!(app.reason.contains(reason), "{}", app.reason);
+    assert!(
+        app.verdict.reason.contains(reason),
+        "{}",
+        app.verdict.reason
+    );
     assert_eq!(
         ready_of(&app).as_deref(),
         Some(last_ready),
@@ -126,7 +130,7 @@ async fn a_slow_then_hung_api_server_is_reported_and_recovers() {
         DEADLINE,
         || async {
             let app = object(&store, one, &ns, "Kustomization", "app").await?;
-            (app.state.as_str() == "healthy").then_some(())
+            (app.verdict.state.as_str() == "healthy").then_some(())
         },
     )
     .await;
@@ -166,7 +170,7 @@ async fn a_slow_then_hung_api_server_is_reported_and_recovers() {
     set_status(&bed, one, "kustomization/app", &ns, &ready_status(true));
     eventually("a change after the hang collected", DEADLINE, || async {
         let app = object(&store, one, &ns, "Kustomization", "app").await?;
-        (app.state.as_str() == "healthy").then_some(())
+        (app.verdict.state.as_str() == "healthy").then_some(())
     })
     .await;
     collector.stop().await;
@@ -315,14 +319,14 @@ async fn a_restart_past_an_etcd_compaction_relists_and_sweeps() {
     let relisted = restarted.elapsed();
     let app = eventually("app verified again", DEADLINE, || async {
         let app = object(&store, one, &ns, "Kustomization", "app").await?;
-        (app.state.as_str() == "healthy").then_some(app)
+        (app.verdict.state.as_str() == "healthy").then_some(app)
     })
     .await;
     assert_eq!(ready_of(&app).as_deref(), Some("True"));
     set_status(&bed, one, "kustomization/app", &ns, &ready_status(false));
     eventually("watching again: a new change arrives", DEADLINE, || async {
         let app = object(&store, one, &ns, "Kustomization", "app").await?;
-        (app.state.as_str() == "failed").then_some(())
+        (app.verdict.state.as_str() == "failed").then_some(())
     })
     .await;
     collector.stop().await;
@@ -368,7 +372,7 @@ async fn a_credential_revoked_mid_watch_is_reported_and_nothing_is_dropped() {
         DEADLINE,
         || async {
             let app = object(&store, one, &ns, "Kustomization", "app").await?;
-            (app.state.as_str() == "healthy").then_some(())
+            (app.verdict.state.as_str() == "healthy").then_some(())
         },
     )
     .await;
@@ -544,13 +548,16 @@ async fn condition_times_from_a_skewed_clock_never_make_a_false_verdict() {
     })
     .await;
     // Ahead: in progress, never a start in the future, never healthy.
-    assert_eq!(ahead.state.as_str(), "progressing", "{ahead:?}");
+    assert_eq!(ahead.verdict.state.as_str(), "progressing", "{ahead:?}");
     assert!(
-        ahead.since.is_none_or(|since| since <= chrono::Utc::now()),
+        ahead
+            .verdict
+            .since
+            .is_none_or(|since| since <= chrono::Utc::now()),
         "{:?}",
-        ahead.since
+        ahead.verdict.since
     );
     // A week behind: past every threshold, so stuck (not progressing forever, not healthy).
-    assert_eq!(behind.state.as_str(), "stuck", "{behind:?}");
+    assert_eq!(behind.verdict.state.as_str(), "stuck", "{behind:?}");
     collector.stop().await;
 }

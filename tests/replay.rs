@@ -47,7 +47,7 @@ async fn the_dead_controller_incident_replays_on_a_real_api_server() {
                 .await
                 .ok()?
                 .pop()?;
-            (record.state.as_str() == "unverifiable").then_some(record)
+            (record.verdict.state.as_str() == "unverifiable").then_some(record)
         },
     )
     .await;
@@ -55,12 +55,12 @@ async fn the_dead_controller_incident_replays_on_a_real_api_server() {
         terraform.root_causes,
         serde_json::json!([controller]),
         "{}",
-        terraform.reason
+        terraform.verdict.reason
     );
     assert!(
-        terraform.reason.contains("ImagePullBackOff"),
+        terraform.verdict.reason.contains("ImagePullBackOff"),
         "{}",
-        terraform.reason
+        terraform.verdict.reason
     );
     let chain = eventually(
         "the dependsOn chain is blocked by the same cause",
@@ -71,7 +71,7 @@ async fn the_dead_controller_incident_replays_on_a_real_api_server() {
                 .await
                 .ok()?
                 .pop()?;
-            (record.state.as_str() == "blocked").then_some(record)
+            (record.verdict.state.as_str() == "blocked").then_some(record)
         },
     )
     .await;
@@ -79,9 +79,9 @@ async fn the_dead_controller_incident_replays_on_a_real_api_server() {
     let causes = store.root_causes().await.unwrap();
     let cause = causes
         .iter()
-        .find(|c| c.id.as_str() == controller)
+        .find(|c| c.verdict.id.as_str() == controller)
         .expect("the controller is a root cause");
-    assert_eq!(cause.state.as_str(), "failed");
+    assert_eq!(cause.verdict.state.as_str(), "failed");
     assert!(
         cause.affected.as_array().unwrap().len() >= 4,
         "{:?}",

@@ -7,8 +7,8 @@ use fleetglass::health::{EdgeKind, ObjectEdge, State};
 use fleetglass::model::{Kind, ObjectId};
 use fleetglass::store::{BadStoredValue, replace_rollups, upsert_clusters, write_changes};
 use fleetglass::store::{
-    ChangeSet, ClusterRow, DomainRow, JsonText, ObjectFilter, ObjectKey, ObjectRow, RootCauseRow,
-    TransitionRow,
+    ChangeSet, ClusterRow, DomainRow, JsonText, ObjectFilter, ObjectKey, ObjectRow, ObjectVerdict,
+    RootCauseRow, TransitionRow,
 };
 use serde_json::json;
 
@@ -55,7 +55,7 @@ async fn objects_round_trip_and_history_is_kept() {
     write_changes(&mut conn, &changes, now).await.unwrap();
 
     let apps = store.object(&key("apps")).await.unwrap().unwrap();
-    assert_eq!(apps.state.as_str(), "failed");
+    assert_eq!(apps.verdict.state.as_str(), "failed");
     assert_eq!(
         apps.root_causes,
         json!(["prod-eu-1/Kustomization/flux-system/apps"])
@@ -76,7 +76,10 @@ async fn objects_round_trip_and_history_is_kept() {
         })
         .await
         .unwrap();
-    assert_eq!((failed.total, failed.items[0].name.as_str()), (1, "apps"));
+    assert_eq!(
+        (failed.total, failed.items[0].verdict.name.as_str()),
+        (1, "apps")
+    );
     let by_name = store
         .objects(&ObjectFilter {
             query: Some("INF".into()),
@@ -85,7 +88,7 @@ async fn objects_round_trip_and_history_is_kept() {
         })
         .await
         .unwrap();
-    assert_eq!(by_name.items[0].name, "infra");
+    assert_eq!(by_name.items[0].verdict.name, "infra");
 
     let deletes = ChangeSet {
         deletes: vec![key("infra")],
@@ -119,7 +122,10 @@ async fn unchanged_rows_are_not_rewritten() {
     };
     write_changes(&mut conn, &changed, later).await.unwrap();
     let stored = store.object(&key("apps")).await.unwrap().unwrap();
-    assert_eq!((stored.state.as_str(), stored.updated_at), ("stuck", later));
+    assert_eq!(
+        (stored.verdict.state.as_str(), stored.updated_at),
+        ("stuck", later)
+    );
 }
 
 /// The runner sends each changed object as JSON text (no `serde_json::Value` per row): what
@@ -221,12 +227,13 @@ async fn rollups_are_replaced_per_cluster() {
     let store = common::fresh_store().await;
     let now = Utc::now();
     let cause = |cluster: &str| RootCauseRow {
-        id: ObjectId(format!("{cluster}/Deployment/flux-system/tofu-controller")),
-        cluster: cluster.into(),
-        state: State::Failed,
-        since: None,
-        reason: "controller down".into(),
-        message: "ImagePullBackOff".into(),
+        verdict: ObjectVerdict::new(
+            ObjectId(format!("{cluster}/Deployment/flux-system/tofu-controller")),
+            State::Failed,
+            None,
+            "controller down".into(),
+            "ImagePullBackOff".into(),
+        ),
         affected: json!(["a", "b"]),
     };
     let domain = |cluster: &str| DomainRow {
@@ -257,7 +264,7 @@ async fn rollups_are_replaced_per_cluster() {
     assert_eq!(
         causes
             .iter()
-            .map(|c| c.cluster.as_str())
+            .map(|c| c.verdict.cluster.as_str())
             .collect::<Vec<_>>(),
         vec!["b"]
     );
@@ -404,12 +411,13 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
     assert_eq!(bad.row, "prod-eu-1/kustomization/flux-system/apps");
 
     let cause = RootCauseRow {
-        id: ObjectId("prod-eu-1/Kustomization/flux-system/apps".into()),
-        cluster: "prod-eu-1".into(),
-        state: State::Failed,
-        since: None,
-        reason: "BuildFailed".into(),
-        message: String::new(),
+        verdict: ObjectVerdict::new(
+            ObjectId("prod-eu-1/Kustomization/flux-system/apps".into()),
+            State::Failed,
+            None,
+            "BuildFailed".into(),
+            String::new(),
+        ),
         affected: json!([]),
     };
     replace_rollups(&mut conn, &["prod-eu-1".to_string()], &[cause], &[], now)

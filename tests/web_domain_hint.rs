@@ -44,10 +44,16 @@ async fn without_domains_the_fleet_page_suggests_one_per_top_level_kustomization
         .await
         .unwrap()
         .items;
-    let key = |r: &ObjectRecord| (r.cluster.clone(), r.namespace.clone(), r.name.clone());
+    let key = |r: &ObjectRecord| {
+        (
+            r.verdict.cluster.clone(),
+            r.verdict.namespace.clone(),
+            r.verdict.name.clone(),
+        )
+    };
     let bootstrap: BTreeSet<_> = kustomizations
         .iter()
-        .filter(|r| applier(r) == Some((r.namespace.clone(), r.name.clone())))
+        .filter(|r| applier(r) == Some((r.verdict.namespace.clone(), r.verdict.name.clone())))
         .map(key)
         .collect();
     let top_level: BTreeSet<(String, String)> = kustomizations
@@ -55,9 +61,11 @@ async fn without_domains_the_fleet_page_suggests_one_per_top_level_kustomization
         .filter(|r| !bootstrap.contains(&key(r)))
         .filter(|r| match applier(r) {
             None => true,
-            Some((namespace, name)) => bootstrap.contains(&(r.cluster.clone(), namespace, name)),
+            Some((namespace, name)) => {
+                bootstrap.contains(&(r.verdict.cluster.clone(), namespace, name))
+            }
         })
-        .map(|r| (r.namespace.clone(), r.name.clone()))
+        .map(|r| (r.verdict.namespace.clone(), r.verdict.name.clone()))
         .collect();
     assert!(
         !top_level.is_empty(),

@@ -156,7 +156,7 @@ async fn clusters_unreachable_for_the_same_reason_are_one_incident() {
             &format!("cluster {cluster} unreachable: connection refused"),
             &[id.as_str()],
         );
-        cause.state = State::Stale;
+        cause.verdict.state = State::Stale;
         seed_rollups(&store, &clusters, cluster, &[cause], &[]).await;
     }
     let app = app(store, &config("[prod, staging, dev]"));

@@ -8,8 +8,8 @@ use super::evaluations::Evaluations;
 use crate::health::{CoOwnership, Dependency, Evaluation, ObjectEdge, State, Verdict};
 use crate::model::ObjectId;
 use crate::store::{
-    ChangeSet, ClusterRow, DomainRow, JsonText, ObjectKey, ObjectRecord, ObjectRow, RootCauseRow,
-    TransitionRow, key_of_id,
+    ChangeSet, ClusterRow, DomainRow, JsonText, ObjectKey, ObjectRecord, ObjectRow, ObjectVerdict,
+    RootCauseRow, TransitionRow, key_of_id,
 };
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
@@ -91,7 +91,7 @@ impl RollupChanges {
 
     /// Drops what was pending for a cluster another collector owns now.
     pub fn forget(&mut self, cluster: &str) {
-        self.causes.retain(|r| r.cluster != cluster);
+        self.causes.retain(|r| r.verdict.cluster != cluster);
         self.domains.retain(|r| r.cluster != cluster);
         self.dependencies.retain(|r| r.cluster != cluster);
         self.co_ownerships.retain(|r| r.cluster != cluster);
@@ -101,7 +101,8 @@ impl RollupChanges {
     /// Merges a later set in; the later rows win for the clusters they cover.
     pub fn absorb(&mut self, later: RollupChanges) {
         let covered: HashSet<&String> = later.clusters.iter().collect();
-        self.causes.retain(|r| !covered.contains(&r.cluster));
+        self.causes
+            .retain(|r| !covered.contains(&r.verdict.cluster));
         self.domains.retain(|r| !covered.contains(&r.cluster));
         self.dependencies.retain(|r| !covered.contains(&r.cluster));
         self.co_ownerships.retain(|r| !covered.contains(&r.cluster));
@@ -306,7 +307,7 @@ impl Written {
     /// become transitions and rows of objects that vanished meanwhile are deleted.
     pub fn seed(&mut self, records: &[ObjectRecord]) {
         for record in records {
-            let (kind, state) = (record.kind, record.state);
+            let verdict = &record.verdict;
             let root_causes = record
                 .root_causes
                 .as_array()
@@ -314,17 +315,16 @@ impl Written {
                 .flatten()
                 .filter_map(|v| v.as_str().map(|s| ObjectId(s.to_string())))
                 .collect();
-            let id = ObjectId::new(&record.cluster, kind, &record.namespace, &record.name);
             self.verdicts
-                .entry(record.cluster.clone())
+                .entry(verdict.cluster.clone())
                 .or_default()
                 .insert(
-                    id,
+                    verdict.id.clone(),
                     WrittenVerdict {
-                        state,
-                        since: record.since,
-                        reason: record.reason.clone(),
-                        message: record.message.clone(),
+                        state: verdict.state,
+                        since: verdict.since,
+                        reason: verdict.reason.clone(),
+                        message: verdict.message.clone(),
                         root_causes,
                         domains: record.domains.clone(),
                         edges: record.edges.0.clone(),
@@ -346,12 +346,13 @@ fn rollup_of(cluster: &str, evaluation: &Evaluation) -> ClusterRollup {
         .iter()
         .filter(|cause| cause.id.parts().map_or("", |p| p.0) == cluster)
         .map(|cause| RootCauseRow {
-            id: cause.id.clone(),
-            cluster: cluster.to_string(),
-            state: cause.state,
-            since: cause.since,
-            reason: cause.reason.clone(),
-            message: cause.message.clone(),
+            verdict: ObjectVerdict::new(
+                cause.id.clone(),
+                cause.state,
+                cause.since,
+                cause.reason.clone(),
+                cause.message.clone(),
+            ),
             affected: json!(cause.affected),
         })
         .collect();

@@ -34,7 +34,10 @@ impl Store {
             .map(|edge| Linked {
                 kind: edge.kind,
                 id: edge.target.clone(),
-                record: records.iter().find(|r| r.id() == edge.target).cloned(),
+                record: records
+                    .iter()
+                    .find(|r| r.verdict.id == edge.target)
+                    .cloned(),
             })
             .collect())
     }
@@ -58,7 +61,7 @@ impl Store {
                     .collect();
                 kinds.into_iter().map(move |kind| Linked {
                     kind,
-                    id: record.id(),
+                    id: record.verdict.id.clone(),
                     record: Some(record.clone()),
                 })
             })
@@ -107,7 +110,7 @@ impl Store {
                 let id = ObjectId(id);
                 Linked {
                     kind: EdgeKind::Controller,
-                    record: records.iter().find(|r| r.id() == id).cloned(),
+                    record: records.iter().find(|r| r.verdict.id == id).cloned(),
                     id,
                 }
             })

@@ -22,6 +22,7 @@ pub mod retention;
 mod rollups;
 pub mod silences;
 mod suggestions;
+mod verdict;
 
 pub use alerts::{AlertView, Delivery, list_alerts};
 pub use clusters::{ClusterRow, upsert_clusters};
@@ -34,6 +35,7 @@ pub use progress::{SightingChanges, write_seen_in_progress};
 pub use reads::{ObjectFilter, ObjectPage, ObjectRecord, TransitionRecord, key_of_id};
 pub use rollups::{DomainRow, ROLLUPS_CHANNEL, RootCauseRow, replace_rollups};
 pub use suggestions::SuggestedDomain;
+pub use verdict::ObjectVerdict;
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};

@@ -3,6 +3,7 @@
 
 use super::decode::{Key, Stored};
 use super::rollups::{StoredDomain, StoredRootCause};
+use super::verdict::ObjectVerdict;
 use super::{ClusterRow, DomainRow, ObjectKey, RootCauseRow, Store};
 use crate::health::{ObjectEdge, State};
 use crate::model::{Kind, ObjectId};
@@ -10,28 +11,16 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
 
+/// An `objects` row: the object's verdict and what the pages read with it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ObjectRecord {
-    pub cluster: String,
-    pub kind: Kind,
-    pub namespace: String,
-    pub name: String,
-    pub state: State,
-    pub since: Option<DateTime<Utc>>,
-    pub reason: String,
-    pub message: String,
+    pub verdict: ObjectVerdict,
     pub root_causes: Value,
     pub domains: Vec<String>,
     pub body: Value,
     pub updated_at: DateTime<Utc>,
     /// What it waits on, as the engine walked it (sorted by kind, then target).
     pub edges: Json<Vec<ObjectEdge>>,
-}
-
-impl ObjectRecord {
-    pub fn id(&self) -> ObjectId {
-        ObjectId::new(&self.cluster, self.kind, &self.namespace, &self.name)
-    }
 }
 
 /// An `objects` row as the query macros read it, before its kind and state are read as the
@@ -60,17 +49,11 @@ impl TryFrom<StoredObject> for ObjectRecord {
             "objects",
             Key([&row.cluster, &row.kind, &row.namespace, &row.name]),
         );
-        let kind = stored.parsed("kind", &row.kind)?;
+        let kind: Kind = stored.parsed("kind", &row.kind)?;
         let state = stored.parsed("state", &row.state)?;
+        let id = ObjectId::new(&row.cluster, kind, &row.namespace, &row.name);
         Ok(ObjectRecord {
-            kind,
-            state,
-            cluster: row.cluster,
-            namespace: row.namespace,
-            name: row.name,
-            since: row.since,
-            reason: row.reason,
-            message: row.message,
+            verdict: ObjectVerdict::new(id, state, row.since, row.reason, row.message),
             root_causes: row.root_causes,
             domains: row.domains,
             body: row.body,
@@ -169,7 +152,7 @@ impl Store {
     pub async fn root_causes(&self) -> Result<Vec<RootCauseRow>, sqlx::Error> {
         let rows = sqlx::query_as!(
             StoredRootCause,
-            "SELECT id, cluster, state, since, reason, message, affected FROM root_causes
+            "SELECT id, state, since, reason, message, affected FROM root_causes
              ORDER BY jsonb_array_length(affected) DESC, id"
         )
         .fetch_all(self.pool())
@@ -291,7 +274,7 @@ impl Store {
     ) -> Result<Vec<RootCauseRow>, sqlx::Error> {
         let rows = sqlx::query_as!(
             StoredRootCause,
-            "SELECT id, cluster, state, since, reason, message, affected FROM root_causes
+            "SELECT id, state, since, reason, message, affected FROM root_causes
              WHERE id = ANY($1) ORDER BY id",
             ids,
         )

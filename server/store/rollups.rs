@@ -1,20 +1,17 @@
 //! Root causes and domain verdicts, replaced per cluster on every evaluation that changed them.
 
 use super::decode::{Key, Stored};
+use super::verdict::ObjectVerdict;
 use crate::health::State;
 use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::PgConnection;
 
+/// A root cause on its cluster (the cluster its id names) and what it affects.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RootCauseRow {
-    pub id: ObjectId,
-    pub cluster: String,
-    pub state: State,
-    pub since: Option<DateTime<Utc>>,
-    pub reason: String,
-    pub message: String,
+    pub verdict: ObjectVerdict,
     pub affected: Value,
 }
 
@@ -33,7 +30,6 @@ pub struct DomainRow {
 /// A `root_causes` row as stored, before its state is read as the engine's.
 pub(super) struct StoredRootCause {
     pub id: String,
-    pub cluster: String,
     pub state: String,
     pub since: Option<DateTime<Utc>>,
     pub reason: String,
@@ -46,13 +42,10 @@ impl TryFrom<StoredRootCause> for RootCauseRow {
 
     fn try_from(row: StoredRootCause) -> Result<RootCauseRow, sqlx::Error> {
         let stored = Stored::new("root_causes", &row.id);
+        let id: ObjectId = stored.parsed("id", &row.id)?;
+        let state = stored.parsed("state", &row.state)?;
         Ok(RootCauseRow {
-            id: stored.parsed("id", &row.id)?,
-            state: stored.parsed("state", &row.state)?,
-            cluster: row.cluster,
-            since: row.since,
-            reason: row.reason,
-            message: row.message,
+            verdict: ObjectVerdict::new(id, state, row.since, row.reason, row.message),
             affected: row.affected,
         })
     }
@@ -101,7 +94,7 @@ pub async fn replace_rollups(
     domains: &[DomainRow],
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    let still: Vec<String> = causes.iter().map(|r| r.id.0.clone()).collect();
+    let still: Vec<String> = causes.iter().map(|r| r.verdict.id.0.clone()).collect();
     super::incident_history::record_resolved(&mut *conn, clusters, &still, now).await?;
     sqlx::query!("DELETE FROM root_causes WHERE cluster = ANY($1)", clusters)
         .execute(&mut *conn)
@@ -117,12 +110,12 @@ pub async fn replace_rollups(
             "INSERT INTO root_causes (id, cluster, state, since, reason, message, affected, updated_at)
              SELECT i, c, s, si, r, m, a, $8 FROM UNNEST($1::text[], $2::text[], $3::text[], $4::timestamptz[],
                                                       $5::text[], $6::text[], $7::jsonb[]) AS t(i, c, s, si, r, m, a)",
-            causes.iter().map(|r| r.id.as_str()).collect::<Vec<_>>() as Vec<&str>,
-            causes.iter().map(|r| r.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
-            causes.iter().map(|r| r.state.as_str()).collect::<Vec<_>>() as Vec<&str>,
-            causes.iter().map(|r| r.since).collect::<Vec<_>>() as Vec<Option<DateTime<Utc>>>,
-            causes.iter().map(|r| r.reason.as_str()).collect::<Vec<_>>() as Vec<&str>,
-            causes.iter().map(|r| r.message.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            causes.iter().map(|r| r.verdict.id.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            causes.iter().map(|r| r.verdict.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            causes.iter().map(|r| r.verdict.state.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            causes.iter().map(|r| r.verdict.since).collect::<Vec<_>>() as Vec<Option<DateTime<Utc>>>,
+            causes.iter().map(|r| r.verdict.reason.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            causes.iter().map(|r| r.verdict.message.as_str()).collect::<Vec<_>>() as Vec<&str>,
             causes.iter().map(|r| &r.affected).collect::<Vec<_>>() as Vec<&Value>,
             now,
         )

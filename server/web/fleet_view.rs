@@ -149,13 +149,13 @@ impl FleetView {
         let mut root_causes: Vec<CauseView> = causes
             .into_iter()
             .map(|c| CauseView {
-                state: c.state,
+                state: c.verdict.state,
                 affected: serde_json::from_value(c.affected).unwrap_or_default(),
-                id: c.id.0,
-                cluster: c.cluster,
-                since: c.since,
-                reason: c.reason,
-                message: c.message,
+                id: c.verdict.id.0,
+                cluster: c.verdict.cluster,
+                since: c.verdict.since,
+                reason: c.verdict.reason,
+                message: c.verdict.message,
             })
             .collect();
         root_causes.sort_by(|a, b| {

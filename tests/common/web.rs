@@ -12,7 +12,7 @@ use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::model::ObjectId;
 use fleetglass::sources::demo::{WorldDiff, apply_to_config};
 use fleetglass::store::{
-    ClusterRow, DomainRow, RootCauseRow, Store, replace_rollups, upsert_clusters,
+    ClusterRow, DomainRow, ObjectVerdict, RootCauseRow, Store, replace_rollups, upsert_clusters,
 };
 use fleetglass::web::{self, AppState, Site};
 use http_body_util::BodyExt;
@@ -118,12 +118,13 @@ pub fn domain_row(
 
 pub fn cause_row(id: &str, reason: &str, affected: &[&str]) -> RootCauseRow {
     RootCauseRow {
-        id: ObjectId(id.to_string()),
-        cluster: id.split('/').next().unwrap().to_string(),
-        state: State::Failed,
-        since: Some(Utc::now() - TimeDelta::minutes(38)),
-        reason: reason.to_string(),
-        message: format!("{reason}: details"),
+        verdict: ObjectVerdict::new(
+            ObjectId(id.to_string()),
+            State::Failed,
+            Some(Utc::now() - TimeDelta::minutes(38)),
+            reason.to_string(),
+            format!("{reason}: details"),
+        ),
         affected: json!(affected),
     }
 }

@@ -74,15 +74,15 @@ impl Fleetglass {
             records.extend(common::collector::objects_in(&self.store, CLUSTER, "flux-system").await);
             let ids: HashSet<String> = records
                 .iter()
-                .map(|r| format!("{}/{}/{}/{}", r.cluster, r.kind, r.namespace, r.name))
+                .map(|r| format!("{}/{}/{}/{}", r.verdict.cluster, r.verdict.kind, r.verdict.namespace, r.verdict.name))
                 .collect();
             let objects: Vec<Value> = records
                 .iter()
                 .map(|r| {
                     json!({
-                        "id": format!("{}/{}/{}/{}", r.cluster, r.kind, r.namespace, r.name),
-                        "cluster": r.cluster, "kind": r.kind, "namespace": r.namespace, "name": r.name,
-                        "state": r.state, "since": r.since, "reason": r.reason, "message": r.message,
+                        "id": format!("{}/{}/{}/{}", r.verdict.cluster, r.verdict.kind, r.verdict.namespace, r.verdict.name),
+                        "cluster": r.verdict.cluster, "kind": r.verdict.kind, "namespace": r.verdict.namespace, "name": r.verdict.name,
+                        "state": r.verdict.state, "since": r.verdict.since, "reason": r.verdict.reason, "message": r.verdict.message,
                         "root_causes": r.root_causes, "body": r.body,
                     })
                 })
@@ -93,8 +93,8 @@ impl Fleetglass {
                 .await
                 .expect("read root causes")
                 .into_iter()
-                .filter(|c| ids.contains(&c.id.0))
-                .map(|c| json!({"id": c.id, "state": c.state, "reason": c.reason, "message": c.message, "affected": c.affected}))
+                .filter(|c| ids.contains(&c.verdict.id.0))
+                .map(|c| json!({"id": c.verdict.id, "state": c.verdict.state, "reason": c.verdict.reason, "message": c.verdict.message, "affected": c.affected}))
                 .collect();
             let domains: Vec<Value> = self
                 .store

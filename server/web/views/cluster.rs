@@ -136,7 +136,7 @@ fn controllers(matched: &[Linked], now: DateTime<Utc>) -> Vec<Controller> {
 fn tree(records: &[ObjectRecord], now: DateTime<Utc>) -> Vec<TreeNode> {
     let flux: Vec<&ObjectRecord> = records
         .iter()
-        .filter(|r| r.kind == Kind::Kustomization || r.kind == Kind::HelmRelease)
+        .filter(|r| r.verdict.is_kind(Kind::Kustomization) || r.verdict.is_kind(Kind::HelmRelease))
         .collect();
     let mut children: HashMap<&str, Vec<usize>> = HashMap::new();
     let mut has_parent = vec![false; flux.len()];
@@ -174,7 +174,7 @@ fn tree(records: &[ObjectRecord], now: DateTime<Utc>) -> Vec<TreeNode> {
                 continue;
             }
             for &child in children
-                .get(flux[i].id().as_str())
+                .get(flux[i].verdict.id.as_str())
                 .into_iter()
                 .flatten()
                 .rev()

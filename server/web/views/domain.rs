@@ -177,10 +177,10 @@ fn blocker(id: &str, cause: Option<&RootCauseRow>) -> Blocker {
         namespace: namespace.to_string(),
         name: name.to_string(),
         root_causes: vec![id.to_string()],
-        state: cause.map(|c| c.state),
-        since: cause.and_then(|c| c.since),
-        reason: cause.map(|c| c.reason.clone()).unwrap_or_default(),
-        message: cause.map(|c| c.message.clone()).unwrap_or_default(),
+        state: cause.map(|c| c.verdict.state),
+        since: cause.and_then(|c| c.verdict.since),
+        reason: cause.map(|c| c.verdict.reason.clone()).unwrap_or_default(),
+        message: cause.map(|c| c.verdict.message.clone()).unwrap_or_default(),
         href: href_of_id(id),
         label: label_of_id(id),
     }
@@ -204,7 +204,7 @@ pub async fn blockers_of(
         .root_causes_by_ids(&ids)
         .await?
         .into_iter()
-        .map(|c| (c.id.0.clone(), c))
+        .map(|c| (c.verdict.id.0.clone(), c))
         .collect())
 }
 

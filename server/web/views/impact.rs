@@ -68,7 +68,7 @@ impl ImpactView {
                 .iter()
                 .map(|r| {
                     let item = ObjectItem::new(r, now);
-                    (item.id.clone(), item)
+                    (item.verdict.id.0.clone(), item)
                 })
                 .collect();
             consumers_total.extend(consumer_ids);

@@ -119,7 +119,7 @@ impl Incidents {
         domains: &[DomainRow],
         now: DateTime<Utc>,
     ) -> Result<Incidents, sqlx::Error> {
-        let ids: Vec<String> = causes.iter().map(|c| c.id.0.clone()).collect();
+        let ids: Vec<String> = causes.iter().map(|c| c.verdict.id.0.clone()).collect();
         let entries = store.problem_entries(&ids, now - FLAP_WINDOW).await?;
         let resolved = store.resolved_since(now - RESOLVED_WINDOW).await?;
         Ok(Incidents::build(
@@ -144,18 +144,21 @@ impl Incidents {
         let inputs: Vec<Cause> = causes
             .iter()
             .map(|row| Cause {
-                id: row.id.0.clone(),
-                cluster: row.cluster.clone(),
+                id: row.verdict.id.0.clone(),
+                cluster: row.verdict.cluster.clone(),
                 group: labels
-                    .get(row.cluster.as_str())
+                    .get(row.verdict.cluster.as_str())
                     .and_then(|l| l.get(&site.group_by))
                     .cloned()
                     .unwrap_or_else(|| "ungrouped".to_string()),
-                state: row.state,
-                since: row.since,
-                reason: row.reason.clone(),
+                state: row.verdict.state,
+                since: row.verdict.since,
+                reason: row.verdict.reason.clone(),
                 affected: affected_of(row),
-                blocks: blocked.get(row.id.as_str()).cloned().unwrap_or_default(),
+                blocks: blocked
+                    .get(row.verdict.id.as_str())
+                    .cloned()
+                    .unwrap_or_default(),
             })
             .collect();
         let mut entries_of: HashMap<&str, Vec<DateTime<Utc>>> = HashMap::new();

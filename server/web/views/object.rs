@@ -152,7 +152,7 @@ impl ObjectDetail {
         now: DateTime<Utc>,
     ) -> Result<ObjectDetail, ApiError> {
         let record = find(store, key).await?;
-        let id = record.id();
+        let id = record.verdict.id.clone();
         let body = body_of(&record);
         let item = ObjectItem::new(&record, now);
         let prerequisites = store.waits_on(&record).await?;
@@ -240,7 +240,7 @@ impl ObjectDetail {
             applied_by: applier.map(|r| {
                 let linked = Linked {
                     kind: EdgeKind::Applied,
-                    id: r.id(),
+                    id: r.verdict.id.clone(),
                     record: Some(r),
                 };
                 related_of(&linked, "applied by")
@@ -277,7 +277,7 @@ pub fn reconciled(controller: &Linked, body: Option<&Object>) -> Option<Reconcil
     let (_, _, _, deployment) = controller.id.parts()?;
     let (name, shard) = controller_shard_of_deployment(deployment)?;
     Some(ReconciledBy {
-        state: controller.record.as_ref().map(|r| r.state),
+        state: controller.record.as_ref().map(|r| r.verdict.state),
         href: href_of_id(controller.id.as_str()),
         controller: name.to_string(),
         shard: (!shard.is_empty()).then(|| shard.to_string()),
@@ -318,7 +318,7 @@ fn related_of(linked: &Linked, relation: &str) -> Related {
     Related {
         id: id.to_string(),
         relation: relation.to_string(),
-        state: linked.record.as_ref().map(|r| r.state),
+        state: linked.record.as_ref().map(|r| r.verdict.state),
         href: href_of_id(id),
         label: label_of_id(id),
     }

@@ -31,7 +31,7 @@ impl OwnerView {
     ) -> Result<OwnerView, ApiError> {
         let record = find(store, key).await?;
         let body = body_of(&record);
-        let applier_record = store.applier(&record.id()).await?;
+        let applier_record = store.applier(&record.verdict.id).await?;
         // The Flux object responsible: the applier, or the object itself when it is one.
         let responsible = applier_record.clone().or_else(|| {
             body.as_ref()
@@ -60,7 +60,9 @@ impl OwnerView {
                     .and_then(|s| s.status.artifact_revision),
                 attempted: status.and_then(|s| s.last_attempted_revision.clone()),
                 applied: status.and_then(|s| s.last_applied_revision.clone()),
-                source: source_record.as_ref().map(|s| ObjectItem::new(s, now).id),
+                source: source_record
+                    .as_ref()
+                    .map(|s| ObjectItem::new(s, now).verdict.id.0),
                 ..Revisions::default()
             }
             .with_source(

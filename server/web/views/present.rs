@@ -1,9 +1,8 @@
 //! How one object, one moment and one link are presented, the same on every page and in
 //! every API response (the object fields are those of `fleetglass evaluate`).
 
-use crate::health::State;
 use crate::model::{Object, ObjectId, human};
-use crate::store::ObjectRecord;
+use crate::store::{ObjectRecord, ObjectVerdict};
 use chrono::{DateTime, Utc};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::Serialize;
@@ -58,15 +57,8 @@ impl Live {
 /// One object's verdict as every response shows it.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ObjectItem {
-    pub id: String,
-    pub cluster: String,
-    pub kind: String,
-    pub namespace: String,
-    pub name: String,
-    pub state: State,
-    pub since: Option<DateTime<Utc>>,
-    pub reason: String,
-    pub message: String,
+    #[serde(flatten)]
+    pub verdict: ObjectVerdict,
     pub root_causes: Vec<String>,
     pub domains: Vec<String>,
     pub updated_at: DateTime<Utc>,
@@ -78,39 +70,32 @@ pub struct ObjectItem {
 
 impl ObjectItem {
     pub fn new(record: &ObjectRecord, now: DateTime<Utc>) -> ObjectItem {
+        let verdict = &record.verdict;
         ObjectItem {
-            id: record.id().0,
             href: object_href(
-                &record.cluster,
-                record.kind.as_str(),
-                &record.namespace,
-                &record.name,
+                &verdict.cluster,
+                &verdict.kind,
+                &verdict.namespace,
+                &verdict.name,
             ),
-            cluster: record.cluster.clone(),
-            kind: record.kind.to_string(),
-            namespace: record.namespace.clone(),
-            name: record.name.clone(),
-            state: record.state,
-            since: record.since,
-            reason: record.reason.clone(),
-            message: record.message.clone(),
+            since_moment: Moment::of(verdict.since, now),
+            verdict: verdict.clone(),
             root_causes: serde_json::from_value(record.root_causes.clone()).unwrap_or_default(),
             domains: record.domains.clone(),
             updated_at: record.updated_at,
-            since_moment: Moment::of(record.since, now),
         }
     }
 
     /// `namespace/name`, or the name alone for cluster-scoped objects.
     pub fn short_name(&self) -> String {
-        short_name(&self.namespace, &self.name)
+        short_name(&self.verdict.namespace, &self.verdict.name)
     }
 
     /// The root causes other than the object itself.
     pub fn other_causes(&self) -> Vec<String> {
         self.root_causes
             .iter()
-            .filter(|c| **c != self.id)
+            .filter(|c| **c != self.verdict.id.0)
             .cloned()
             .collect()
     }

@@ -8,7 +8,7 @@ use super::present::{Moment, ObjectItem, body_of, href_of_id, label_of_id};
 use crate::health::{EdgeKind, State};
 use crate::incidents::ResolvedIncident;
 use crate::model::Kind;
-use crate::store::{ObjectRecord, RootCauseRow, Store};
+use crate::store::{ObjectRecord, ObjectVerdict, RootCauseRow, Store};
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -31,15 +31,8 @@ pub struct ProblemsView {
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Problem {
-    pub id: String,
-    pub cluster: String,
-    pub kind: String,
-    pub namespace: String,
-    pub name: String,
-    pub state: State,
-    pub since: Option<DateTime<Utc>>,
-    pub reason: String,
-    pub message: String,
+    #[serde(flatten)]
+    pub verdict: ObjectVerdict,
     /// A root cause is its own root cause.
     pub root_causes: Vec<String>,
     pub affected_count: usize,
@@ -92,7 +85,7 @@ impl ProblemsView {
         let causes = store.root_causes().await?;
         let mut wanted: Vec<String> = Vec::new();
         for cause in &causes {
-            wanted.push(cause.id.0.clone());
+            wanted.push(cause.verdict.id.0.clone());
             wanted.extend(affected_ids(cause).into_iter().take(AFFECTED_SHOWN));
         }
         wanted.sort();
@@ -101,7 +94,7 @@ impl ProblemsView {
         // The causes' sources, for links from their revisions to the commits.
         let sources: Vec<String> = causes
             .iter()
-            .filter_map(|c| source_id(records.get(c.id.as_str())?))
+            .filter_map(|c| source_id(records.get(c.verdict.id.as_str())?))
             .filter(|id| !records.contains_key(id))
             .collect();
         records.extend(by_id(store.objects_by_ids(&sources).await?));
@@ -111,14 +104,14 @@ impl ProblemsView {
             .collect();
         problems.sort_by(|a, b| {
             (
-                a.state.severity_rank(),
+                a.verdict.state.severity_rank(),
                 std::cmp::Reverse(a.affected_count),
-                &a.id,
+                &a.verdict.id,
             )
                 .cmp(&(
-                    b.state.severity_rank(),
+                    b.verdict.state.severity_rank(),
                     std::cmp::Reverse(b.affected_count),
-                    &b.id,
+                    &b.verdict.id,
                 ))
         });
         let clusters = store.clusters().await?;
@@ -135,7 +128,10 @@ impl ProblemsView {
 }
 
 fn by_id(records: Vec<ObjectRecord>) -> HashMap<String, ObjectRecord> {
-    records.into_iter().map(|r| (r.id().0, r)).collect()
+    records
+        .into_iter()
+        .map(|r| (r.verdict.id.0.clone(), r))
+        .collect()
 }
 
 /// The id of an object's source, as the engine resolved it (a HelmRelease's HelmChart).
@@ -155,13 +151,7 @@ fn problem(
     now: DateTime<Utc>,
 ) -> Problem {
     let ids = affected_ids(cause);
-    let cause_id = cause.id.as_str();
-    let (kind, namespace, name) = match cause.id.parts() {
-        Some((_, kind, namespace, name)) => {
-            (kind.to_string(), namespace.to_string(), name.to_string())
-        }
-        None => (String::new(), String::new(), cause.id.0.clone()),
-    };
+    let cause_id = cause.verdict.id.as_str();
     let shown: Vec<&ObjectRecord> = ids
         .iter()
         .filter(|id| *id != cause_id)
@@ -169,12 +159,12 @@ fn problem(
         .filter_map(|id| records.get(id))
         .collect();
     let next_hop = hops_towards(cause_id, &shown);
-    let state_of = |id: &str| records.get(id).map(|r| r.state);
+    let state_of = |id: &str| records.get(id).map(|r| r.verdict.state);
     let affected: Vec<Affected> = shown
         .iter()
         .map(|record| {
             let object = ObjectItem::new(record, now);
-            let chain = chain(&object.id, cause_id, &next_hop);
+            let chain = chain(object.verdict.id.as_str(), cause_id, &next_hop);
             let links = chain
                 .iter()
                 .map(|id| ChainLink {
@@ -192,7 +182,10 @@ fn problem(
         .collect();
     let mut by_state: Vec<(State, usize)> = State::BY_SEVERITY
         .into_iter()
-        .map(|s| (s, affected.iter().filter(|a| a.object.state == s).count()))
+        .map(|s| {
+            let n = affected.iter().filter(|a| a.object.verdict.state == s);
+            (s, n.count())
+        })
         .filter(|(_, n)| *n > 0)
         .collect();
     by_state.sort_by_key(|(s, _)| s.severity_rank());
@@ -228,18 +221,10 @@ fn problem(
         contacts,
         href: href_of_id(cause_id),
         anchor: anchor(cause_id),
-        since_moment: Moment::of(cause.since, now),
-        root_causes: vec![cause.id.0.clone()],
+        since_moment: Moment::of(cause.verdict.since, now),
+        root_causes: vec![cause.verdict.id.0.clone()],
         affected_count: ids.iter().filter(|id| *id != cause_id).count(),
-        id: cause.id.0.clone(),
-        cluster: cause.cluster.clone(),
-        kind,
-        namespace,
-        name,
-        state: cause.state,
-        since: cause.since,
-        reason: cause.reason.clone(),
-        message: cause.message.clone(),
+        verdict: cause.verdict.clone(),
         affected,
         revisions,
         by_state,
@@ -250,7 +235,7 @@ fn problem(
 /// engine walked (stored with each verdict) within the affected set.
 fn hops_towards(cause: &str, affected: &[&ObjectRecord]) -> HashMap<String, String> {
     let mut dependents: HashMap<&str, Vec<String>> = HashMap::new();
-    let ids: Vec<String> = affected.iter().map(|r| r.id().0).collect();
+    let ids: Vec<String> = affected.iter().map(|r| r.verdict.id.0.clone()).collect();
     let members: HashSet<&str> = ids.iter().map(String::as_str).collect();
     for (record, id) in affected.iter().zip(&ids) {
         for edge in record.edges.iter() {
