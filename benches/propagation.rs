@@ -22,7 +22,7 @@ use fleetglass::app::{Collector, Source};
 use fleetglass::config::Config;
 use fleetglass::objects::{
     self, Artifact, GitRepository, Kustomization, KustomizationStatus, Meta, Ref, SourceStatus,
-    Storage, Truth, Workload, WorkloadKind, WorkloadStatus,
+    Storage, Truth, Workload,
 };
 use fleetglass::store::Store;
 use fleetglass::web::{self, AppState, Site};
@@ -146,22 +146,12 @@ fn objects_of_the_bed(objects: usize) -> Vec<serde_json::Value> {
         let meta_of_app = meta(&name).label("domain", DOMAIN);
         let mut kustomization = Kustomization::new(meta_of_app, source, "./deploy", "10m");
         kustomization.status = Some(applied_status(true));
-        let deployment = Workload {
-            kind: WorkloadKind::Deployment,
-            meta: meta(&name).applied_by_kustomization(NAMESPACE, &name),
-            app: name.clone(),
-            container: "app".into(),
-            image: "registry.example/app:1.4.2".into(),
-            replicas: 1,
-            status: Some(WorkloadStatus {
-                observed_generation: 1,
-                replicas: 1,
-                ready: 1,
-                available: 1,
-                updated: 1,
-                ..WorkloadStatus::default()
-            }),
-        };
+        let deployment = Workload::deployment(
+            meta(&name).applied_by_kustomization(NAMESPACE, &name),
+            &name,
+            "app",
+            "registry.example/app:1.4.2",
+        );
         all.extend([kustomization.to_json(), deployment.to_json()]);
     }
     all

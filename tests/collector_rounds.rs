@@ -12,8 +12,7 @@ use fleetglass::health::State;
 use fleetglass::ingest::{Latest, Runner, RunnerSettings};
 use fleetglass::model::parse_object;
 use fleetglass::objects::{
-    Artifact, GitRepository, Kustomization, KustomizationStatus, Meta, Ref, SourceStatus, Truth,
-    condition,
+    GitRepository, Kustomization, KustomizationStatus, Meta, Ref, SourceStatus, Truth, condition,
 };
 use fleetglass::sources::SourceEvent;
 use fleetglass::store::Store;
@@ -64,18 +63,10 @@ fn kustomization(name: &str, status: Truth, reason: &str, since: DateTime<Utc>) 
 const REVISION: &str = "main@sha1:0123";
 
 fn repository() -> Value {
-    let ready = condition("Ready", Truth::True, "Succeeded", "stored", created(), None);
+    let meta = Meta::new("flux-system", "repo", created());
     GitRepository {
-        meta: Meta::new("flux-system", "repo", created()),
-        interval: "5m".into(),
-        timeout: None,
-        url: "https://example.invalid/r.git".into(),
-        branch: None,
-        status: Some(SourceStatus {
-            observed_generation: 1,
-            artifact: Some(Artifact::revision(REVISION)),
-            conditions: vec![ready],
-        }),
+        status: Some(SourceStatus::serving(REVISION, created())),
+        ..GitRepository::on_main(meta, "https://example.invalid/r.git")
     }
     .to_json()
 }

@@ -13,7 +13,7 @@ use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::model::parse_object;
 use fleetglass::objects::{
     Artifact, GitRepository, Kustomization, KustomizationStatus, Meta, Ref, SourceStatus, Truth,
-    Workload, WorkloadKind, WorkloadStatus, condition,
+    Workload, condition,
 };
 use fleetglass::sources::SourceEvent;
 use fleetglass::store::Store;
@@ -29,22 +29,13 @@ fn created() -> DateTime<Utc> {
 }
 
 fn controller(name: &str) -> Value {
-    Workload {
-        kind: WorkloadKind::Deployment,
-        meta: Meta::new(FLUX, name, created()).label("app.kubernetes.io/part-of", "flux"),
-        app: name.into(),
-        container: "manager".into(),
-        image: format!("ghcr.io/fluxcd/{name}:v1.4.0"),
-        replicas: 1,
-        status: Some(WorkloadStatus {
-            observed_generation: 1,
-            replicas: 1,
-            ready: 1,
-            available: 1,
-            updated: 1,
-            ..WorkloadStatus::default()
-        }),
-    }
+    let meta = Meta::new(FLUX, name, created()).label("app.kubernetes.io/part-of", "flux");
+    Workload::deployment(
+        meta,
+        name,
+        "manager",
+        &format!("ghcr.io/fluxcd/{name}:v1.4.0"),
+    )
     .to_json()
 }
 

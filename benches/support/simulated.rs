@@ -7,8 +7,8 @@ use chrono::{DateTime, Utc};
 use fleetglass::ingest::{RoundTimes, Runner, RunnerSettings};
 use fleetglass::model::{Object, parse_object};
 use fleetglass::objects::{
-    Artifact, GitRepository, Kustomization, KustomizationStatus, Meta, Ref, SourceStatus, Truth,
-    Workload, WorkloadKind, WorkloadStatus, condition,
+    GitRepository, Kustomization, KustomizationStatus, Meta, Ref, SourceStatus, Truth, Workload,
+    condition,
 };
 use fleetglass::sources::SourceEvent;
 use fleetglass::store::Store;
@@ -136,39 +136,16 @@ fn kustomization(cluster: &str, app: usize, ready: bool) -> Value {
 }
 
 fn repository(cluster: &str) -> Value {
-    let ready = condition("Ready", Truth::True, "Succeeded", "ok", long_ago(), None);
+    let meta = Meta::new("flux-system", &format!("repo-{cluster}"), long_ago());
     GitRepository {
-        meta: Meta::new("flux-system", &format!("repo-{cluster}"), long_ago()),
-        interval: "5m".into(),
-        timeout: None,
-        url: "https://example.invalid/r.git".into(),
-        branch: None,
-        status: Some(SourceStatus {
-            observed_generation: 1,
-            artifact: Some(Artifact::revision(REVISION)),
-            conditions: vec![ready],
-        }),
+        status: Some(SourceStatus::serving(REVISION, long_ago())),
+        ..GitRepository::on_main(meta, "https://example.invalid/r.git")
     }
     .to_json()
 }
 
 fn deployment(app: usize) -> Value {
     let name = format!("app-{app}");
-    Workload {
-        kind: WorkloadKind::Deployment,
-        meta: Meta::new("apps", &name, long_ago()).applied_by_kustomization("flux-system", &name),
-        app: "a".into(),
-        container: "app".into(),
-        image: "registry.example/app:1.4.2".into(),
-        replicas: 1,
-        status: Some(WorkloadStatus {
-            observed_generation: 1,
-            replicas: 1,
-            ready: 1,
-            available: 1,
-            updated: 1,
-            ..WorkloadStatus::default()
-        }),
-    }
-    .to_json()
+    let meta = Meta::new("apps", &name, long_ago()).applied_by_kustomization("flux-system", &name);
+    Workload::deployment(meta, "a", "app", "registry.example/app:1.4.2").to_json()
 }

@@ -109,6 +109,21 @@ fn ready_pod(suffix: &str) -> Value {
     app_pod(suffix, 10 * DAY, true, running(0))
 }
 
+/// Pod `web-6f7d8-e`, evicted a day ago for `message`.
+fn evicted_pod(message: &str) -> Value {
+    let mut pod = app_pod(
+        "e",
+        DAY,
+        false,
+        json!({"name": "app", "ready": false, "restartCount": 0,
+        "state": {"terminated": {"reason": "ContainerStatusUnknown", "exitCode": 137, "finishedAt": secs_ago(DAY)}}}),
+    );
+    pod["status"]["phase"] = json!("Failed");
+    pod["status"]["reason"] = json!("Evicted");
+    pod["status"]["message"] = json!(message);
+    pod
+}
+
 /// The Flux side: controllers, a chart source and a Ready HelmRelease shop/web, plus `extra`.
 fn release_over(extra: Vec<Value>) -> Vec<Value> {
     let mut values = flux_controllers();
@@ -698,11 +713,13 @@ fn a_single_replica_statefulset_pod_being_recreated_is_progressing_then_stuck() 
         "0/1 available, 1 updated",
     );
     let long = recreated(2 * HOUR);
-    let db = long.verdict("StatefulSet", NS, "db");
-    assert_eq!(
-        (db.state, db.reason.as_str()),
-        (Failed, "unavailable for 2h: 0/1 available, 1 updated"),
-        "nothing available for two hours is down"
+    // Nothing available for two hours is down.
+    long.assert_verdict(
+        "StatefulSet",
+        NS,
+        "db",
+        Failed,
+        "unavailable for 2h: 0/1 available, 1 updated",
     );
     assert_eq!(release(&long), Degraded);
 }
@@ -711,16 +728,7 @@ fn a_single_replica_statefulset_pod_being_recreated_is_progressing_then_stuck() 
 
 #[test]
 fn evicted_and_completed_pods_do_not_fail_a_healthy_workload() {
-    let mut evicted = app_pod(
-        "e",
-        DAY,
-        false,
-        json!({"name": "app", "ready": false, "restartCount": 0,
-        "state": {"terminated": {"reason": "ContainerStatusUnknown", "exitCode": 137, "finishedAt": secs_ago(DAY)}}}),
-    );
-    evicted["status"]["phase"] = json!("Failed");
-    evicted["status"]["reason"] = json!("Evicted");
-    evicted["status"]["message"] = json!("The node was low on resource: ephemeral-storage.");
+    let evicted = evicted_pod("The node was low on resource: ephemeral-storage.");
     let mut completed = app_pod(
         "d",
         DAY,
@@ -1147,16 +1155,7 @@ fn a_pod_held_by_scheduling_gates_is_pending_not_unschedulable() {
 /// starts dates from the replacement, not from the eviction a day ago.
 #[test]
 fn a_replacement_for_an_evicted_pod_is_progressing_not_dated_by_the_eviction() {
-    let mut evicted = app_pod(
-        "e",
-        DAY,
-        false,
-        json!({"name": "app", "ready": false, "restartCount": 0,
-        "state": {"terminated": {"reason": "ContainerStatusUnknown", "exitCode": 137, "finishedAt": secs_ago(DAY)}}}),
-    );
-    evicted["status"]["phase"] = json!("Failed");
-    evicted["status"]["reason"] = json!("Evicted");
-    evicted["status"]["message"] = json!("The node was low on resource: memory.");
+    let evicted = evicted_pod("The node was low on resource: memory.");
     let run = run(&release_over(vec![
         deployment_with(2, counts(2, 2, 1, 1), settled()),
         ready_pod("a"),

@@ -1,7 +1,7 @@
 //! source-controller's kinds: GitRepository, OCIRepository, HelmRepository and HelmChart, with
 //! the status they share (observed generation, stored artifact, conditions).
 
-use super::meta::{Meta, object, time};
+use super::meta::{Meta, Truth, condition, object, time};
 use super::reference::Ref;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
@@ -65,6 +65,22 @@ pub struct SourceStatus {
 }
 
 impl SourceStatus {
+    /// Ready at generation 1, serving `revision` since `at`.
+    pub fn serving(revision: &str, at: DateTime<Utc>) -> SourceStatus {
+        SourceStatus {
+            observed_generation: 1,
+            artifact: Some(Artifact::revision(revision)),
+            conditions: vec![condition(
+                "Ready",
+                Truth::True,
+                "Succeeded",
+                &format!("stored artifact for revision '{revision}'"),
+                at,
+                None,
+            )],
+        }
+    }
+
     fn to_json(&self) -> Value {
         let mut status = json!({"observedGeneration": self.observed_generation});
         if let Some(artifact) = &self.artifact {

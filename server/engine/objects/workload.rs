@@ -51,7 +51,34 @@ pub struct WorkloadStatus {
     pub conditions: Vec<Value>,
 }
 
+impl WorkloadStatus {
+    /// Rolled out: all `replicas` of the current template ready and available, at generation 1.
+    pub fn rolled_out(replicas: i64) -> WorkloadStatus {
+        WorkloadStatus {
+            observed_generation: 1,
+            replicas,
+            ready: replicas,
+            available: replicas,
+            updated: replicas,
+            ..WorkloadStatus::default()
+        }
+    }
+}
+
 impl Workload {
+    /// A Deployment of one replica, rolled out.
+    pub fn deployment(meta: Meta, app: &str, container: &str, image: &str) -> Workload {
+        Workload {
+            kind: WorkloadKind::Deployment,
+            meta,
+            app: app.into(),
+            container: container.into(),
+            image: image.into(),
+            replicas: 1,
+            status: Some(WorkloadStatus::rolled_out(1)),
+        }
+    }
+
     pub fn to_json(&self) -> Value {
         let app = json!({"app": self.app});
         let mut spec = json!({
