@@ -109,16 +109,22 @@ fn ready_pod(suffix: &str) -> Value {
     app_pod(suffix, 10 * DAY, true, running(0))
 }
 
-/// Pod `web-6f7d8-e`, evicted a day ago for `message`.
-fn evicted_pod(message: &str) -> Value {
+/// Pod `web-6f7d8-<suffix>` in `phase`, its container ended a day ago (`reason`, `exit_code`).
+fn ended_pod(suffix: &str, reason: &str, exit_code: i64, phase: &str) -> Value {
     let mut pod = app_pod(
-        "e",
+        suffix,
         DAY,
         false,
         json!({"name": "app", "ready": false, "restartCount": 0,
-        "state": {"terminated": {"reason": "ContainerStatusUnknown", "exitCode": 137, "finishedAt": secs_ago(DAY)}}}),
+        "state": {"terminated": {"reason": reason, "exitCode": exit_code, "finishedAt": secs_ago(DAY)}}}),
     );
-    pod["status"]["phase"] = json!("Failed");
+    pod["status"]["phase"] = json!(phase);
+    pod
+}
+
+/// Pod `web-6f7d8-e`, evicted a day ago for `message`.
+fn evicted_pod(message: &str) -> Value {
+    let mut pod = ended_pod("e", "ContainerStatusUnknown", 137, "Failed");
     pod["status"]["reason"] = json!("Evicted");
     pod["status"]["message"] = json!(message);
     pod
@@ -729,14 +735,7 @@ fn a_single_replica_statefulset_pod_being_recreated_is_progressing_then_stuck() 
 #[test]
 fn evicted_and_completed_pods_do_not_fail_a_healthy_workload() {
     let evicted = evicted_pod("The node was low on resource: ephemeral-storage.");
-    let mut completed = app_pod(
-        "d",
-        DAY,
-        false,
-        json!({"name": "app", "ready": false, "restartCount": 0,
-        "state": {"terminated": {"reason": "Completed", "exitCode": 0, "finishedAt": secs_ago(DAY)}}}),
-    );
-    completed["status"]["phase"] = json!("Succeeded");
+    let completed = ended_pod("d", "Completed", 0, "Succeeded");
     let values = release_over(vec![
         deployment_with(2, counts(2, 2, 2, 2), settled()),
         ready_pod("a"),
