@@ -239,3 +239,43 @@ async fn the_loop_evaluates_a_change_as_it_arrives_and_that_cluster_alone() {
     running.await.unwrap();
     assert_eq!(state_of(&store, "b", "app").await, "failed");
 }
+
+/// Each root cause's row with the transaction that last wrote it.
+async fn root_cause_rows(store: &Store, cluster: &str) -> Vec<(String, String, String)> {
+    sqlx::query_as("SELECT id, reason, xmin::text FROM root_causes WHERE cluster = $1 ORDER BY id")
+        .bind(cluster)
+        .fetch_all(store.pool())
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_writes_only_the_roll_up_rows_that_changed_and_resolves_the_cause_that_went() {
+    let store = fresh_store().await;
+    let (mut runner, _latest) =
+        Runner::new(RunnerSettings::from_config(&config(&["a"])), store.clone());
+    runner.apply(event("a", &repository()));
+    for name in ["one", "two"] {
+        let failed = kustomization(name, Truth::False, "BuildFailed", created());
+        runner.apply(event("a", &failed));
+    }
+    runner.run_round(t0()).await;
+    let before = root_cause_rows(&store, "a").await;
+    assert_eq!(before.len(), 2, "{before:?}");
+    let ok = kustomization("one", Truth::True, "ReconciliationSucceeded", t0());
+    runner.apply(event("a", &ok));
+    runner.run_round(t0() + TimeDelta::seconds(1)).await;
+    assert_eq!(
+        root_cause_rows(&store, "a").await,
+        before[1..],
+        "two's row is left as it was (same transaction), one's is gone"
+    );
+    let resolved = store.resolved_since(t0()).await.unwrap();
+    assert_eq!(
+        resolved
+            .iter()
+            .map(|r| r.root_cause.as_str())
+            .collect::<Vec<_>>(),
+        vec!["a/Kustomization/flux-system/one"]
+    );
+}

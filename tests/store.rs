@@ -289,6 +289,129 @@ async fn rollups_are_replaced_per_cluster() {
     assert_eq!(clusters[0].state_counts, json!({"healthy": 3}));
 }
 
+/// Each row of a roll-up table with the transaction that last wrote it and its `updated_at`.
+async fn stored_rollups(store: &fleetglass::store::Store) -> Vec<(String, String, String)> {
+    sqlx::query_as(
+        "SELECT 'cause ' || id, xmin::text, updated_at::text FROM root_causes
+         UNION ALL SELECT 'domain ' || cluster || '/' || domain, xmin::text, updated_at::text FROM domain_verdicts
+         ORDER BY 1",
+    )
+    .fetch_all(store.pool())
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rollups_write_only_the_rows_that_changed_and_resolve_the_causes_that_went() {
+    use fleetglass::store::{RollupWrite, RowChanges, write_rollups};
+    let store = common::fresh_store().await;
+    let first = Utc.with_ymd_and_hms(2026, 11, 29, 10, 0, 0).unwrap();
+    let later = Utc.with_ymd_and_hms(2026, 11, 29, 11, 0, 0).unwrap();
+    let cause = |name: &str, message: &str| RootCauseRow {
+        verdict: ObjectVerdict::new(
+            ObjectId(format!("a/Kustomization/flux-system/{name}")),
+            State::Failed,
+            None,
+            "BuildFailed".into(),
+            message.into(),
+        ),
+        affected: json!([name]),
+    };
+    let domain = |name: &str| DomainRow {
+        domain: name.into(),
+        cluster: "a".into(),
+        version: Some("v1".into()),
+        state: State::Healthy,
+        fully_healthy: true,
+        objects: 1,
+        healthy: 1,
+        blockers: json!([]),
+    };
+    let (one, two, three) = (cause("one", "m"), cause("two", "m"), cause("three", "m"));
+    let (gateway, payments) = (domain("gateway"), domain("payments"));
+    let mut conn = store.pool().acquire().await.unwrap();
+    let whole = RollupWrite {
+        replaced: vec!["a".into()],
+        causes: RowChanges {
+            write: vec![&one, &two, &three],
+            gone: vec![],
+        },
+        domains: RowChanges {
+            write: vec![&gateway, &payments],
+            gone: vec![],
+        },
+        ..RollupWrite::default()
+    };
+    write_rollups(&mut conn, &whole, first).await.unwrap();
+    let before = stored_rollups(&store).await;
+    assert_eq!(before.len(), 5);
+
+    // two's message changed, one went away, payments went away; three and gateway did not change.
+    let two_now = cause("two", "changed");
+    let changed = RollupWrite {
+        causes: RowChanges {
+            write: vec![&two_now],
+            gone: vec![&one],
+        },
+        domains: RowChanges {
+            write: vec![],
+            gone: vec![&payments],
+        },
+        ..RollupWrite::default()
+    };
+    write_rollups(&mut conn, &changed, later).await.unwrap();
+    let after = stored_rollups(&store).await;
+    let unchanged =
+        |rows: &[(String, String, String)], key: &str| rows.iter().find(|r| r.0 == key).cloned();
+    for key in [
+        "cause a/Kustomization/flux-system/three",
+        "domain a/gateway",
+    ] {
+        assert_eq!(
+            unchanged(&after, key),
+            unchanged(&before, key),
+            "{key} is not rewritten: same transaction, same updated_at"
+        );
+    }
+    assert_eq!(after.len(), 3, "{after:?}");
+    let causes = store.root_causes().await.unwrap();
+    let two_stored = causes
+        .iter()
+        .find(|c| c.verdict.id == two_now.verdict.id)
+        .unwrap();
+    assert_eq!(two_stored.verdict.message, "changed");
+    let resolved = store.resolved_since(first).await.unwrap();
+    assert_eq!(
+        resolved
+            .iter()
+            .map(|r| (r.root_cause.as_str(), r.resolved_at))
+            .collect::<Vec<_>>(),
+        vec![("a/Kustomization/flux-system/one", later)],
+        "only the cause that went away is resolved"
+    );
+
+    // A cluster whose stored rows the writer does not know is replaced: what it does not
+    // write again goes, and a cause among those is resolved.
+    let again = RollupWrite {
+        replaced: vec!["a".into()],
+        causes: RowChanges::all(std::slice::from_ref(&three)),
+        ..RollupWrite::default()
+    };
+    write_rollups(&mut conn, &again, later).await.unwrap();
+    let rows = stored_rollups(&store).await;
+    assert_eq!(
+        rows.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(),
+        vec!["cause a/Kustomization/flux-system/three"]
+    );
+    assert_eq!(
+        unchanged(&rows, "cause a/Kustomization/flux-system/three"),
+        unchanged(&before, "cause a/Kustomization/flux-system/three"),
+    );
+    let resolved = store.resolved_since(first).await.unwrap();
+    assert_eq!(resolved.len(), 2, "{resolved:?}");
+    assert!(resolved.iter().any(|r| r.root_cause.ends_with("/two")));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn cross_stack_edges_and_crd_history_round_trip() {
     use fleetglass::health::{CoOwnership, CrdProvider, Dependency};

@@ -5,11 +5,11 @@
 
 use super::Snapshot;
 use super::evaluations::Evaluations;
-use crate::health::{CoOwnership, Dependency, Evaluation, ObjectEdge, State, Verdict};
+use super::rollups::{RollupChanges, WrittenRollups};
+use crate::health::{Evaluation, ObjectEdge, State, Verdict};
 use crate::model::ObjectId;
 use crate::store::{
-    ChangeSet, ClusterRow, DomainRow, JsonText, ObjectKey, ObjectRecord, ObjectRow, ObjectVerdict,
-    RootCauseRow, TransitionRow, key_of_id,
+    ChangeSet, ClusterRow, JsonText, ObjectKey, ObjectRecord, ObjectRow, TransitionRow, key_of_id,
 };
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 pub struct Written {
     /// Per cluster, per object.
     verdicts: HashMap<String, HashMap<ObjectId, WrittenVerdict>>,
-    rollups: HashMap<String, ClusterRollup>,
+    rollups: WrittenRollups,
     clusters: HashMap<String, ClusterRow>,
     /// Per cluster, its objects by state in its latest evaluation (the cluster row's counts).
     counts: HashMap<String, BTreeMap<&'static str, u64>>,
@@ -61,57 +61,6 @@ impl WrittenVerdict {
             domains: v.domains.clone(),
             edges: v.edges.clone(),
         }
-    }
-}
-
-/// What one cluster's evaluation rolls up to: its root causes, domain verdicts and cross-stack
-/// edges. Replaced as a whole when any part changes.
-#[derive(Debug, Default, PartialEq)]
-struct ClusterRollup {
-    causes: Vec<RootCauseRow>,
-    domains: Vec<DomainRow>,
-    dependencies: Vec<Dependency>,
-    co_ownerships: Vec<CoOwnership>,
-}
-
-/// Roll-ups to replace, for the clusters whose roll-ups changed.
-#[derive(Debug, Default)]
-pub struct RollupChanges {
-    pub clusters: Vec<String>,
-    pub causes: Vec<RootCauseRow>,
-    pub domains: Vec<DomainRow>,
-    pub dependencies: Vec<Dependency>,
-    pub co_ownerships: Vec<CoOwnership>,
-}
-
-impl RollupChanges {
-    pub fn is_empty(&self) -> bool {
-        self.clusters.is_empty()
-    }
-
-    /// Drops what was pending for a cluster another collector owns now.
-    pub fn forget(&mut self, cluster: &str) {
-        self.causes.retain(|r| r.verdict.cluster != cluster);
-        self.domains.retain(|r| r.cluster != cluster);
-        self.dependencies.retain(|r| r.cluster != cluster);
-        self.co_ownerships.retain(|r| r.cluster != cluster);
-        self.clusters.retain(|c| c != cluster);
-    }
-
-    /// Merges a later set in; the later rows win for the clusters they cover.
-    pub fn absorb(&mut self, later: RollupChanges) {
-        let covered: HashSet<&String> = later.clusters.iter().collect();
-        self.causes
-            .retain(|r| !covered.contains(&r.verdict.cluster));
-        self.domains.retain(|r| !covered.contains(&r.cluster));
-        self.dependencies.retain(|r| !covered.contains(&r.cluster));
-        self.co_ownerships.retain(|r| !covered.contains(&r.cluster));
-        self.clusters.retain(|c| !covered.contains(c));
-        self.clusters.extend(later.clusters);
-        self.causes.extend(later.causes);
-        self.domains.extend(later.domains);
-        self.dependencies.extend(later.dependencies);
-        self.co_ownerships.extend(later.co_ownerships);
     }
 }
 
@@ -200,34 +149,13 @@ impl Written {
         }
     }
 
-    /// Root causes, domain verdicts and cross-stack edges of each of `clusters` (re-evaluated
-    /// this round) whose set changed.
+    /// The roll-up rows of each of `clusters` (re-evaluated this round) that changed.
     pub fn rollup_changes(
         &mut self,
         evaluations: &Evaluations,
         clusters: &[String],
     ) -> RollupChanges {
-        let mut changes = RollupChanges::default();
-        for cluster in clusters {
-            let rollup = evaluations
-                .of(cluster)
-                .map(|e| rollup_of(cluster, e))
-                .unwrap_or_default();
-            if self.rollups.get(cluster) == Some(&rollup) {
-                continue;
-            }
-            changes.clusters.push(cluster.to_string());
-            changes.causes.extend(rollup.causes.iter().cloned());
-            changes.domains.extend(rollup.domains.iter().cloned());
-            changes
-                .dependencies
-                .extend(rollup.dependencies.iter().cloned());
-            changes
-                .co_ownerships
-                .extend(rollup.co_ownerships.iter().cloned());
-            self.rollups.insert(cluster.to_string(), rollup);
-        }
-        changes
+        self.rollups.changes(evaluations, clusters)
     }
 
     /// Cluster rows (freshness, counts by state) that changed; the counts of the clusters
@@ -297,7 +225,7 @@ impl Written {
     /// Forgets what was written for a cluster another collector owns now.
     pub fn forget_cluster(&mut self, name: &str) {
         self.verdicts.remove(name);
-        self.rollups.remove(name);
+        self.rollups.forget_cluster(name);
         self.clusters.remove(name);
         self.counts.remove(name);
         self.controllers.remove(name);
@@ -336,55 +264,5 @@ impl Written {
     /// After a failed write, forget the cluster rows so the next round rewrites them all.
     pub fn forget_clusters(&mut self) {
         self.clusters.clear();
-    }
-}
-
-/// One cluster's roll-up rows, from its evaluation.
-fn rollup_of(cluster: &str, evaluation: &Evaluation) -> ClusterRollup {
-    let causes = evaluation
-        .root_causes
-        .iter()
-        .filter(|cause| cause.id.parts().map_or("", |p| p.0) == cluster)
-        .map(|cause| RootCauseRow {
-            verdict: ObjectVerdict::new(
-                cause.id.clone(),
-                cause.state,
-                cause.since,
-                cause.reason.clone(),
-                cause.message.clone(),
-            ),
-            affected: json!(cause.affected),
-        })
-        .collect();
-    let domains = evaluation
-        .domains
-        .iter()
-        .filter(|domain| domain.cluster == cluster)
-        .map(|domain| DomainRow {
-            domain: domain.domain.clone(),
-            cluster: domain.cluster.clone(),
-            version: domain.version.clone(),
-            state: domain.state,
-            fully_healthy: domain.fully_healthy,
-            objects: domain.objects as i32,
-            healthy: domain.healthy as i32,
-            blockers: json!(domain.blockers),
-        })
-        .collect();
-    ClusterRollup {
-        causes,
-        domains,
-        dependencies: evaluation
-            .dependencies
-            .iter()
-            .filter(|edge| edge.cluster == cluster)
-            .cloned()
-            .collect(),
-        co_ownerships: evaluation
-            .co_ownerships
-            .iter()
-            .filter(|shared| shared.cluster == cluster)
-            .cloned()
-            .collect(),
     }
 }

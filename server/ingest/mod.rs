@@ -9,6 +9,7 @@ mod evaluations_tests;
 mod leases;
 mod ownership;
 pub mod retention;
+mod rollups;
 mod runner;
 mod schedule;
 mod sightings;

@@ -4,10 +4,11 @@
 //! outage does not stop it: unwritten changes are kept (bounded) and written when the database
 //! answers again.
 
-use super::changes::{RollupChanges, Written};
+use super::changes::Written;
 use super::crd_history::CrdHistory;
 use super::evaluations::{Evaluations, Round};
 use super::ownership::{ClusterSet, Ownership, leases_changed};
+use super::rollups::RollupChanges;
 use super::schedule::{REFRESH, Schedule, Work};
 use super::sightings::Sightings;
 use super::{RunnerSettings, Snapshot};
@@ -16,8 +17,8 @@ use crate::health::{ClusterInfo, Fleet, Parts};
 use crate::metrics;
 use crate::sources::{EventReceiver, SourceEvent};
 use crate::store::{
-    ChangeSet, ObjectFilter, SightingChanges, Store, record_crd_providers, replace_dependencies,
-    replace_rollups, upsert_clusters, write_changes, write_seen_in_progress,
+    ChangeSet, ObjectFilter, SightingChanges, Store, record_crd_providers, upsert_clusters,
+    write_changes, write_rollups, write_seen_in_progress,
 };
 use chrono::{DateTime, Utc};
 use std::collections::BTreeSet;
@@ -370,9 +371,7 @@ impl Runner {
         let mut tx = self.store.pool().begin().await?;
         write_changes(&mut tx, &self.pending, now).await?;
         if !self.pending_rollups.is_empty() {
-            let r = &self.pending_rollups;
-            replace_rollups(&mut tx, &r.clusters, &r.causes, &r.domains, now).await?;
-            replace_dependencies(&mut tx, &r.clusters, &r.dependencies, &r.co_ownerships).await?;
+            write_rollups(&mut tx, &self.pending_rollups.to_write(), now).await?;
         }
         record_crd_providers(&mut tx, &self.pending_providers, now).await?;
         upsert_clusters(&mut tx, clusters).await?;

@@ -1,7 +1,8 @@
-//! Cross-stack dependencies and CRD provider history: replaced per cluster when they change,
+//! Cross-stack dependencies and CRD provider history: the edges that changed are written,
 //! read by the impact query; the history survives restarts so a vanished CRD still has a name.
 
 use super::Store;
+use super::rollups::RowChanges;
 use crate::health::{CoOwnership, CrdProvider, Dependency, FormerCrdProvider};
 use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
@@ -15,42 +16,94 @@ pub async fn replace_dependencies(
     dependencies: &[Dependency],
     co_ownerships: &[CoOwnership],
 ) -> Result<(), sqlx::Error> {
-    sqlx::query!("DELETE FROM dependencies WHERE cluster = ANY($1)", clusters)
+    write_dependencies(&mut *conn, clusters, &RowChanges::all(dependencies)).await?;
+    write_co_ownerships(conn, clusters, &RowChanges::all(co_ownerships)).await
+}
+
+/// Adds the new edges and deletes those gone (and the `replaced` clusters' edges not among
+/// the new ones).
+pub(super) async fn write_dependencies(
+    conn: &mut PgConnection,
+    replaced: &[String],
+    edges: &RowChanges<'_, Dependency>,
+) -> Result<(), sqlx::Error> {
+    if !replaced.is_empty() || !edges.gone.is_empty() {
+        let (kept, gone) = (&edges.write, &edges.gone);
+        sqlx::query!(
+            "DELETE FROM dependencies d
+             WHERE (d.cluster, d.provider, d.consumer, d.object) IN
+                   (SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[]))
+                OR (d.cluster = ANY($5) AND (d.cluster, d.provider, d.consumer, d.object) NOT IN
+                   (SELECT * FROM UNNEST($6::text[], $7::text[], $8::text[], $9::text[])))",
+            gone.iter().map(|d| d.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            gone.iter().map(|d| d.provider.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            gone.iter().map(|d| d.consumer.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            gone.iter().map(|d| d.object.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            replaced,
+            kept.iter().map(|d| d.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            kept.iter().map(|d| d.provider.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            kept.iter().map(|d| d.consumer.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            kept.iter().map(|d| d.object.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        )
         .execute(&mut *conn)
         .await?;
-    sqlx::query!(
-        "DELETE FROM co_ownerships WHERE cluster = ANY($1)",
-        clusters
-    )
-    .execute(&mut *conn)
-    .await?;
+    }
+    let rows = &edges.write;
+    if rows.is_empty() {
+        return Ok(());
+    }
     sqlx::query!(
         "INSERT INTO dependencies (cluster, provider, consumer, object)
          SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) ON CONFLICT DO NOTHING",
-        dependencies.iter().map(|d| d.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
-        dependencies.iter().map(|d| d.provider.as_str()).collect::<Vec<_>>() as Vec<&str>,
-        dependencies.iter().map(|d| d.consumer.as_str()).collect::<Vec<_>>() as Vec<&str>,
-        dependencies.iter().map(|d| d.object.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        rows.iter().map(|d| d.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        rows.iter().map(|d| d.provider.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        rows.iter().map(|d| d.consumer.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        rows.iter().map(|d| d.object.as_str()).collect::<Vec<_>>() as Vec<&str>,
     )
-    .execute(&mut *conn)
+    .execute(conn)
     .await?;
+    Ok(())
+}
+
+/// Upserts the co-ownerships that changed and deletes those gone (and the `replaced`
+/// clusters' ones not among the written).
+pub(super) async fn write_co_ownerships(
+    conn: &mut PgConnection,
+    replaced: &[String],
+    shared: &RowChanges<'_, CoOwnership>,
+) -> Result<(), sqlx::Error> {
+    if !replaced.is_empty() || !shared.gone.is_empty() {
+        let (kept, gone) = (&shared.write, &shared.gone);
+        sqlx::query!(
+            "DELETE FROM co_ownerships s
+             WHERE (s.cluster, s.object) IN (SELECT * FROM UNNEST($1::text[], $2::text[]))
+                OR (s.cluster = ANY($3) AND (s.cluster, s.object) NOT IN (SELECT * FROM UNNEST($4::text[], $5::text[])))",
+            gone.iter().map(|c| c.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            gone.iter().map(|c| c.object.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            replaced,
+            kept.iter().map(|c| c.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            kept.iter().map(|c| c.object.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        )
+        .execute(&mut *conn)
+        .await?;
+    }
+    let rows = &shared.write;
+    if rows.is_empty() {
+        return Ok(());
+    }
     sqlx::query!(
         "INSERT INTO co_ownerships (cluster, object, providers)
-         SELECT * FROM UNNEST($1::text[], $2::text[], $3::jsonb[]) ON CONFLICT DO NOTHING",
-        co_ownerships
-            .iter()
-            .map(|c| c.cluster.as_str())
-            .collect::<Vec<_>>() as Vec<&str>,
-        co_ownerships
-            .iter()
-            .map(|c| c.object.as_str())
-            .collect::<Vec<_>>() as Vec<&str>,
-        &co_ownerships
+         SELECT * FROM UNNEST($1::text[], $2::text[], $3::jsonb[])
+         ON CONFLICT (cluster, object) DO UPDATE SET providers = excluded.providers
+         WHERE co_ownerships.providers IS DISTINCT FROM excluded.providers",
+        rows.iter().map(|c| c.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        rows.iter().map(|c| c.object.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        &rows
             .iter()
             .map(|c| json!(c.providers))
             .collect::<Vec<Value>>(),
     )
-    .execute(&mut *conn)
+    .execute(conn)
     .await?;
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! The history incidents read: root causes that cleared (recorded as roll-ups are replaced) and
+//! The history incidents read: root causes that cleared (recorded as they are deleted) and
 //! when root-cause objects entered a problem state (from the transitions), for "recently
 //! resolved" and "failed 5 times in 16m".
 
@@ -47,20 +47,26 @@ impl TryFrom<StoredResolved> for ResolvedRow {
     }
 }
 
-/// Records the root causes of `clusters` that are not among `still`, as resolved at `now`.
-/// Runs inside the roll-up replacement, before the old rows are deleted.
-pub(super) async fn record_resolved(
+/// Deletes the root causes that went away and records them as resolved at `now`: those in
+/// `gone`, and those of the `replaced` clusters (whose stored rows the writer does not know)
+/// not in `kept`. Only the rows deleted are recorded, so a cause never written is not.
+pub(super) async fn resolve(
     conn: &mut PgConnection,
-    clusters: &[String],
-    still: &[String],
+    replaced: &[String],
+    kept: &[&str],
+    gone: &[&str],
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
     sqlx::query!(
-        "INSERT INTO resolved_root_causes (root_cause, cluster, state, since, reason, resolved_at)
-         SELECT id, cluster, state, since, reason, $3 FROM root_causes
-         WHERE cluster = ANY($1) AND NOT (id = ANY($2))",
-        clusters,
-        still,
+        "WITH gone AS (
+             DELETE FROM root_causes
+             WHERE id = ANY($3) OR (cluster = ANY($1) AND NOT (id = ANY($2)))
+             RETURNING id, cluster, state, since, reason)
+         INSERT INTO resolved_root_causes (root_cause, cluster, state, since, reason, resolved_at)
+         SELECT id, cluster, state, since, reason, $4 FROM gone",
+        replaced,
+        kept as &[&str],
+        gone as &[&str],
         now,
     )
     .execute(conn)

@@ -33,7 +33,10 @@ pub use incident_history::ResolvedRow;
 pub use objects::{ChangeSet, JsonText, ObjectKey, ObjectRow, TransitionRow, write_changes};
 pub use progress::{SightingChanges, write_seen_in_progress};
 pub use reads::{ObjectFilter, ObjectPage, ObjectRecord, TransitionRecord, key_of_id};
-pub use rollups::{DomainRow, ROLLUPS_CHANNEL, RootCauseRow, replace_rollups};
+pub use rollups::{
+    DomainRow, ROLLUPS_CHANNEL, RollupWrite, RootCauseRow, RowChanges, replace_rollups,
+    write_rollups,
+};
 pub use suggestions::SuggestedDomain;
 pub use verdict::ObjectVerdict;
 

@@ -1,8 +1,9 @@
-//! Root causes and domain verdicts, replaced per cluster on every evaluation that changed them.
+//! Root causes and domain verdicts (and, through crossstack, the cross-stack edges): the rows
+//! that changed since the last write are upserted and those that went away deleted.
 
 use super::decode::{Key, Stored};
 use super::verdict::ObjectVerdict;
-use crate::health::State;
+use crate::health::{CoOwnership, Dependency, State};
 use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -85,6 +86,60 @@ impl TryFrom<StoredDomain> for DomainRow {
 /// The notification channel told whenever roll-ups are replaced (long-poll waits listen).
 pub const ROLLUPS_CHANNEL: &str = "fleetglass_rollups";
 
+/// One roll-up table's rows to write: those new or changed, and those that went away.
+#[derive(Debug)]
+pub struct RowChanges<'a, T> {
+    pub write: Vec<&'a T>,
+    pub gone: Vec<&'a T>,
+}
+
+impl<T> Default for RowChanges<'_, T> {
+    fn default() -> Self {
+        RowChanges {
+            write: Vec::new(),
+            gone: Vec::new(),
+        }
+    }
+}
+
+impl<'a, T> RowChanges<'a, T> {
+    /// A cluster's whole set of rows (with `replaced` naming the cluster: the rest go).
+    pub fn all(rows: &'a [T]) -> Self {
+        RowChanges {
+            write: rows.iter().collect(),
+            gone: Vec::new(),
+        }
+    }
+}
+
+/// The roll-up rows that changed since the last write. `replaced` names the clusters whose
+/// stored rows the writer does not know (its first write of them, a cluster taken over from
+/// another collector): their stored rows not among `write` go too.
+#[derive(Debug, Default)]
+pub struct RollupWrite<'a> {
+    pub replaced: Vec<String>,
+    pub causes: RowChanges<'a, RootCauseRow>,
+    pub domains: RowChanges<'a, DomainRow>,
+    pub dependencies: RowChanges<'a, Dependency>,
+    pub co_ownerships: RowChanges<'a, CoOwnership>,
+}
+
+/// Writes the roll-up rows that changed (rows that did not change are not touched, so their
+/// `updated_at` stays when they last changed), records the root causes that went away as
+/// resolved, and tells [`ROLLUPS_CHANNEL`] once the transaction commits.
+pub async fn write_rollups(
+    conn: &mut PgConnection,
+    rollups: &RollupWrite<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    let replaced = &rollups.replaced;
+    write_root_causes(&mut *conn, replaced, &rollups.causes, now).await?;
+    write_domain_verdicts(&mut *conn, replaced, &rollups.domains, now).await?;
+    super::crossstack::write_dependencies(&mut *conn, replaced, &rollups.dependencies).await?;
+    super::crossstack::write_co_ownerships(&mut *conn, replaced, &rollups.co_ownerships).await?;
+    notify_rollups(conn).await
+}
+
 /// Replaces the root causes and domain verdicts of `clusters` with the given rows (recording
 /// the root causes that cleared), and tells [`ROLLUPS_CHANNEL`] once the transaction commits.
 pub async fn replace_rollups(
@@ -94,55 +149,107 @@ pub async fn replace_rollups(
     domains: &[DomainRow],
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    let still: Vec<String> = causes.iter().map(|r| r.verdict.id.0.clone()).collect();
-    super::incident_history::record_resolved(&mut *conn, clusters, &still, now).await?;
-    sqlx::query!("DELETE FROM root_causes WHERE cluster = ANY($1)", clusters)
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query!(
-        "DELETE FROM domain_verdicts WHERE cluster = ANY($1)",
-        clusters
-    )
-    .execute(&mut *conn)
-    .await?;
-    if !causes.is_empty() {
-        sqlx::query!(
-            "INSERT INTO root_causes (id, cluster, state, since, reason, message, affected, updated_at)
-             SELECT i, c, s, si, r, m, a, $8 FROM UNNEST($1::text[], $2::text[], $3::text[], $4::timestamptz[],
-                                                      $5::text[], $6::text[], $7::jsonb[]) AS t(i, c, s, si, r, m, a)",
-            causes.iter().map(|r| r.verdict.id.as_str()).collect::<Vec<_>>() as Vec<&str>,
-            causes.iter().map(|r| r.verdict.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
-            causes.iter().map(|r| r.verdict.state.as_str()).collect::<Vec<_>>() as Vec<&str>,
-            causes.iter().map(|r| r.verdict.since).collect::<Vec<_>>() as Vec<Option<DateTime<Utc>>>,
-            causes.iter().map(|r| r.verdict.reason.as_str()).collect::<Vec<_>>() as Vec<&str>,
-            causes.iter().map(|r| r.verdict.message.as_str()).collect::<Vec<_>>() as Vec<&str>,
-            causes.iter().map(|r| &r.affected).collect::<Vec<_>>() as Vec<&Value>,
-            now,
-        )
-        .execute(&mut *conn)
-        .await?;
-    }
-    if !domains.is_empty() {
-        sqlx::query!(
-            "INSERT INTO domain_verdicts (domain, cluster, version, state, fully_healthy, objects, healthy, blockers, updated_at)
-             SELECT d, c, v, s, f, o, h, b, $9 FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::bool[],
-                                                         $6::int4[], $7::int4[], $8::jsonb[]) AS t(d, c, v, s, f, o, h, b)",
-            domains.iter().map(|r| r.domain.as_str()).collect::<Vec<_>>() as Vec<&str>,
-            domains.iter().map(|r| r.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
-            domains.iter().map(|r| r.version.as_deref()).collect::<Vec<_>>() as Vec<Option<&str>>,
-            domains.iter().map(|r| r.state.as_str()).collect::<Vec<_>>() as Vec<&str>,
-            &domains.iter().map(|r| r.fully_healthy).collect::<Vec<_>>(),
-            &domains.iter().map(|r| r.objects).collect::<Vec<_>>(),
-            &domains.iter().map(|r| r.healthy).collect::<Vec<_>>(),
-            domains.iter().map(|r| &r.blockers).collect::<Vec<_>>() as Vec<&Value>,
-            now,
-        )
-        .execute(&mut *conn)
-        .await?;
-    }
-    // Delivered when the transaction commits: waiting requests in other processes look again.
+    write_root_causes(&mut *conn, clusters, &RowChanges::all(causes), now).await?;
+    write_domain_verdicts(&mut *conn, clusters, &RowChanges::all(domains), now).await?;
+    notify_rollups(conn).await
+}
+
+/// Delivered when the transaction commits: waiting requests in other processes look again.
+async fn notify_rollups(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
     sqlx::query!("SELECT pg_notify($1, '')", ROLLUPS_CHANNEL)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+async fn write_root_causes(
+    conn: &mut PgConnection,
+    replaced: &[String],
+    causes: &RowChanges<'_, RootCauseRow>,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    if !replaced.is_empty() || !causes.gone.is_empty() {
+        let kept: Vec<&str> = causes.write.iter().map(|r| r.verdict.id.as_str()).collect();
+        let gone: Vec<&str> = causes.gone.iter().map(|r| r.verdict.id.as_str()).collect();
+        super::incident_history::resolve(&mut *conn, replaced, &kept, &gone, now).await?;
+    }
+    let rows = &causes.write;
+    if rows.is_empty() {
+        return Ok(());
+    }
+    // Only a row that differs is updated: an unchanged one keeps its `updated_at`.
+    sqlx::query!(
+        "INSERT INTO root_causes (id, cluster, state, since, reason, message, affected, updated_at)
+         SELECT i, c, s, si, r, m, a, $8 FROM UNNEST($1::text[], $2::text[], $3::text[], $4::timestamptz[],
+                                                  $5::text[], $6::text[], $7::jsonb[]) AS t(i, c, s, si, r, m, a)
+         ON CONFLICT (id) DO UPDATE SET
+             cluster = excluded.cluster, state = excluded.state, since = excluded.since,
+             reason = excluded.reason, message = excluded.message, affected = excluded.affected,
+             updated_at = excluded.updated_at
+         WHERE (root_causes.cluster, root_causes.state, root_causes.since, root_causes.reason, root_causes.message, root_causes.affected)
+               IS DISTINCT FROM
+               (excluded.cluster, excluded.state, excluded.since, excluded.reason, excluded.message, excluded.affected)",
+        rows.iter().map(|r| r.verdict.id.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        rows.iter().map(|r| r.verdict.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        rows.iter().map(|r| r.verdict.state.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        rows.iter().map(|r| r.verdict.since).collect::<Vec<_>>() as Vec<Option<DateTime<Utc>>>,
+        rows.iter().map(|r| r.verdict.reason.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        rows.iter().map(|r| r.verdict.message.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        rows.iter().map(|r| &r.affected).collect::<Vec<_>>() as Vec<&Value>,
+        now,
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+async fn write_domain_verdicts(
+    conn: &mut PgConnection,
+    replaced: &[String],
+    domains: &RowChanges<'_, DomainRow>,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    if !replaced.is_empty() || !domains.gone.is_empty() {
+        let (kept, gone) = (&domains.write, &domains.gone);
+        sqlx::query!(
+            "DELETE FROM domain_verdicts v
+             WHERE (v.cluster, v.domain) IN (SELECT * FROM UNNEST($1::text[], $2::text[]))
+                OR (v.cluster = ANY($3) AND (v.cluster, v.domain) NOT IN (SELECT * FROM UNNEST($4::text[], $5::text[])))",
+            gone.iter().map(|r| r.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            gone.iter().map(|r| r.domain.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            replaced,
+            kept.iter().map(|r| r.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            kept.iter().map(|r| r.domain.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        )
         .execute(&mut *conn)
         .await?;
+    }
+    let rows = &domains.write;
+    if rows.is_empty() {
+        return Ok(());
+    }
+    sqlx::query!(
+        "INSERT INTO domain_verdicts (domain, cluster, version, state, fully_healthy, objects, healthy, blockers, updated_at)
+         SELECT d, c, v, s, f, o, h, b, $9 FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::bool[],
+                                                     $6::int4[], $7::int4[], $8::jsonb[]) AS t(d, c, v, s, f, o, h, b)
+         ON CONFLICT (domain, cluster) DO UPDATE SET
+             version = excluded.version, state = excluded.state, fully_healthy = excluded.fully_healthy,
+             objects = excluded.objects, healthy = excluded.healthy, blockers = excluded.blockers,
+             updated_at = excluded.updated_at
+         WHERE (domain_verdicts.version, domain_verdicts.state, domain_verdicts.fully_healthy, domain_verdicts.objects, domain_verdicts.healthy, domain_verdicts.blockers)
+               IS DISTINCT FROM
+               (excluded.version, excluded.state, excluded.fully_healthy, excluded.objects, excluded.healthy, excluded.blockers)",
+        rows.iter().map(|r| r.domain.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        rows.iter().map(|r| r.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        rows.iter().map(|r| r.version.as_deref()).collect::<Vec<_>>() as Vec<Option<&str>>,
+        rows.iter().map(|r| r.state.as_str()).collect::<Vec<_>>() as Vec<&str>,
+        &rows.iter().map(|r| r.fully_healthy).collect::<Vec<_>>(),
+        &rows.iter().map(|r| r.objects).collect::<Vec<_>>(),
+        &rows.iter().map(|r| r.healthy).collect::<Vec<_>>(),
+        rows.iter().map(|r| &r.blockers).collect::<Vec<_>>() as Vec<&Value>,
+        now,
+    )
+    .execute(conn)
+    .await?;
     Ok(())
 }
