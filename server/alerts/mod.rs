@@ -22,6 +22,8 @@ mod sinks;
 mod slack;
 
 // The records the store persists; their behaviour is here.
+// A rule may name only alertable states, so the config owns the test.
+pub use crate::config::alertable;
 pub use crate::store::{
     Alert, AlertStatus, AlertView, Candidate, Delivery, Event, Notice, list_alerts,
 };
@@ -99,13 +101,6 @@ pub fn start(config: &Config, store: Store, latest: Latest) -> anyhow::Result<Al
         worker: tokio::spawn(worker.run_until(stop)),
         stop_worker,
     })
-}
-
-/// Whether a root cause in this state is worth an alert: a problem, or a suspension (the
-/// engine names a suspended object as a root cause only while it holds something up that
-/// waits on it).
-pub fn alertable(state: State) -> bool {
-    state.is_problem() || state == State::Suspended
 }
 
 impl Candidate {

@@ -126,9 +126,16 @@ impl AlertRule {
     }
 }
 
+/// Whether a root cause in this state is worth an alert: a problem, or a suspension (the
+/// engine names a suspended object as a root cause only while it holds something up that
+/// waits on it).
+pub fn alertable(state: State) -> bool {
+    state.is_problem() || state == State::Suspended
+}
+
 fn problem_states<'de, D: Deserializer<'de>>(de: D) -> Result<Vec<State>, D::Error> {
     let states = Vec::<State>::deserialize(de)?;
-    match states.iter().find(|s| !crate::alerts::alertable(**s)) {
+    match states.iter().find(|s| !alertable(**s)) {
         Some(state) => Err(serde::de::Error::custom(format!(
             "{state} is not a problem state and never alerts"
         ))),

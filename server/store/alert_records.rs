@@ -1,8 +1,8 @@
 //! The alert records as stored: alerts, their members, notices (outbox payloads) and silences.
 //!
 //! Plain data with the serde attributes that fix their stored JSON; what they mean and how
-//! they change (matching, building a notice, the lifecycle) is `crate::alerts`, which
-//! re-exports them.
+//! they change (matching, building a notice, the lifecycle) is the `alerts` module,
+//! which re-exports them.
 
 use crate::health::State;
 use crate::model::ObjectId;
