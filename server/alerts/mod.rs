@@ -21,25 +21,24 @@ pub mod silences;
 mod sinks;
 mod slack;
 
-pub use crate::store::{AlertView, Delivery, list_alerts};
+// The records the store persists; their behaviour is here.
+// A rule may name only alertable states, so the config owns the test.
+pub use crate::config::alertable;
+pub use crate::store::{
+    Alert, AlertStatus, AlertView, Candidate, Delivery, Event, Notice, list_alerts,
+};
 pub use blocks::render_slack;
 pub use candidates::candidates;
 pub use delivery::{DeliverySettings, Outcome, Worker};
 pub use dispatcher::Dispatcher;
 pub use grouping::CauseGroup;
-pub use notice::Notice;
 pub use sinks::{Route, Sinks};
 
-use crate::config::{AlertRule, Config, Severity};
+use crate::config::{AlertRule, Config};
 use crate::health::State;
 use crate::ingest::Latest;
-use crate::model::ObjectId;
 use crate::store::Store;
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-use std::fmt;
-use std::str::FromStr;
 use std::sync::Arc;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -104,123 +103,12 @@ pub fn start(config: &Config, store: Store, latest: Latest) -> anyhow::Result<Al
     })
 }
 
-/// Whether a root cause in this state is worth an alert: a problem, or a suspension (the
-/// engine names a suspended object as a root cause only while it holds something up that
-/// waits on it).
-pub fn alertable(state: State) -> bool {
-    state.is_problem() || state == State::Suspended
-}
-
-/// A root cause in a problem state on one cluster, as the alerts see it. An open alert stores
-/// its members as these (`alerts.members`), so a collector that evaluates only some of an
-/// incident's clusters keeps the others' as last seen.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Candidate {
-    /// The root cause's object id: `cluster/Kind/namespace/name`.
-    pub root_cause: ObjectId,
-    pub cluster: String,
-    pub state: State,
-    pub since: Option<DateTime<Utc>>,
-    pub reason: String,
-    pub message: String,
-    pub affected_count: usize,
-    /// A few of the affected objects (not the cause itself), for the message.
-    pub affected_sample: Vec<String>,
-    /// Domains whose health this root cause blocks.
-    pub domains: Vec<String>,
-    /// From the config at every round, never stored.
-    #[serde(skip)]
-    pub cluster_labels: BTreeMap<String, String>,
-}
-
 impl Candidate {
     pub fn kind_and_name(&self) -> (&str, &str) {
         self.root_cause
             .parts()
             .map_or(("", ""), |(_, kind, _, name)| (kind, name))
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum AlertStatus {
-    /// Seen, waiting out its rule's `for`; nothing sent.
-    Pending,
-    Firing,
-    Resolved,
-}
-
-/// A notification about an alert.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Event {
-    Firing,
-    /// What it affects (or its state or reason) changed while firing.
-    Update,
-    /// Still firing after the re-notify interval.
-    Renotify,
-    Resolved,
-}
-
-macro_rules! words {
-    ($ty:ident { $($variant:ident => $word:literal),* $(,)? }) => {
-        impl $ty {
-            pub fn as_str(self) -> &'static str {
-                match self { $($ty::$variant => $word),* }
-            }
-        }
-        impl FromStr for $ty {
-            type Err = String;
-            fn from_str(text: &str) -> Result<Self, String> {
-                match text {
-                    $($word => Ok($ty::$variant),)*
-                    other => Err(format!("unknown {} {other:?}", stringify!($ty))),
-                }
-            }
-        }
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-
-words!(AlertStatus { Pending => "pending", Firing => "firing", Resolved => "resolved" });
-words!(Event { Firing => "firing", Update => "update", Renotify => "renotify", Resolved => "resolved" });
-
-/// One incident episode, the part the lifecycle owns.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Alert {
-    /// None until stored.
-    pub id: Option<i64>,
-    /// The incident's key ([`crate::incidents::key_of`]).
-    pub key: String,
-    /// The first member's root cause and cluster.
-    pub root_cause: ObjectId,
-    pub cluster: String,
-    /// The clusters it is on, in the order they joined; after it cleared, the last ones.
-    pub clusters: Vec<String>,
-    /// The root cause on each of `clusters`; empty once it cleared.
-    pub members: Vec<Candidate>,
-    pub rule: String,
-    pub severity: Severity,
-    pub status: AlertStatus,
-    pub state: State,
-    pub reason: String,
-    pub message: String,
-    pub since: Option<DateTime<Utc>>,
-    pub affected_count: usize,
-    pub affected_sample: Vec<String>,
-    pub domains: Vec<String>,
-    pub first_seen: DateTime<Utc>,
-    pub fired_at: Option<DateTime<Utc>>,
-    pub cleared_at: Option<DateTime<Utc>>,
-    pub resolved_at: Option<DateTime<Utc>>,
-    /// A firing notification was queued for sending (false while it fired silenced).
-    pub notified: bool,
-    pub last_notified_at: Option<DateTime<Utc>>,
-    pub silence_id: Option<i64>,
 }
 
 impl Alert {

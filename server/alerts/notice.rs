@@ -1,50 +1,8 @@
-//! What a notification says: the alert as it was when the event happened. Stored as the outbox
-//! row's payload and rendered per sink at delivery, so a retry sends exactly what was decided.
+//! Building a notice from an alert, and what it says: the object, the clusters, the headline
+//! reason, which sinks get it. The notice itself is a stored record (`store::Notice`).
 
-use super::{Alert, AlertStatus, Event};
-use crate::config::Severity;
-use crate::health::State;
+use super::{Alert, Event, Notice};
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Notice {
-    pub alert_id: i64,
-    pub event: Event,
-    pub status: AlertStatus,
-    /// The incident's key. Notices queued before incidents lack it and the three lists below.
-    #[serde(default)]
-    pub key: String,
-    /// The first cluster's root cause, and that cluster.
-    pub root_cause: String,
-    pub cluster: String,
-    /// Every cluster the incident is on (after it cleared, the last ones).
-    #[serde(default)]
-    pub clusters: Vec<String>,
-    /// For an update: the clusters that joined and left since the alert last changed.
-    #[serde(default)]
-    pub joined: Vec<String>,
-    #[serde(default)]
-    pub left: Vec<String>,
-    pub kind: String,
-    pub namespace: String,
-    pub name: String,
-    pub rule: String,
-    pub severity: Severity,
-    pub state: State,
-    pub reason: String,
-    pub message: String,
-    pub since: Option<DateTime<Utc>>,
-    pub fired_at: Option<DateTime<Utc>>,
-    pub resolved_at: Option<DateTime<Utc>>,
-    pub affected_count: usize,
-    pub affected_sample: Vec<String>,
-    pub domains: Vec<String>,
-    /// The root cause's fleetglass page, when `public_url` is configured.
-    pub link: Option<String>,
-    /// When the event happened.
-    pub at: DateTime<Utc>,
-}
 
 impl Notice {
     /// `before` is the clusters the alert was on when the round began.

@@ -1,20 +1,8 @@
 //! Silences: "don't tell anyone about this root cause / domain / cluster until then". Silenced
 //! alerts are still recorded; their notifications are not sent.
 
+pub use crate::store::{NewSilence, Silence};
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-pub struct Silence {
-    pub id: i64,
-    pub root_cause: Option<String>,
-    pub domain: Option<String>,
-    pub cluster: Option<String>,
-    pub until: DateTime<Utc>,
-    pub comment: String,
-    pub created_by: String,
-    pub created_at: DateTime<Utc>,
-}
 
 impl Silence {
     /// Every matcher that is set must match; at least one is always set.
@@ -33,21 +21,6 @@ impl Silence {
                 .as_deref()
                 .is_none_or(|d| domains.iter().any(|x| x == d))
     }
-}
-
-/// A silence as asked for through the API or the form.
-#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewSilence {
-    #[serde(default)]
-    pub root_cause: Option<String>,
-    #[serde(default)]
-    pub domain: Option<String>,
-    #[serde(default)]
-    pub cluster: Option<String>,
-    pub until: DateTime<Utc>,
-    #[serde(default)]
-    pub comment: String,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]

@@ -5,10 +5,11 @@
 use super::Secret;
 use crate::health::State;
 use crate::model::{Kind, serde_go};
+// Stored with every alert, so the store owns it; a rule names one.
+pub use crate::store::Severity;
 use chrono::TimeDelta;
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
@@ -125,9 +126,16 @@ impl AlertRule {
     }
 }
 
+/// Whether a root cause in this state is worth an alert: a problem, or a suspension (the
+/// engine names a suspended object as a root cause only while it holds something up that
+/// waits on it).
+pub fn alertable(state: State) -> bool {
+    state.is_problem() || state == State::Suspended
+}
+
 fn problem_states<'de, D: Deserializer<'de>>(de: D) -> Result<Vec<State>, D::Error> {
     let states = Vec::<State>::deserialize(de)?;
-    match states.iter().find(|s| !crate::alerts::alertable(**s)) {
+    match states.iter().find(|s| !alertable(**s)) {
         Some(state) => Err(serde::de::Error::custom(format!(
             "{state} is not a problem state and never alerts"
         ))),
@@ -147,55 +155,6 @@ fn rule_kinds<'de, D: Deserializer<'de>>(de: D) -> Result<Vec<String>, D::Error>
                 .map_err(|e| serde::de::Error::custom(format!("{e} (or Cluster)")))
         })
         .collect()
-}
-
-// Most severe first: the derived order is `Critical` < `Warning` < `Info`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Deserialize,
-    serde::Serialize,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Critical,
-    #[default]
-    Warning,
-    Info,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Critical => "critical",
-            Severity::Warning => "warning",
-            Severity::Info => "info",
-        }
-    }
-}
-
-impl std::str::FromStr for Severity {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        [Severity::Critical, Severity::Warning, Severity::Info]
-            .into_iter()
-            .find(|s| s.as_str() == text)
-            .ok_or_else(|| format!("unknown severity {text:?}"))
-    }
-}
-
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]

@@ -11,7 +11,7 @@ mod web_limits;
 
 pub use alerts::{
     AlertRule, AlertsConfig, CLUSTER_KIND, DeliveryConfig, Severity, SinkConfigError, SlackMode,
-    SlackTarget, WebhookTarget, default_rules,
+    SlackTarget, WebhookTarget, alertable, default_rules,
 };
 pub use collector::{CollectorSettings, Retention};
 pub use commit_links::{CommitLinkRule, Forge};

@@ -3,7 +3,7 @@
 
 use super::decode::Stored;
 use super::reads::typed;
-use crate::alerts::{Alert, Candidate};
+use super::{Alert, Candidate};
 use crate::health::State;
 use crate::model::ObjectId;
 use chrono::{DateTime, Utc};

@@ -7,6 +7,7 @@
 //! parameter: a column of borrowed text is passed as `column as Vec<&str>`, which skips that
 //! one check (Postgres still checks the type).
 
+mod alert_records;
 pub mod alerts;
 mod clusters;
 mod crossstack;
@@ -24,6 +25,9 @@ pub mod silences;
 mod suggestions;
 mod verdict;
 
+pub use alert_records::{
+    Alert, AlertStatus, Candidate, Event, NewSilence, Notice, Severity, Silence,
+};
 pub use alerts::{AlertView, Delivery, list_alerts};
 pub use clusters::{ClusterRow, upsert_clusters};
 pub use crossstack::{DependencyRow, record_crd_providers, replace_dependencies};

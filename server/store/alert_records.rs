@@ -1,0 +1,236 @@
+//! The alert records as stored: alerts, their members, notices (outbox payloads) and silences.
+//!
+//! Plain data with the serde attributes that fix their stored JSON; what they mean and how
+//! they change (matching, building a notice, the lifecycle) is the `alerts` module,
+//! which re-exports them.
+
+use crate::health::State;
+use crate::model::ObjectId;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+/// A root cause in a problem state on one cluster, as the alerts see it. An open alert stores
+/// its members as these (`alerts.members`), so a collector that evaluates only some of an
+/// incident's clusters keeps the others' as last seen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// The root cause's object id: `cluster/Kind/namespace/name`.
+    pub root_cause: ObjectId,
+    pub cluster: String,
+    pub state: State,
+    pub since: Option<DateTime<Utc>>,
+    pub reason: String,
+    pub message: String,
+    pub affected_count: usize,
+    /// A few of the affected objects (not the cause itself), for the message.
+    pub affected_sample: Vec<String>,
+    /// Domains whose health this root cause blocks.
+    pub domains: Vec<String>,
+    /// From the config at every round, never stored.
+    #[serde(skip)]
+    pub cluster_labels: BTreeMap<String, String>,
+}
+
+// Most severe first: the derived order is `Critical` < `Warning` < `Info`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Deserialize,
+    serde::Serialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Critical,
+    #[default]
+    Warning,
+    Info,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Critical => "critical",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+impl FromStr for Severity {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        [Severity::Critical, Severity::Warning, Severity::Info]
+            .into_iter()
+            .find(|s| s.as_str() == text)
+            .ok_or_else(|| format!("unknown severity {text:?}"))
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AlertStatus {
+    /// Seen, waiting out its rule's `for`; nothing sent.
+    Pending,
+    Firing,
+    Resolved,
+}
+
+/// A notification about an alert.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Event {
+    Firing,
+    /// What it affects (or its state or reason) changed while firing.
+    Update,
+    /// Still firing after the re-notify interval.
+    Renotify,
+    Resolved,
+}
+
+macro_rules! words {
+    ($ty:ident { $($variant:ident => $word:literal),* $(,)? }) => {
+        impl $ty {
+            pub fn as_str(self) -> &'static str {
+                match self { $($ty::$variant => $word),* }
+            }
+        }
+        impl FromStr for $ty {
+            type Err = String;
+            fn from_str(text: &str) -> Result<Self, String> {
+                match text {
+                    $($word => Ok($ty::$variant),)*
+                    other => Err(format!("unknown {} {other:?}", stringify!($ty))),
+                }
+            }
+        }
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+words!(AlertStatus { Pending => "pending", Firing => "firing", Resolved => "resolved" });
+words!(Event { Firing => "firing", Update => "update", Renotify => "renotify", Resolved => "resolved" });
+
+/// One incident episode, the part the lifecycle owns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Alert {
+    /// None until stored.
+    pub id: Option<i64>,
+    /// The incident's key (`crate::incidents::key_of`).
+    pub key: String,
+    /// The first member's root cause and cluster.
+    pub root_cause: ObjectId,
+    pub cluster: String,
+    /// The clusters it is on, in the order they joined; after it cleared, the last ones.
+    pub clusters: Vec<String>,
+    /// The root cause on each of `clusters`; empty once it cleared.
+    pub members: Vec<Candidate>,
+    pub rule: String,
+    pub severity: Severity,
+    pub status: AlertStatus,
+    pub state: State,
+    pub reason: String,
+    pub message: String,
+    pub since: Option<DateTime<Utc>>,
+    pub affected_count: usize,
+    pub affected_sample: Vec<String>,
+    pub domains: Vec<String>,
+    pub first_seen: DateTime<Utc>,
+    pub fired_at: Option<DateTime<Utc>>,
+    pub cleared_at: Option<DateTime<Utc>>,
+    pub resolved_at: Option<DateTime<Utc>>,
+    /// A firing notification was queued for sending (false while it fired silenced).
+    pub notified: bool,
+    pub last_notified_at: Option<DateTime<Utc>>,
+    pub silence_id: Option<i64>,
+}
+
+/// What a notification says: the alert as it was when the event happened. Stored as the
+/// outbox row's payload and rendered per sink at delivery, so a retry sends exactly what was
+/// decided.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Notice {
+    pub alert_id: i64,
+    pub event: Event,
+    pub status: AlertStatus,
+    /// The incident's key. Notices queued before incidents lack it and the three lists below.
+    #[serde(default)]
+    pub key: String,
+    /// The first cluster's root cause, and that cluster.
+    pub root_cause: String,
+    pub cluster: String,
+    /// Every cluster the incident is on (after it cleared, the last ones).
+    #[serde(default)]
+    pub clusters: Vec<String>,
+    /// For an update: the clusters that joined and left since the alert last changed.
+    #[serde(default)]
+    pub joined: Vec<String>,
+    #[serde(default)]
+    pub left: Vec<String>,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub rule: String,
+    pub severity: Severity,
+    pub state: State,
+    pub reason: String,
+    pub message: String,
+    pub since: Option<DateTime<Utc>>,
+    pub fired_at: Option<DateTime<Utc>>,
+    pub resolved_at: Option<DateTime<Utc>>,
+    pub affected_count: usize,
+    pub affected_sample: Vec<String>,
+    pub domains: Vec<String>,
+    /// The root cause's fleetglass page, when `public_url` is configured.
+    pub link: Option<String>,
+    /// When the event happened.
+    pub at: DateTime<Utc>,
+}
+
+// A silence as stored (a plain comment: a doc comment would become its OpenAPI description).
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct Silence {
+    pub id: i64,
+    pub root_cause: Option<String>,
+    pub domain: Option<String>,
+    pub cluster: Option<String>,
+    pub until: DateTime<Utc>,
+    pub comment: String,
+    pub created_by: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A silence as asked for through the API or the form.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewSilence {
+    #[serde(default)]
+    pub root_cause: Option<String>,
+    #[serde(default)]
+    pub domain: Option<String>,
+    #[serde(default)]
+    pub cluster: Option<String>,
+    pub until: DateTime<Utc>,
+    #[serde(default)]
+    pub comment: String,
+}
