@@ -9,6 +9,11 @@ pub fn skip_spaces(bytes: &[u8], mut from: usize, end: usize) -> usize {
     from
 }
 
+/// The end of the line holding `from`: its line break, or the text's end.
+pub fn line_end(bytes: &[u8], from: usize) -> usize {
+    memchr::memchr(b'\n', &bytes[from..]).map_or(bytes.len(), |at| from + at)
+}
+
 /// Whether `at` is a space, a line break or the end: what makes `:` and `-` indicators.
 pub fn blank_or_end(bytes: &[u8], at: usize) -> bool {
     bytes.get(at).is_none_or(|&b| b == b' ' || b == b'\n')
@@ -66,7 +71,8 @@ pub fn plain_end(bytes: &[u8], start: usize, end: usize) -> (usize, bool) {
     (trim_end(bytes, start, end), false)
 }
 
-fn trim_end(bytes: &[u8], start: usize, mut end: usize) -> usize {
+/// `end` moved back over trailing spaces (not before `start`).
+pub fn trim_end(bytes: &[u8], start: usize, mut end: usize) -> usize {
     while end > start && bytes[end - 1] == b' ' {
         end -= 1;
     }

@@ -1,11 +1,11 @@
 //! A reader for the block YAML that `kubectl get -o yaml` and serde_yaml write (block mappings
-//! and sequences, plain and quoted one-line scalars, `|`/`>` block scalars, `{}` and `[]`),
-//! driving the same serde visitors serde_yaml drives, with the same values: what it accepts
-//! reads exactly as serde_yaml reads it. Anything else (anchors, tags, flow collections,
-//! multi-line plain or quoted scalars, odd indentation, tabs, control characters, malformed
-//! text) makes it give up ([`GaveUp`]) and the caller hands the text to serde_yaml, which gives
-//! today's values or errors. It skips what the visitors ignore without resolving scalars, and
-//! allocates only for scalars with escapes and block scalars.
+//! and sequences, plain and quoted scalars, lines they run on to folded in, `|`/`>` block
+//! scalars, `{}` and `[]`), driving the same serde visitors serde_yaml drives, with the same
+//! values: what it accepts reads exactly as serde_yaml reads it. Anything else (anchors, tags,
+//! flow collections, escapes over several lines, odd indentation, tabs, control characters,
+//! malformed text) makes it give up ([`GaveUp`]) and the caller hands the text to serde_yaml,
+//! which gives today's values or errors. It skips what the visitors ignore without resolving
+//! scalars, and allocates only for escapes, folded lines and block scalars.
 
 pub(super) mod lines;
 mod scalar;
@@ -99,7 +99,7 @@ impl<'de> BlockYaml<'de> {
     }
 
     fn line_end(&self, from: usize) -> usize {
-        memchr::memchr(b'\n', &self.bytes()[from..]).map_or(self.text.len(), |at| from + at)
+        lines::line_end(self.bytes(), from)
     }
 
     /// Reads what the value at `pos` is.
@@ -123,12 +123,17 @@ impl<'de> BlockYaml<'de> {
                 Ok(Node::Scalar(scalar))
             }
             b'"' | b'\'' => {
-                let (scalar, after) = scalar::quoted(self.text, start, end)?;
-                let rest = skip_spaces(bytes, after, end);
-                if rest < end && bytes[rest] == b':' && blank_or_end(bytes, rest + 1) {
+                let (scalar, after) = scalar::quoted(self.text, start, self.parent)?;
+                let closing_end = self.line_end(after);
+                let rest = skip_spaces(bytes, after, closing_end);
+                if rest < closing_end && bytes[rest] == b':' && blank_or_end(bytes, rest + 1) {
+                    // A key: on one line only.
+                    if closing_end != end {
+                        return Err(GaveUp);
+                    }
                     return self.compact_mapping(start);
                 }
-                self.scalar_ends_line(after, end)?;
+                self.scalar_ends_line(after, closing_end)?;
                 Ok(Node::Scalar(scalar))
             }
             b'[' | b'{' => {
@@ -146,8 +151,19 @@ impl<'de> BlockYaml<'de> {
                 if is_key {
                     return self.compact_mapping(start);
                 }
-                self.pos = (end + 1).min(bytes.len());
-                Ok(Node::Scalar(Scalar::Plain(&self.text[start..value_end])))
+                let plain = &self.text[start..value_end];
+                if skip_spaces(bytes, value_end, end) < end {
+                    // Ended by a comment: nothing below continues it.
+                    self.pos = (end + 1).min(bytes.len());
+                    return Ok(Node::Scalar(Scalar::Plain(plain)));
+                }
+                let (folded, next) = scalar::plain_continued(self.text, plain, end, self.parent)?;
+                self.pos = next;
+                Ok(Node::Scalar(match folded {
+                    // Folded text holds a space or line break: always a string.
+                    Some(folded) => Scalar::Text(std::borrow::Cow::Owned(folded)),
+                    None => Scalar::Plain(plain),
+                }))
             }
         }
     }
@@ -208,7 +224,10 @@ impl<'de> BlockYaml<'de> {
         let end = self.line_end(start);
         let key = match bytes[start] {
             b'"' | b'\'' => {
-                let (key, after) = scalar::quoted(self.text, start, end)?;
+                let (key, after) = scalar::quoted(self.text, start, self.parent)?;
+                if after > end {
+                    return Err(GaveUp);
+                }
                 let colon = skip_spaces(bytes, after, end);
                 if colon == end || bytes[colon] != b':' || !blank_or_end(bytes, colon + 1) {
                     return Err(GaveUp);
@@ -444,6 +463,24 @@ pub fn read_document<'de, S: DeserializeSeed<'de>>(
     seed: S,
 ) -> Result<S::Value, GaveUp> {
     let mut reader = BlockYaml::document(text)?;
+    let value = seed.deserialize(&mut reader)?;
+    reader.end()?;
+    Ok(value)
+}
+
+/// Reads one element of a block sequence held at the left edge, its text starting at its
+/// `-` (and holding nothing after its value), with `seed`.
+pub fn read_entry<'de, S: DeserializeSeed<'de>>(
+    text: &'de str,
+    seed: S,
+) -> Result<S::Value, GaveUp> {
+    let mut reader = BlockYaml::document(text)?;
+    if !text.starts_with('-') {
+        return Err(GaveUp);
+    }
+    reader.pos = 1;
+    reader.holder = Holder::Sequence;
+    reader.parent = 0;
     let value = seed.deserialize(&mut reader)?;
     reader.end()?;
     Ok(value)

@@ -2,7 +2,7 @@
 //! (YAML 1.2 core schema), quoted ones unescaped, block scalars folded and chomped.
 
 use super::GaveUp;
-use super::lines::{is_blank_line, skip_spaces};
+use super::lines::{is_blank_line, line_end, plain_end, skip_spaces, starts_plain, trim_end};
 use serde::de::{self, Visitor};
 use std::borrow::Cow;
 
@@ -88,43 +88,49 @@ fn counting_number(plain: &str) -> Option<u64> {
     digits.then(|| plain.parse().ok()).flatten()
 }
 
-/// A one-line quoted scalar from `start` (its opening quote) on a line ending at `end`: the
-/// text and where its closing quote ends. One that runs on to the next line gives up.
-pub fn quoted(text: &str, start: usize, end: usize) -> Result<(Scalar<'_>, usize), GaveUp> {
-    if text.as_bytes()[start] == b'\'' {
+/// A quoted scalar from `start` (its opening quote), held by a collection indented `parent`:
+/// its text and where its closing quote ends. Lines it runs on to are folded in as YAML folds
+/// them (a line break is a space, each blank line a line break); escapes over several lines,
+/// and lines no deeper than the holder, give up.
+pub fn quoted(text: &str, start: usize, parent: isize) -> Result<(Scalar<'_>, usize), GaveUp> {
+    let end = line_end(text.as_bytes(), start);
+    let one_line = if text.as_bytes()[start] == b'\'' {
         single_quoted(text, start, end)
     } else {
-        double_quoted(text, start, end)
+        double_quoted(text, start, end)?
+    };
+    match one_line {
+        Some(found) => Ok(found),
+        None => folded_quoted(text, start, parent),
     }
 }
 
-fn single_quoted(text: &str, start: usize, end: usize) -> Result<(Scalar<'_>, usize), GaveUp> {
-    let bytes = text.as_bytes();
-    let mut at = start + 1;
-    let mut doubled = false;
-    loop {
-        let quote = at + memchr::memchr(b'\'', &bytes[at..end]).ok_or(GaveUp)?;
-        if bytes.get(quote + 1) == Some(&b'\'') && quote + 1 < end {
-            doubled = true;
-            at = quote + 2;
-            continue;
-        }
-        let inner = &text[start + 1..quote];
-        let value = if doubled {
-            Cow::Owned(inner.replace("''", "'"))
-        } else {
-            Cow::Borrowed(inner)
-        };
-        return Ok((Scalar::Text(value), quote + 1));
-    }
+/// None when the quote does not close on its line.
+fn single_quoted(text: &str, start: usize, end: usize) -> Option<(Scalar<'_>, usize)> {
+    let quote = closing_quote(text.as_bytes(), b'\'', start + 1, end).ok()??;
+    let inner = &text[start + 1..quote];
+    let value = if inner.contains("''") {
+        Cow::Owned(inner.replace("''", "'"))
+    } else {
+        Cow::Borrowed(inner)
+    };
+    Some((Scalar::Text(value), quote + 1))
 }
 
-fn double_quoted(text: &str, start: usize, end: usize) -> Result<(Scalar<'_>, usize), GaveUp> {
+/// Ok(None) when the quote does not close on its line.
+fn double_quoted(
+    text: &str,
+    start: usize,
+    end: usize,
+) -> Result<Option<(Scalar<'_>, usize)>, GaveUp> {
     let bytes = text.as_bytes();
     let mut at = start + 1;
     let mut unescaped: Option<String> = None;
     loop {
-        let found = at + memchr::memchr2(b'"', b'\\', &bytes[at..end]).ok_or(GaveUp)?;
+        let Some(found) = memchr::memchr2(b'"', b'\\', &bytes[at..end]) else {
+            return Ok(None);
+        };
+        let found = at + found;
         if bytes[found] == b'"' {
             let value = match unescaped {
                 Some(mut value) => {
@@ -133,12 +139,140 @@ fn double_quoted(text: &str, start: usize, end: usize) -> Result<(Scalar<'_>, us
                 }
                 None => Cow::Borrowed(&text[start + 1..found]),
             };
-            return Ok((Scalar::Text(value), found + 1));
+            return Ok(Some((Scalar::Text(value), found + 1)));
         }
         let value = unescaped.get_or_insert_with(String::new);
         value.push_str(&text[at..found]);
         at = escape(text, found + 1, end, value)?;
     }
+}
+
+/// Where `quote` closes in `bytes[from..end]` (`''` is a quote inside single quotes); a
+/// backslash in double quotes gives up (only one-line escapes are read).
+fn closing_quote(
+    bytes: &[u8],
+    quote: u8,
+    mut from: usize,
+    end: usize,
+) -> Result<Option<usize>, GaveUp> {
+    loop {
+        let Some(found) = memchr::memchr2(quote, b'\\', &bytes[from..end]) else {
+            return Ok(None);
+        };
+        let found = from + found;
+        match bytes[found] {
+            b'\\' if quote == b'"' => return Err(GaveUp),
+            b'\\' => from = found + 1,
+            _ if quote == b'\'' && found + 1 < end && bytes[found + 1] == b'\'' => from = found + 2,
+            _ => return Ok(Some(found)),
+        }
+    }
+}
+
+/// A quoted scalar running over several lines.
+fn folded_quoted(text: &str, start: usize, parent: isize) -> Result<(Scalar<'_>, usize), GaveUp> {
+    let bytes = text.as_bytes();
+    let quote = bytes[start];
+    let mut value = String::new();
+    let mut at = start + 1;
+    let mut breaks = 0;
+    loop {
+        let end = line_end(bytes, at);
+        let close = closing_quote(bytes, quote, at, end)?;
+        let content_end = close.unwrap_or(end);
+        let mut from = at;
+        if breaks > 0 {
+            from = skip_spaces(bytes, at, content_end);
+            if close.is_none() && from == end {
+                breaks += 1;
+                at = next_line_start(bytes, end)?;
+                continue;
+            }
+            if (from - at) as isize <= parent {
+                return Err(GaveUp);
+            }
+        }
+        let to = if close.is_none() {
+            trim_end(bytes, from, content_end)
+        } else {
+            content_end
+        };
+        fold(&mut value, breaks);
+        match quote {
+            b'\'' => value.push_str(&text[from..to].replace("''", "'")),
+            _ => value.push_str(&text[from..to]),
+        }
+        match close {
+            Some(quote) => return Ok((Scalar::Text(Cow::Owned(value)), quote + 1)),
+            None => {
+                breaks = 1;
+                at = next_line_start(bytes, end)?;
+            }
+        }
+    }
+}
+
+/// The line after the one ending at `end`; none at the text's end.
+fn next_line_start(bytes: &[u8], end: usize) -> Result<usize, GaveUp> {
+    if end >= bytes.len() {
+        return Err(GaveUp);
+    }
+    Ok(end + 1)
+}
+
+/// Joins folded lines: one line break reads as a space, more as one line break fewer.
+pub fn fold(value: &mut String, breaks: usize) {
+    match breaks {
+        0 => {}
+        1 => value.push(' '),
+        _ => value.extend(std::iter::repeat_n('\n', breaks - 1)),
+    }
+}
+
+/// A plain scalar `first` whose line ends at `end` (no comment after it), held by a collection
+/// indented `parent`: the lines below deeper than the holder continue it (folded in). Returns
+/// the folded text when any did, and where reading goes on.
+pub fn plain_continued<'t>(
+    text: &'t str,
+    first: &'t str,
+    end: usize,
+    parent: isize,
+) -> Result<(Option<String>, usize), GaveUp> {
+    let bytes = text.as_bytes();
+    let mut folded: Option<String> = None;
+    let mut breaks = 1;
+    let mut at = (end + 1).min(bytes.len());
+    let mut next = at;
+    while at < bytes.len() {
+        let end = line_end(bytes, at);
+        let content = skip_spaces(bytes, at, end);
+        if content == end {
+            breaks += 1;
+            at = (end + 1).min(bytes.len());
+            continue;
+        }
+        if (content - at) as isize <= parent || bytes[content] == b'#' {
+            break;
+        }
+        if !starts_plain(bytes[content], bytes.get(content + 1).copied()) {
+            return Err(GaveUp);
+        }
+        let (segment_end, is_key) = plain_end(bytes, content, end);
+        if is_key {
+            return Err(GaveUp);
+        }
+        let value = folded.get_or_insert_with(|| first.to_string());
+        fold(value, breaks);
+        value.push_str(&text[content..segment_end]);
+        breaks = 1;
+        at = (end + 1).min(bytes.len());
+        next = at;
+        if skip_spaces(bytes, segment_end, end) < end {
+            // A comment ends the scalar.
+            break;
+        }
+    }
+    Ok((folded, next))
 }
 
 /// Appends the character escaped at `at` (after a backslash); returns where the text goes on.

@@ -147,7 +147,12 @@ fn inline() -> impl Strategy<Value = String> {
         1 => Just("{}".to_string()),
         1 => Just("[]".to_string()),
         1 => Just(String::new()),
-        1 => Just("'a\n  b'".to_string()),
+        2 => prop::sample::select(vec![
+            "'a b\nc d'", "'a\n\nb'", "'a\n   \n  b ' # c", "\"a\nb\"", "\"a\\\nb\"", "plain words\nwrapped here",
+            "plain\n\nwith blank", "x\n- y", "x\n'y'", "x\n#y", "x # c\ny", "x\ny: z", "'k'\n",
+            "'it''s\nit''s'", "\"\\\"q\\\"\nr\"",
+        ])
+        .prop_map(str::to_string),
         1 => Just("x # comment".to_string()),
     ]
 }
@@ -232,8 +237,9 @@ fn write(out: &mut String, node: &Node, indent: usize, layout: &Layout, under_ke
     match node {
         Node::Inline(text) if text.is_empty() => out.push('\n'),
         Node::Inline(text) => {
+            // Lines a scalar runs on to sit one step deeper.
             out.push(' ');
-            out.push_str(text);
+            out.push_str(&text.replace('\n', &format!("\n{}", pad(indent + layout.step))));
             out.push('\n');
         }
         Node::Block(header, lines) => {
@@ -374,7 +380,8 @@ fn what_it_does_not_read_it_gives_up_on() {
         "a: !tag 1\n",
         "a: [1, 2]\n",
         "a: {b: 1}\n",
-        "a: b\n  c\n",
+        "a: b\n  c: d\n",
+        "a: \"b\\\n  c\"\n",
         "a:\n\tb: 1\n",
         "a: 1\n b: 2\n",
         "a: 'x\n",
@@ -389,7 +396,7 @@ fn what_it_does_not_read_it_gives_up_on() {
 }
 
 #[test]
-fn block_scalars_fold_and_chomp_as_serde_yaml() {
+fn block_and_multi_line_scalars_fold_as_serde_yaml() {
     for text in [
         "a: |\n  x\n  y\n\n  z\nb: 1\n",
         "a: |-\n  x\n\n",
@@ -399,6 +406,8 @@ fn block_scalars_fold_and_chomp_as_serde_yaml() {
         "- |\n  x\n   more\n- b\n",
         "a:\n- |\n  x\n",
         "a: |\n\n  x\n",
+        "a: 'x y\n  z\n\n  w'\nb: plain text\n  wrapped\n\n  again\nc: \"d\n  e\"\n",
+        "- 'x\n  y'\n- a b\n  c\n",
     ] {
         assert!(fast(text).is_ok(), "{text}");
         assert_eq!(agrees(text), Ok(()), "{text}");
