@@ -4,11 +4,13 @@
 //! document serde_yaml cannot read, or a text the cut might split otherwise than serde_yaml
 //! (directives, `...`, a `---` line carrying more, a document that reads as nothing), gives up
 //! ([`Unusual`]): the caller then reads the whole text as before, for its errors and positions.
-//! A large document written as `kubectl get -o yaml` writes a List has its `items` cut out
+//! Each document's nesting depth is checked as it is read (too deep: the single read reports
+//! it). A large document written as `kubectl get -o yaml` writes a List has its `items` cut out
 //! too, each element read on its own (any the block reader gives up on sends the whole text
 //! to the single read).
 
 use super::block_yaml::{self, lines::next_line};
+use super::depth;
 use super::json_cut::Unusual;
 use super::stream::{DocumentSeed, Parsed};
 use crate::model::{Object, Skip};
@@ -116,8 +118,12 @@ pub fn read_yaml(
 fn read_piece(text: &str, piece: &Piece, name: &str, cluster: &str) -> Option<Held> {
     match piece {
         Piece::Document { index, text: range } => {
-            read_document(&text[range.clone()], &format!("{name}#{index}"), cluster)
-                .map(Held::Document)
+            let document = &text[range.clone()];
+            // Too deep (or maybe so): the single read says where.
+            if !depth::yaml_document_within_limit(document, range.start > 0) {
+                return None;
+            }
+            read_document(document, &format!("{name}#{index}"), cluster).map(Held::Document)
         }
         Piece::Item {
             index,
@@ -175,6 +181,12 @@ fn pieces(text: &str) -> Result<Vec<Piece>, Unusual> {
         let cut = (range.len() >= CUT_ITEMS_FROM)
             .then(|| cut_items(text, range.clone()))
             .flatten();
+        // Items cut apart are checked for depth together, here.
+        if cut.is_some()
+            && !depth::yaml_document_within_limit(&text[range.clone()], range.start > 0)
+        {
+            return Err(Unusual);
+        }
         match cut {
             Some((items, frame)) => {
                 pieces.extend(
@@ -393,8 +405,16 @@ mod tests {
         ] {
             assert_eq!(in_pieces(text, 2), Err(Unusual), "{text}");
         }
-        // A broken document: the single read reports it.
+        // A broken document, one too deep, a quote running on into the next document: the
+        // single read reports them.
         assert_eq!(in_pieces("a: 1\n---\nb: [1\n", 2), Err(Unusual));
+        let deep = format!(
+            "a: 1\n---\nb: {}\n---\nc: 1\n",
+            "[".repeat(depth::MAX_DEPTH + 1)
+        );
+        assert_eq!(in_pieces(&deep, 2), Err(Unusual));
+        let spanning = format!("a: '{}\n---\nb: ' \n---\nc: 1\n", "[".repeat(10));
+        assert_eq!(in_pieces(&spanning, 2), Err(Unusual));
         assert_eq!(
             documents("---\na: 1\n---\n\n# c\n---\nb: 2\n----: 3\n").unwrap(),
             vec![4..9, 22..35]
