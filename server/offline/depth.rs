@@ -128,6 +128,21 @@ pub fn check_yaml(text: &str) -> Result<(), TooDeep> {
     Ok(())
 }
 
+/// One document of a multi-document text, checked on its own (from its `---` line when
+/// `marked`): true only if [`check_yaml`] on the whole text passes over it. It does when the
+/// document passes here and ends outside quotes and flow collections: the `---` line after it
+/// then leaves the whole text's scan where a fresh one starts.
+pub fn yaml_document_within_limit(text: &str, marked: bool) -> bool {
+    let mut scan = YamlScan::default();
+    let marker = if marked { Some("---") } else { None };
+    marker
+        .into_iter()
+        .chain(text.lines())
+        .all(|line| scan.line(line).is_ok())
+        && scan.quote.is_none()
+        && scan.flow == 0
+}
+
 #[derive(Default)]
 struct YamlScan {
     /// Indentation of the open block collections.

@@ -1,9 +1,11 @@
 //! Offline evaluation behind `fleetglass evaluate` (argument parsing and exit codes stay with
 //! the caller): read Kubernetes objects from files or stdin, evaluate them, print the JSON report.
 
+mod block_yaml;
 mod depth;
 mod json_cut;
 mod parallel_json;
+mod parallel_yaml;
 mod read;
 mod report;
 mod stream;

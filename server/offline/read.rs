@@ -5,6 +5,7 @@
 
 use super::depth::{self, JsonDepthGuard, TooDeep};
 use super::parallel_json;
+use super::parallel_yaml;
 use super::stream::DocumentSeed;
 use crate::model::{Kind, Object, ObjectId, Skip};
 use serde::de::DeserializeSeed;
@@ -198,8 +199,19 @@ fn json_documents(name: &str, reader: impl Read, gather: &mut Gather) -> Result<
     }
 }
 
-/// YAML documents, the nesting depth checked on the whole text first.
+/// YAML documents: on every core ([`parallel_yaml`], each document's depth checked) unless
+/// that gives up, then by serde_yaml in one go after the depth check on the whole text (its
+/// errors and positions).
 fn yaml_documents(name: &str, text: &str, gather: &mut Gather) -> Result<(), InputError> {
+    let before = gather.mark();
+    let cluster = gather.cluster.clone();
+    let read = parallel_yaml::read_yaml(text, name, &cluster, threads(), |at, object| {
+        gather.add(at, object);
+    });
+    if read.is_ok() {
+        return Ok(());
+    }
+    gather.roll_back(before);
     depth::check_yaml(text).map_err(|at| input_error(name, at.to_string(), at.line, at.column))?;
     let mut index = 0;
     for document in serde_yaml::Deserializer::from_str(text) {

@@ -1,0 +1,423 @@
+//! Multi-document YAML read on every core: the text is cut at its `---` lines, each document
+//! read by the block reader ([`block_yaml`]) or, where that gives up, by serde_yaml alone, and
+//! what they hold handed over in input order, numbered as the single read numbers them. A
+//! document serde_yaml cannot read, or a text the cut might split otherwise than serde_yaml
+//! (directives, `...`, a `---` line carrying more, a document that reads as nothing), gives up
+//! ([`Unusual`]): the caller then reads the whole text as before, for its errors and positions.
+//! Each document's nesting depth is checked as it is read (too deep: the single read reports
+//! it). A large document written as `kubectl get -o yaml` writes a List has its `items` cut out
+//! too, each element read on its own (any the block reader gives up on sends the whole text
+//! to the single read).
+
+use super::block_yaml::{self, lines::next_line};
+use super::depth;
+use super::json_cut::Unusual;
+use super::stream::{DocumentSeed, Parsed};
+use crate::model::{Object, Skip};
+use serde::de::DeserializeSeed;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::channel;
+
+/// Pieces a thread reads at a time: enough to make taking the next batch cheap.
+const BATCH: usize = 64;
+
+/// Documents from this size on have a List's `items` cut out, to read them on every core.
+const CUT_ITEMS_FROM: usize = 1 << 20;
+
+/// A piece of the text that reads on its own, in input order.
+#[derive(Debug, PartialEq, Eq)]
+enum Piece {
+    /// Document `index` (counting those holding something: `file#index`).
+    Document { index: usize, text: Range<usize> },
+    /// Element `item` of document `index`'s `items`.
+    Item {
+        index: usize,
+        item: usize,
+        text: Range<usize>,
+    },
+    /// Document `index` with its items (the pieces before) left out as `items: []`.
+    Frame { index: usize, text: String },
+}
+
+/// What one piece held (None: a piece the block reader gave up on that only a whole read
+/// of the text may read).
+enum Held {
+    Document(Parsed),
+    Item(Parsed),
+    Frame(Parsed),
+}
+
+/// Reads the documents of `text` (named `name`) on `threads` threads, handing each object or
+/// defect with where it was read to `add` in input order.
+pub fn read_yaml(
+    text: &str,
+    name: &str,
+    cluster: &str,
+    threads: usize,
+    mut add: impl FnMut(String, Result<Object, Skip>),
+) -> Result<(), Unusual> {
+    let pieces = pieces(text)?;
+    let batches: Vec<&[Piece]> = pieces.chunks(BATCH).collect();
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (sender, read) = channel::<(usize, Option<Vec<Held>>)>();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            let sender = sender.clone();
+            let (next, stop, batches) = (&next, &stop, &batches);
+            scope.spawn(move || {
+                loop {
+                    let number = next.fetch_add(1, Ordering::Relaxed);
+                    if number >= batches.len() || stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let held = batches[number]
+                        .iter()
+                        .map(|piece| read_piece(text, piece, name, cluster))
+                        .collect();
+                    if sender.send((number, held)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        let mut early = BTreeMap::new();
+        let mut wanted = 0;
+        let mut items = Vec::new();
+        for (number, held) in read {
+            let Some(held) = held else {
+                stop.store(true, Ordering::Relaxed);
+                return Err(Unusual);
+            };
+            early.insert(number, held);
+            while let Some(batch) = early.remove(&wanted) {
+                wanted += 1;
+                for held in batch {
+                    match held {
+                        Held::Item(parsed) => items.extend(parsed),
+                        // A List: its objects are its items (as the single read decides
+                        // once it has read the whole document).
+                        Held::Frame(parsed) if parsed.is_empty() => {
+                            items.drain(..).for_each(|(at, object)| add(at, object));
+                        }
+                        Held::Frame(parsed) | Held::Document(parsed) => {
+                            items.clear();
+                            parsed.into_iter().for_each(|(at, object)| add(at, object));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+fn read_piece(text: &str, piece: &Piece, name: &str, cluster: &str) -> Option<Held> {
+    match piece {
+        Piece::Document { index, text: range } => {
+            let document = &text[range.clone()];
+            // Too deep (or maybe so): the single read says where.
+            if !depth::yaml_document_within_limit(document, range.start > 0) {
+                return None;
+            }
+            read_document(document, &format!("{name}#{index}"), cluster).map(Held::Document)
+        }
+        Piece::Item {
+            index,
+            item,
+            text: range,
+        } => {
+            let at = format!("{name}#{index}.items[{item}]");
+            let seed = DocumentSeed {
+                cluster,
+                document: &at,
+                item: true,
+            };
+            block_yaml::read_entry(&text[range.clone()], seed)
+                .ok()
+                .flatten()
+                .map(Held::Item)
+        }
+        Piece::Frame { index, text } => {
+            let at = format!("{name}#{index}");
+            let seed = DocumentSeed {
+                cluster,
+                document: &at,
+                item: false,
+            };
+            block_yaml::read_document(text, seed)
+                .ok()
+                .flatten()
+                .map(Held::Frame)
+        }
+    }
+}
+
+/// One document: by the block reader, else by serde_yaml alone (the same values wherever the
+/// document stands, as the cut keeps whatever could tie documents together whole); None when
+/// serde_yaml fails on it or does not read it as exactly one document.
+fn read_document(text: &str, at: &str, cluster: &str) -> Option<Parsed> {
+    let seed = || DocumentSeed {
+        cluster,
+        document: at,
+        item: false,
+    };
+    if let Ok(parsed) = block_yaml::read_document(text, seed()) {
+        // None (nothing in it) cannot be: the cut numbered only documents holding something.
+        return parsed;
+    }
+    let mut documents = serde_yaml::Deserializer::from_str(text);
+    let parsed = seed().deserialize(documents.next()?).ok()??;
+    documents.next().is_none().then_some(parsed)
+}
+
+/// The pieces of `text`: its documents, large ones with their items cut out.
+fn pieces(text: &str) -> Result<Vec<Piece>, Unusual> {
+    let mut pieces = Vec::new();
+    for (index, range) in documents(text)?.into_iter().enumerate() {
+        let cut = (range.len() >= CUT_ITEMS_FROM)
+            .then(|| cut_items(text, range.clone()))
+            .flatten();
+        // Items cut apart are checked for depth together, here.
+        if cut.is_some()
+            && !depth::yaml_document_within_limit(&text[range.clone()], range.start > 0)
+        {
+            return Err(Unusual);
+        }
+        match cut {
+            Some((items, frame)) => {
+                pieces.extend(
+                    items
+                        .into_iter()
+                        .enumerate()
+                        .map(|(item, text)| Piece::Item { index, item, text }),
+                );
+                pieces.push(Piece::Frame { index, text: frame });
+            }
+            None => pieces.push(Piece::Document { index, text: range }),
+        }
+    }
+    Ok(pieces)
+}
+
+/// A document's `items` as `kubectl get -o yaml` writes a List's: one `items:` line at the
+/// left edge, each element a `-` at the left edge. Returns each element's text and the
+/// document with `items: []` in their place; None when the document is not written so.
+fn cut_items(text: &str, document: Range<usize>) -> Option<(Vec<Range<usize>>, String)> {
+    let bytes = &text.as_bytes()[..document.end];
+    let from = document.start;
+    let key = b"items:\n";
+    let mut keys = memchr::memmem::find_iter(&bytes[from..], b"\nitems:")
+        .map(|at| from + at + 1)
+        .chain(bytes[from..].starts_with(b"items:").then_some(from));
+    let key_line = keys.next()?;
+    if keys.next().is_some() || !bytes[key_line..].starts_with(key) {
+        return None;
+    }
+    let first = key_line + key.len();
+    if !is_entry(bytes, first) {
+        return None;
+    }
+    let mut items = Vec::new();
+    let mut entry = first;
+    let mut end = bytes.len();
+    for newline in memchr::memchr_iter(b'\n', &bytes[first..]) {
+        let line = first + newline + 1;
+        match bytes.get(line) {
+            None => break,
+            Some(b' ' | b'\n' | b'#') => {}
+            Some(_) if is_entry(bytes, line) => {
+                items.push(entry..line);
+                entry = line;
+            }
+            Some(_) => {
+                end = line;
+                break;
+            }
+        }
+    }
+    items.push(entry..end);
+    let frame = [
+        &text[from..key_line],
+        "items: []\n",
+        &text[end..document.end],
+    ]
+    .concat();
+    Some((items, frame))
+}
+
+/// `-` at `at`, followed by a space or a line break.
+fn is_entry(bytes: &[u8], at: usize) -> bool {
+    bytes.get(at) == Some(&b'-') && matches!(bytes.get(at + 1), Some(b' ' | b'\n'))
+}
+
+/// The ranges of the documents that hold something (not only blank lines and comments),
+/// each from after its `---` line to the next, in order.
+fn documents(text: &str) -> Result<Vec<Range<usize>>, Unusual> {
+    let bytes = text.as_bytes();
+    let mut documents = Vec::new();
+    let mut start = 0;
+    let mut add = |range: Range<usize>| {
+        if next_line(&bytes[range.clone()], 0).is_some() {
+            documents.push(range);
+        }
+    };
+    let line_starts = std::iter::once(0).chain(memchr::memchr_iter(b'\n', bytes).map(|n| n + 1));
+    for line in line_starts {
+        let rest = &bytes[line..];
+        let marked = |mark: &[u8]| rest.starts_with(mark).then(|| rest.get(3).copied());
+        if let Some(next) = marked(b"---") {
+            match next {
+                None | Some(b'\n') => {
+                    add(start..line);
+                    start = (line + 4).min(bytes.len());
+                }
+                Some(b' ' | b'\t' | b'\r') => return Err(Unusual),
+                Some(_) => {}
+            }
+        } else if let Some(None | Some(b'\n' | b' ' | b'\t' | b'\r')) = marked(b"...") {
+            return Err(Unusual);
+        } else if rest.first() == Some(&b'%') {
+            return Err(Unusual);
+        }
+    }
+    add(start..bytes.len());
+    Ok(documents)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the single read finds: serde_yaml over the whole text, documents numbered as
+    /// `read_inputs` numbers them.
+    fn in_one_go(text: &str) -> Parsed {
+        let mut parsed = Vec::new();
+        let mut index = 0;
+        for document in serde_yaml::Deserializer::from_str(text) {
+            let at = format!("f#{index}");
+            let seed = DocumentSeed {
+                cluster: "local",
+                document: &at,
+                item: false,
+            };
+            if let Some(read) = seed.deserialize(document).unwrap() {
+                parsed.extend(read);
+                index += 1;
+            }
+        }
+        parsed
+    }
+
+    fn in_pieces(text: &str, threads: usize) -> Result<Parsed, Unusual> {
+        let mut parsed = Vec::new();
+        read_yaml(text, "f", "local", threads, |at, object| {
+            parsed.push((at, object))
+        })?;
+        Ok(parsed)
+    }
+
+    /// Whether the block reader reads every piece itself (serde_yaml never called).
+    fn block_reader_reads_all(text: &str) -> bool {
+        let seed = |item| DocumentSeed {
+            cluster: "local",
+            document: "f",
+            item,
+        };
+        pieces(text).unwrap().iter().all(|piece| match piece {
+            Piece::Document { text: range, .. } => {
+                block_yaml::read_document(&text[range.clone()], seed(false)).is_ok()
+            }
+            Piece::Item { text: range, .. } => {
+                block_yaml::read_entry(&text[range.clone()], seed(true)).is_ok()
+            }
+            Piece::Frame { text, .. } => block_yaml::read_document(text, seed(false)).is_ok(),
+        })
+    }
+
+    const FIXTURES: [&str; 4] = [
+        include_str!("../../tests/fixtures/real-flux/crash-loop.yaml"),
+        include_str!("../../tests/fixtures/real-flux/healthy.yaml"),
+        include_str!("../../tests/fixtures/real-flux/shard-trap.yaml"),
+        include_str!("../../tests/fixtures/real-flux/wait-failed.yaml"),
+    ];
+
+    /// A `kubectl get -o yaml` List past [`CUT_ITEMS_FROM`], its items cut out.
+    fn large_list(kind: &str) -> String {
+        let fixture = FIXTURES[0];
+        let items_at = fixture.find("\nitems:\n").unwrap() + "\nitems:\n".len();
+        let items_end = fixture.find("\nkind: List").unwrap() + 1;
+        let items = &fixture[items_at..items_end];
+        let copies = CUT_ITEMS_FROM / items.len() + 2;
+        format!(
+            "apiVersion: v1\nitems:\n{}kind: {kind}\nmetadata:\n  resourceVersion: \"\"\n",
+            items.repeat(copies)
+        )
+    }
+
+    #[test]
+    fn kubectl_output_reads_as_in_one_go_by_the_block_reader_alone() {
+        let multi = format!(
+            "# head\n{}---\n---\n# only a comment\n---\n{}",
+            FIXTURES[1], FIXTURES[2]
+        );
+        let texts = [
+            FIXTURES[0].to_string(),
+            FIXTURES[3].to_string(),
+            multi,
+            large_list("List"),
+            large_list("Pod"),
+        ];
+        for text in &texts {
+            assert!(block_reader_reads_all(text));
+            let whole = in_one_go(text);
+            assert!(!whole.is_empty());
+            for threads in [1, 2, 3] {
+                assert_eq!(in_pieces(text, threads).as_ref(), Ok(&whole));
+            }
+        }
+        let cut = pieces(&texts[3]).unwrap();
+        assert!(cut.len() > 100, "the large List is cut into its items");
+        assert!(matches!(cut.last(), Some(Piece::Frame { .. })));
+    }
+
+    #[test]
+    fn documents_the_block_reader_leaves_are_read_by_serde_yaml_alone() {
+        let text = "a: &x 1\nb: *x\nkind: Pod\n---\nkind: Service\nmetadata: {name: s}\n---\n~\n";
+        let whole = in_one_go(text);
+        // `~` reads as no document at all: the cut numbered it, so the whole text is read in
+        // one go instead.
+        assert_eq!(in_pieces(text, 2), Err(Unusual));
+        let text = &text[..text.rfind("---").unwrap()];
+        assert_eq!(in_pieces(text, 2).as_ref(), Ok(&whole));
+    }
+
+    #[test]
+    fn what_may_tie_documents_together_is_left_to_the_single_read() {
+        for text in [
+            "%YAML 1.1\n---\na: 1\n",
+            "a: 1\n...\n---\nb: 1\n",
+            "a: 1\n--- # comment\nb: 1\n",
+            "a: 1\n--- !tag\nb: 1\n",
+        ] {
+            assert_eq!(in_pieces(text, 2), Err(Unusual), "{text}");
+        }
+        // A broken document, one too deep, a quote running on into the next document: the
+        // single read reports them.
+        assert_eq!(in_pieces("a: 1\n---\nb: [1\n", 2), Err(Unusual));
+        let deep = format!(
+            "a: 1\n---\nb: {}\n---\nc: 1\n",
+            "[".repeat(depth::MAX_DEPTH + 1)
+        );
+        assert_eq!(in_pieces(&deep, 2), Err(Unusual));
+        let spanning = format!("a: '{}\n---\nb: ' \n---\nc: 1\n", "[".repeat(10));
+        assert_eq!(in_pieces(&spanning, 2), Err(Unusual));
+        assert_eq!(
+            documents("---\na: 1\n---\n\n# c\n---\nb: 2\n----: 3\n").unwrap(),
+            vec![4..9, 22..35]
+        );
+    }
+}
