@@ -262,6 +262,21 @@ mod tests {
         assert_eq!(tracked(&snap), vec![("a", 1)]);
     }
 
+    #[test]
+    fn objects_share_one_copy_of_their_cluster_namespace_and_api_version() {
+        let mut snap = Snapshot::default();
+        for name in ["x", "y"] {
+            snap.apply(SourceEvent::Apply(Box::new(object("a", name, "r"))));
+        }
+        let by_cluster = snap.by_cluster();
+        let [x, y] = by_cluster["a"] else {
+            panic!("two objects on a");
+        };
+        assert!(std::ptr::eq(x.cluster.as_str(), y.cluster.as_str()));
+        assert!(std::ptr::eq(x.namespace.as_str(), y.namespace.as_str()));
+        assert!(std::ptr::eq(x.api_version.as_str(), y.api_version.as_str()));
+    }
+
     fn tracked(snap: &Snapshot) -> Vec<(&str, u64)> {
         snap.tracked()
             .iter()

@@ -95,7 +95,7 @@ impl Object {
     }
 
     pub fn label(&self, key: &str) -> Option<&str> {
-        self.labels.get(key).map(String::as_str)
+        self.labels.get(key)
     }
 
     pub fn condition(&self, type_: &str) -> Option<&Condition> {

@@ -692,10 +692,7 @@ fn every_cluster_runs_flux_and_every_domain_is_versioned() {
         ] {
             let deployment = get(&world, &format!("{c}/Deployment/flux-system/{controller}"));
             assert_eq!(deployment.label("app.kubernetes.io/part-of"), Some("flux"));
-            assert_eq!(
-                deployment.spec.selector.get("app").map(String::as_str),
-                Some(controller)
-            );
+            assert_eq!(deployment.spec.selector.get("app"), Some(controller));
         }
         get(
             &world,
