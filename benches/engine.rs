@@ -119,10 +119,11 @@ fn add_app(objects: &mut Vec<Object>, cluster: &str, app: usize, now: DateTime<U
     let name = format!("app-{app}");
     let namespace = format!("team-{}", app % 40);
     let mut kustomization = flux(cluster, Kind::Kustomization, "flux-system", &name, now);
-    kustomization.spec.source_ref = Some(reference("GitRepository", "flux-system", "flux-system"));
+    kustomization.spec.flux.to_mut().source_ref =
+        Some(reference("GitRepository", "flux-system", "flux-system"));
     if !app.is_multiple_of(10) {
         // Chains of ten: each app waits for the previous one.
-        kustomization.spec.depends_on.push(reference(
+        kustomization.spec.flux.to_mut().depends_on.push(reference(
             "Kustomization",
             &format!("app-{}", app - 1),
             "flux-system",
@@ -133,7 +134,8 @@ fn add_app(objects: &mut Vec<Object>, cluster: &str, app: usize, now: DateTime<U
             condition("Ready", ConditionStatus::False, "BuildFailed", now);
     }
     let mut release = flux(cluster, Kind::HelmRelease, &namespace, &name, now);
-    release.spec.source_ref = Some(reference("HelmRepository", "charts", "flux-system"));
+    release.spec.flux.to_mut().source_ref =
+        Some(reference("HelmRepository", "charts", "flux-system"));
     release.labels = applied_labels("kustomize", "flux-system", &name);
     let mut chart = flux(
         cluster,
@@ -142,8 +144,9 @@ fn add_app(objects: &mut Vec<Object>, cluster: &str, app: usize, now: DateTime<U
         &format!("{namespace}-{name}"),
         now,
     );
-    chart.spec.source_ref = Some(reference("HelmRepository", "charts", "flux-system"));
-    chart.status.artifact_revision = Some("6.0.3".into());
+    chart.spec.flux.to_mut().source_ref =
+        Some(reference("HelmRepository", "charts", "flux-system"));
+    chart.status.flux.to_mut().artifact_revision = Some("6.0.3".into());
     let mut workload = deployment(cluster, &namespace, &name, 2, now);
     workload.labels = applied_labels("helm", &namespace, &name);
     objects.extend([kustomization, release, chart, workload]);
@@ -157,7 +160,7 @@ fn base(cluster: &str, kind: Kind, namespace: &str, name: &str) -> Object {
     Object {
         cluster: cluster.into(),
         kind,
-        api_version: String::new(),
+        api_version: "".into(),
         namespace: namespace.into(),
         name: name.into(),
         generation: Some(1),
@@ -178,21 +181,21 @@ fn base(cluster: &str, kind: Kind, namespace: &str, name: &str) -> Object {
 
 fn flux(cluster: &str, kind: Kind, namespace: &str, name: &str, now: DateTime<Utc>) -> Object {
     let mut object = base(cluster, kind, namespace, name);
-    object.spec.interval_secs = Some(600);
+    object.spec.flux.to_mut().interval_secs = Some(600);
     object.status.conditions.push(condition(
         "Ready",
         ConditionStatus::True,
         "ReconciliationSucceeded",
         now,
     ));
-    object.status.last_applied_revision = Some(REVISION.into());
-    object.status.last_attempted_revision = Some(REVISION.into());
+    object.status.flux.to_mut().last_applied_revision = Some(REVISION.into());
+    object.status.flux.to_mut().last_attempted_revision = Some(REVISION.into());
     object
 }
 
 fn source(cluster: &str, kind: Kind, name: &str, revision: &str, now: DateTime<Utc>) -> Object {
     let mut object = flux(cluster, kind, "flux-system", name, now);
-    object.status.artifact_revision = Some(revision.into());
+    object.status.flux.to_mut().artifact_revision = Some(revision.into());
     object
 }
 

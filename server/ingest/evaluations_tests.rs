@@ -148,7 +148,7 @@ fn by_cluster(objects: &[Object]) -> BTreeMap<String, Vec<Object>> {
     let mut groups: BTreeMap<String, Vec<Object>> = BTreeMap::new();
     for object in objects {
         groups
-            .entry(object.cluster.clone())
+            .entry(object.cluster.to_string())
             .or_default()
             .push(object.clone());
     }
@@ -202,7 +202,7 @@ impl Fleet {
     fn apply(&mut self, step: &Step) -> BTreeSet<String> {
         let mut changed = BTreeSet::new();
         for object in parse_all(&step.replaced) {
-            changed.insert(object.cluster.clone());
+            changed.insert(object.cluster.to_string());
             let id = object.id();
             match self.objects.iter().position(|o| o.id() == id) {
                 Some(i) => self.objects[i] = object,
@@ -211,7 +211,7 @@ impl Fleet {
         }
         for &i in &step.removed {
             if i < self.objects.len() {
-                changed.insert(self.objects.remove(i).cluster);
+                changed.insert(self.objects.remove(i).cluster.into());
             }
         }
         self.now += TimeDelta::seconds(step.seconds_later);

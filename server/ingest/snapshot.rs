@@ -3,7 +3,7 @@
 //! slice, so a cluster can be evaluated without the others.
 
 use crate::health::ClusterInfo;
-use crate::model::{Kind, Object, ObjectId};
+use crate::model::{Interner, Kind, Object, ObjectId};
 use crate::sources::SourceEvent;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -20,6 +20,8 @@ pub struct Snapshot {
     touched: HashSet<ObjectId>,
     /// Objects per (cluster, kind), kept as objects come and go so no round has to count.
     tracked: BTreeMap<(String, Kind), u64>,
+    /// The cluster names, namespaces and API versions the objects share.
+    names: Interner,
 }
 
 impl Snapshot {
@@ -100,11 +102,15 @@ impl Snapshot {
                 self.listing.insert((cluster, kind), HashSet::new());
                 false
             }
-            SourceEvent::Apply(object) => {
+            SourceEvent::Apply(mut object) => {
                 let id = object.id();
-                if let Some(seen) = self.listing.get_mut(&(object.cluster.clone(), object.kind)) {
+                if let Some(seen) = self
+                    .listing
+                    .get_mut(&(object.cluster.to_string(), object.kind))
+                {
                     seen.insert(id.clone());
                 }
+                object.share_names(&mut self.names);
                 self.upsert(id, *object)
             }
             SourceEvent::Delete(id) => self.remove(&id),
@@ -148,10 +154,10 @@ impl Snapshot {
     }
 
     fn upsert(&mut self, id: ObjectId, object: Object) -> bool {
-        if !self.objects.contains_key(&object.cluster) {
-            self.objects.insert(object.cluster.clone(), Vec::new());
+        if !self.objects.contains_key(object.cluster.as_str()) {
+            self.objects.insert(object.cluster.to_string(), Vec::new());
         }
-        let Some(list) = self.objects.get_mut(&object.cluster) else {
+        let Some(list) = self.objects.get_mut(object.cluster.as_str()) else {
             return false;
         };
         match self.index.get(&id) {
@@ -164,7 +170,7 @@ impl Snapshot {
             None => {
                 *self
                     .tracked
-                    .entry((object.cluster.clone(), object.kind))
+                    .entry((object.cluster.to_string(), object.kind))
                     .or_default() += 1;
                 self.index.insert(id.clone(), list.len());
                 list.push(object);
@@ -189,7 +195,7 @@ impl Snapshot {
         if list.is_empty() {
             self.objects.remove(cluster);
         }
-        let key = (removed.cluster, removed.kind);
+        let key = (removed.cluster.to_string(), removed.kind);
         if let Some(count) = self.tracked.get_mut(&key) {
             *count -= 1;
             if *count == 0 {
@@ -254,6 +260,21 @@ mod tests {
         assert_eq!(snap.len(), 1);
         assert_eq!(snap.take_touched().len(), 2);
         assert_eq!(tracked(&snap), vec![("a", 1)]);
+    }
+
+    #[test]
+    fn objects_share_one_copy_of_their_cluster_namespace_and_api_version() {
+        let mut snap = Snapshot::default();
+        for name in ["x", "y"] {
+            snap.apply(SourceEvent::Apply(Box::new(object("a", name, "r"))));
+        }
+        let by_cluster = snap.by_cluster();
+        let [x, y] = by_cluster["a"] else {
+            panic!("two objects on a");
+        };
+        assert!(std::ptr::eq(x.cluster.as_str(), y.cluster.as_str()));
+        assert!(std::ptr::eq(x.namespace.as_str(), y.namespace.as_str()));
+        assert!(std::ptr::eq(x.api_version.as_str(), y.api_version.as_str()));
     }
 
     fn tracked(snap: &Snapshot) -> Vec<(&str, u64)> {

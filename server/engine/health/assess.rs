@@ -65,7 +65,7 @@ impl<'a> Assessor<'a> {
         if let Some(copies) = self.clusters.conflicting_copies(cluster, &self.ids[i]) {
             return Some(conflicting_copies(copies));
         }
-        if object.spec.suspend && object.kind.is_flux() {
+        if object.spec.flux.suspend && object.kind.is_flux() {
             let ready = object.condition("Ready");
             let message = ready.map(|c| c.message.as_str()).unwrap_or("");
             let finding = Finding::new(State::Suspended, "suspended (spec.suspend)", message);

@@ -93,7 +93,7 @@ pub(super) fn liveness(
     }
     match index.controllers_namespace(&object.cluster) {
         Some(namespace) => Liveness::Missing(absences.add(Absent {
-            cluster: object.cluster.clone(),
+            cluster: object.cluster.to_string(),
             namespace: namespace.to_string(),
             deployment: if shard.is_empty() {
                 controller.to_string()

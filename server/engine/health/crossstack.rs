@@ -128,7 +128,7 @@ pub(super) fn analyse(index: &Index, infos: &[ClusterInfo], ids: &[ObjectId]) ->
             Kind::CustomResourceDefinition => {
                 view.has_crds = true;
                 view.crd_by_name.insert(&object.name, i);
-                if let (Some(group), Some(kind)) = (&object.spec.crd_group, &object.spec.crd_kind) {
+                if let (Some(group), Some(kind)) = (&object.spec.crd.group, &object.spec.crd.kind) {
                     view.crd_by_kind.insert((group, kind), i);
                 }
             }
@@ -140,6 +140,7 @@ pub(super) fn analyse(index: &Index, infos: &[ClusterInfo], ids: &[ObjectId]) ->
         }
         for entry in object
             .status
+            .flux
             .inventory
             .iter()
             .filter_map(|id| InventoryEntry::parse(id))
@@ -155,7 +156,7 @@ pub(super) fn analyse(index: &Index, infos: &[ClusterInfo], ids: &[ObjectId]) ->
         crd_providers: Vec::new(),
     };
     for (i, consumer) in objects.iter().enumerate() {
-        if consumer.status.inventory.is_empty() {
+        if consumer.status.flux.inventory.is_empty() {
             continue;
         }
         let view = &views[consumer.cluster.as_str()];
@@ -165,6 +166,7 @@ pub(super) fn analyse(index: &Index, infos: &[ClusterInfo], ids: &[ObjectId]) ->
         let mut namespaces_seen = std::collections::BTreeSet::new();
         for entry in consumer
             .status
+            .flux
             .inventory
             .iter()
             .filter_map(|id| InventoryEntry::parse(id))
@@ -218,7 +220,7 @@ pub(super) fn analyse(index: &Index, infos: &[ClusterInfo], ids: &[ObjectId]) ->
         }
         for (&name, &crd) in &view.crd_by_name {
             let crd_object = &objects[crd];
-            let (Some(group), Some(kind)) = (&crd_object.spec.crd_group, &crd_object.spec.crd_kind)
+            let (Some(group), Some(kind)) = (&crd_object.spec.crd.group, &crd_object.spec.crd.kind)
             else {
                 continue;
             };
@@ -277,7 +279,7 @@ fn consume_crd(
         for &provider in view.providers.get(&crd_key(name)).into_iter().flatten() {
             if provider != consumer {
                 dependencies.push(Dependency {
-                    cluster: objects[consumer].cluster.clone(),
+                    cluster: objects[consumer].cluster.to_string(),
                     provider: ids[provider].clone(),
                     consumer: ids[consumer].clone(),
                     object: crd_key(name),
@@ -362,7 +364,7 @@ fn consume_namespace(
         .unwrap_or_default();
     for &provider in providers.iter().filter(|&&p| p != consumer) {
         dependencies.push(Dependency {
-            cluster: objects[consumer].cluster.clone(),
+            cluster: objects[consumer].cluster.to_string(),
             provider: ids[provider].clone(),
             consumer: ids[consumer].clone(),
             object: key.clone(),

@@ -49,7 +49,10 @@ fn select(index: &Index, selection: &Selection) -> Vec<usize> {
                 .labels
                 .iter()
                 .all(|(k, v)| object.label(k) == Some(v.as_str()));
-        let by_namespace = selection.namespaces.contains(&object.namespace);
+        let by_namespace = selection
+            .namespaces
+            .iter()
+            .any(|ns| *ns == object.namespace);
         let is_root = object.kind == Kind::Kustomization
             && root.is_some_and(|(ns, name)| object.namespace == ns && object.name == name);
         if is_root {

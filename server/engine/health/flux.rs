@@ -178,7 +178,7 @@ fn revision_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Op
     }
     let applied = converged_revision(object);
     let source = context.source?;
-    let offered = source.status.artifact_revision.as_deref()?;
+    let offered = source.status.flux.artifact_revision.as_deref()?;
     if applied.is_some_and(|applied| same_revision(applied, offered)) {
         return None;
     }
@@ -186,7 +186,11 @@ fn revision_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Op
         "source offers {offered}, applied {}",
         applied.unwrap_or("nothing")
     );
-    let since = source.status.artifact_updated.or(ready.last_transition);
+    let since = source
+        .status
+        .flux
+        .artifact_updated
+        .or(ready.last_transition);
     Some(
         context
             .timing
@@ -197,16 +201,22 @@ fn revision_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Op
 /// HelmRelease: Ready on a chart older than what its HelmChart or OCIRepository offers.
 fn chart_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Option<Finding> {
     let source = context.source?;
-    let offered = source.status.artifact_revision.as_deref()?;
-    let release = object.status.release.as_ref();
-    let deployed = release
-        .and_then(|r| r.chart_version.as_deref())
-        .or(object.status.last_applied_revision.as_deref())?;
+    let offered = source.status.flux.artifact_revision.as_deref()?;
+    let release = object.status.flux.release.as_ref();
+    let deployed = release.and_then(|r| r.chart_version.as_deref()).or(object
+        .status
+        .flux
+        .last_applied_revision
+        .as_deref())?;
     if same_chart(deployed, offered) {
         return None;
     }
     let reason = format!("chart {offered} offered, {deployed} deployed");
-    let since = source.status.artifact_updated.or(ready.last_transition);
+    let since = source
+        .status
+        .flux
+        .artifact_updated
+        .or(ready.last_transition);
     Some(
         context
             .timing
@@ -232,7 +242,7 @@ fn with_revision_lag(object: &Object, message: &str) -> String {
 
 /// (lastAttemptedRevision, lastAppliedRevision) when they differ: a new revision in flight.
 fn revision_in_flight(object: &Object) -> Option<(&str, &str)> {
-    let attempted = object.status.last_attempted_revision.as_deref()?;
+    let attempted = object.status.flux.last_attempted_revision.as_deref()?;
     let applied = converged_revision(object)?;
     (!same_revision(attempted, applied)).then_some((attempted, applied))
 }
@@ -251,7 +261,8 @@ fn healthy_reason(ready: &Condition) -> String {
 
 /// No conditions: a new object the controller has not reached yet, or a kind that has none.
 fn without_conditions(object: &Object, context: &FluxContext) -> Finding {
-    if object.kind == Kind::HelmRepository && object.spec.source_type.as_deref() == Some("oci") {
+    if object.kind == Kind::HelmRepository && object.spec.flux.source_type.as_deref() == Some("oci")
+    {
         return Finding::new(
             State::Healthy,
             "OCI HelmRepository (no status by design)",

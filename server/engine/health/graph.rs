@@ -118,7 +118,7 @@ impl Builder<'_, '_> {
     /// shard (main.go, `ByObject: {&Kustomization{}: {Label: watchSelector}}`, and the same for
     /// HelmRelease): a dependency on another shard is "not found" to them.
     fn depends_on(&mut self) {
-        for reference in &self.object.spec.depends_on {
+        for reference in &self.object.spec.flux.depends_on {
             if let Some(found) = self.required(EdgeKind::DependsOn, "dependency", reference) {
                 self.check_shard("dependency", found);
             }
@@ -126,7 +126,7 @@ impl Builder<'_, '_> {
     }
 
     fn health_checks(&mut self) {
-        for reference in &self.object.spec.health_checks {
+        for reference in &self.object.spec.flux.health_checks {
             if let Some(found) = self.index.resolve(&self.object.cluster, reference) {
                 self.edge(EdgeKind::HealthCheck, found);
             } else if let Ok(target_kind) = reference.kind.parse() {
@@ -147,8 +147,8 @@ impl Builder<'_, '_> {
 
     /// The source edge; returns the object whose artifact the object consumes.
     fn source(&mut self) -> Option<usize> {
-        let declared = self.object.spec.source_ref.as_ref()?;
-        if self.object.kind == Kind::HelmRelease && !self.object.spec.uses_chart_ref {
+        let declared = self.object.spec.flux.source_ref.as_ref()?;
+        if self.object.kind == Kind::HelmRelease && !self.object.spec.flux.uses_chart_ref {
             // The chart comes through the HelmChart helm-controller generates, when it exists.
             if let Some(chart) = self.generated_chart(declared) {
                 self.edge(EdgeKind::Source, chart);
@@ -174,6 +174,7 @@ impl Builder<'_, '_> {
         if let Some((namespace, name)) = self
             .object
             .status
+            .flux
             .helm_chart
             .as_deref()
             .and_then(|c| c.split_once('/'))

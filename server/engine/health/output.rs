@@ -101,9 +101,9 @@ pub(super) fn verdicts(
         .map(|(i, ((object, id), (r, root_causes)))| {
             Some(Verdict {
                 id,
-                cluster: object.cluster.clone(),
+                cluster: object.cluster.to_string(),
                 kind: object.kind,
-                namespace: object.namespace.clone(),
+                namespace: object.namespace.to_string(),
                 name: object.name.clone(),
                 state: r.finding.state,
                 since: r.finding.since,

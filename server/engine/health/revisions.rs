@@ -38,9 +38,9 @@ pub(super) fn converged_revision(object: &Object) -> Option<&str> {
         && object
             .condition("Ready")
             .is_some_and(|r| r.is_true() && r.reason == "TerraformPlannedNoChanges");
-    let planned = object.status.last_planned_revision.as_deref();
+    let planned = object.status.flux.last_planned_revision.as_deref();
     match planned {
         Some(planned) if planned_no_changes => Some(planned),
-        _ => object.status.last_applied_revision.as_deref(),
+        _ => object.status.flux.last_applied_revision.as_deref(),
     }
 }

@@ -84,13 +84,13 @@ impl Timing<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Spec;
+    use crate::model::{FluxSpec, Sparse, Spec};
 
     fn object(kind: Kind, interval: Option<i64>, timeout: Option<i64>) -> Object {
         Object {
             cluster: "c".into(),
             kind,
-            api_version: String::new(),
+            api_version: "".into(),
             namespace: "ns".into(),
             name: "x".into(),
             generation: None,
@@ -100,8 +100,11 @@ mod tests {
             deleting_since: None,
             owners: vec![],
             spec: Spec {
-                interval_secs: interval,
-                timeout_secs: timeout,
+                flux: Sparse::new(FluxSpec {
+                    interval_secs: interval,
+                    timeout_secs: timeout,
+                    ..FluxSpec::default()
+                }),
                 ..Spec::default()
             },
             status: Default::default(),

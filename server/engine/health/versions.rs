@@ -15,6 +15,7 @@ pub(super) fn read(index: &Index, source: &VersionSource, cluster: &str) -> Opti
             let found = &index.objects[index.get(cluster, *kind, namespace, name)?];
             found
                 .status
+                .flux
                 .artifact_revision
                 .as_deref()
                 .map(short_revision)
@@ -23,11 +24,12 @@ pub(super) fn read(index: &Index, source: &VersionSource, cluster: &str) -> Opti
             let release = &index.objects[index.get(cluster, Kind::HelmRelease, namespace, name)?];
             let from_history = release
                 .status
+                .flux
                 .release
                 .as_ref()
                 .and_then(|r| r.chart_version.clone());
             // OCI charts record `<version>+<digest>` as the attempted revision.
-            let attempted = release.status.last_attempted_revision.as_deref();
+            let attempted = release.status.flux.last_attempted_revision.as_deref();
             from_history.or_else(|| attempted.map(|a| a.split('+').next().unwrap_or(a).to_string()))
         }
         VersionSource::ImageTag {

@@ -8,6 +8,8 @@ mod object;
 mod parse;
 mod raw;
 mod schema;
+mod shared;
+mod sparse;
 
 pub use duration::{DurationError, format_go_duration, human, parse_go_duration, serde_go};
 pub use kind::{
@@ -19,6 +21,8 @@ pub use object::*;
 pub use parse::{Skip, object_from_raw, parse_object};
 pub use raw::RawObject;
 pub use schema::GoDuration;
+pub use shared::{Interner, SharedStr};
+pub use sparse::{Empty, Sparse};
 
 #[cfg(test)]
 mod parse_tests;

@@ -1,7 +1,7 @@
 //! The slim object: only the fields the health engine reads, the same whichever source
 //! (a kube watcher, the demo fleet, a file given to `fleetglass evaluate`) produced it.
 
-use super::{Kind, Labels};
+use super::{Empty, Interner, Kind, Labels, SharedStr, Sparse};
 use chrono::{DateTime, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -61,10 +61,12 @@ impl FromStr for ObjectId {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Object {
-    pub cluster: String,
+    /// The cluster, API version and namespace are shared: the collector's snapshot interns
+    /// them, so thousands of objects hold one copy of each.
+    pub cluster: SharedStr,
     pub kind: Kind,
-    pub api_version: String,
-    pub namespace: String,
+    pub api_version: SharedStr,
+    pub namespace: SharedStr,
     pub name: String,
     pub generation: Option<i64>,
     pub labels: Labels,
@@ -85,8 +87,15 @@ impl Object {
         ObjectId::new(&self.cluster, self.kind, &self.namespace, &self.name)
     }
 
+    /// Swaps the cluster name, namespace and API version for the copies `names` shares.
+    pub fn share_names(&mut self, names: &mut Interner) {
+        self.cluster = names.intern(&self.cluster);
+        self.namespace = names.intern(&self.namespace);
+        self.api_version = names.intern(&self.api_version);
+    }
+
     pub fn label(&self, key: &str) -> Option<&str> {
-        self.labels.get(key).map(String::as_str)
+        self.labels.get(key)
     }
 
     pub fn condition(&self, type_: &str) -> Option<&Condition> {
@@ -127,11 +136,11 @@ impl Object {
 
 impl Spec {
     pub fn interval(&self) -> Option<TimeDelta> {
-        self.interval_secs.map(TimeDelta::seconds)
+        self.flux.interval_secs.map(TimeDelta::seconds)
     }
 
     pub fn timeout(&self) -> Option<TimeDelta> {
-        self.timeout_secs.map(TimeDelta::seconds)
+        self.flux.timeout_secs.map(TimeDelta::seconds)
     }
 }
 
@@ -154,8 +163,39 @@ pub struct Ref {
     pub namespace: String,
 }
 
+/// What an object declares. Workloads and pods, the most numerous objects, have their fields
+/// inline; the Flux kinds' fields and a CRD's names are boxed apart ([`Sparse`]), so the other
+/// objects do not carry their room.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Spec {
+    /// Flux objects and sources (empty for every other kind).
+    #[serde(flatten)]
+    pub flux: Sparse<FluxSpec>,
+    /// Workloads: `spec.selector.matchLabels`.
+    pub selector: Labels,
+    /// Workloads: desired replicas (DaemonSets: desired number scheduled, from status).
+    pub replicas: Option<i64>,
+    /// Workloads and pods: container images.
+    pub images: Vec<String>,
+    /// CustomResourceDefinition: the group and kind it serves.
+    #[serde(flatten)]
+    pub crd: Sparse<CrdNames>,
+    /// Deployments: `spec.paused` (a rollout the user stopped).
+    #[serde(default)]
+    pub paused: bool,
+    /// StatefulSets and DaemonSets: `spec.updateStrategy.type` is OnDelete, so pods are
+    /// updated only when someone deletes them and no rollout is ever pending.
+    #[serde(default)]
+    pub updates_on_delete: bool,
+    /// StatefulSets: `spec.updateStrategy.rollingUpdate.partition` (ordinals below it stay
+    /// on the old revision by design).
+    #[serde(default)]
+    pub partition: Option<i64>,
+}
+
+/// The spec fields of Flux objects and sources.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FluxSpec {
     pub suspend: bool,
     /// `spec.interval` and `spec.timeout` in seconds (seconds keep the struct serialisable).
     pub interval_secs: Option<i64>,
@@ -171,60 +211,95 @@ pub struct Spec {
     pub health_checks: Vec<Ref>,
     /// HelmRepository `spec.type` (`oci` repositories have no status at all).
     pub source_type: Option<String>,
-    pub service_account: Option<String>,
-    /// Workloads: `spec.selector.matchLabels`.
-    pub selector: Labels,
-    /// Workloads: desired replicas (DaemonSets: desired number scheduled, from status).
-    pub replicas: Option<i64>,
-    /// Workloads and pods: container images.
-    pub images: Vec<String>,
-    /// CustomResourceDefinition: the group and kind it serves (`spec.group`, `spec.names.kind`).
-    pub crd_group: Option<String>,
-    pub crd_kind: Option<String>,
-    /// Deployments: `spec.paused` (a rollout the user stopped).
-    #[serde(default)]
-    pub paused: bool,
-    /// StatefulSets and DaemonSets: `spec.updateStrategy.type` is OnDelete, so pods are
-    /// updated only when someone deletes them and no rollout is ever pending.
-    #[serde(default)]
-    pub updates_on_delete: bool,
-    /// StatefulSets: `spec.updateStrategy.rollingUpdate.partition` (ordinals below it stay
-    /// on the old revision by design).
-    #[serde(default)]
-    pub partition: Option<i64>,
     /// Sources: `spec.url`, and for Git and OCI repositories what `spec.ref` follows
     /// (`branch main`); shown and linked on pages, not read by the engine.
     pub url: Option<String>,
     pub reference: Option<String>,
 }
 
+impl Empty for FluxSpec {
+    const EMPTY: &'static Self = &FluxSpec {
+        suspend: false,
+        interval_secs: None,
+        timeout_secs: None,
+        source_ref: None,
+        uses_chart_ref: false,
+        chart: None,
+        chart_version: None,
+        depends_on: Vec::new(),
+        wait: false,
+        health_checks: Vec::new(),
+        source_type: None,
+        url: None,
+        reference: None,
+    };
+}
+
+/// CustomResourceDefinition: `spec.group` and `spec.names.kind`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CrdNames {
+    #[serde(rename = "crd_group")]
+    pub group: Option<String>,
+    #[serde(rename = "crd_kind")]
+    pub kind: Option<String>,
+}
+
+impl Empty for CrdNames {
+    const EMPTY: &'static Self = &CrdNames {
+        group: None,
+        kind: None,
+    };
+}
+
+/// What the controllers report. As in [`Spec`], the Flux kinds' fields are boxed apart.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Status {
     /// False when the object has no `status` at all.
     pub present: bool,
     pub observed_generation: Option<i64>,
     pub conditions: Vec<Condition>,
+    /// Flux objects and sources (empty for every other kind).
+    #[serde(flatten)]
+    pub flux: Sparse<FluxStatus>,
+    pub workload: Option<WorkloadStatus>,
+    /// Boxed: only pods have it.
+    pub pod: Option<Box<PodStatus>>,
+    /// `status.phase` (Terminating matters for a Namespace); a pod's is in `pod`.
+    pub phase: Option<String>,
+}
+
+/// The status fields of Flux objects and sources.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FluxStatus {
     pub last_attempted_revision: Option<String>,
     pub last_applied_revision: Option<String>,
     /// Terraform: the revision of the last plan (a plan with no changes leaves
     /// `last_applied_revision` at the last commit that changed infrastructure).
     #[serde(default)]
     pub last_planned_revision: Option<String>,
+    /// HelmRelease: `status.helmChart` as `namespace/name`.
+    pub helm_chart: Option<String>,
     /// Sources: `status.artifact.revision`.
     pub artifact_revision: Option<String>,
     /// Sources: `status.artifact.lastUpdateTime`, when the current revision was stored.
     pub artifact_updated: Option<DateTime<Utc>>,
-    /// HelmRelease: `status.helmChart` as `namespace/name`.
-    pub helm_chart: Option<String>,
-    /// HelmRelease: newest `status.history` entry. Boxed, like `pod`: most objects have
-    /// neither, and every tracked object would otherwise carry their room.
-    pub release: Option<Box<ReleaseSnapshot>>,
+    /// HelmRelease: newest `status.history` entry.
+    pub release: Option<ReleaseSnapshot>,
     /// Kustomization/HelmRelease: `status.inventory.entries[].id`.
     pub inventory: Vec<String>,
-    pub workload: Option<WorkloadStatus>,
-    pub pod: Option<Box<PodStatus>>,
-    /// Namespace: `status.phase` (Terminating matters).
-    pub phase: Option<String>,
+}
+
+impl Empty for FluxStatus {
+    const EMPTY: &'static Self = &FluxStatus {
+        last_attempted_revision: None,
+        last_applied_revision: None,
+        last_planned_revision: None,
+        helm_chart: None,
+        artifact_revision: None,
+        artifact_updated: None,
+        release: None,
+        inventory: Vec::new(),
+    };
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -3,6 +3,7 @@
 //! defect on the object rather than failing the whole read, so one malformed object never hides
 //! the others and the engine can say exactly what was wrong.
 
+use super::Sparse;
 use super::lenient::{Entries, Field, First, Integer};
 use super::object::*;
 use super::raw::*;
@@ -76,10 +77,10 @@ pub fn object_from_raw(cluster: &str, raw: RawObject) -> Result<Object, Skip> {
     let mut spec = r.map(spec, "", "spec");
     let status = r.map(status, "", "status");
     let mut object = Object {
-        cluster: cluster.to_string(),
+        cluster: cluster.into(),
         kind,
-        api_version,
-        namespace,
+        api_version: api_version.into(),
+        namespace: namespace.into(),
         name,
         generation: r.int(&mut meta.generation, "metadata", "generation"),
         labels: r.string_map(meta.labels, "metadata", "labels"),
@@ -138,52 +139,8 @@ fn owners(list: Field<Vec<Field<RawOwner>>>) -> Vec<OwnerRef> {
 
 fn read_spec(r: &mut Reader, object: &mut Object, spec: &mut RawSpec) {
     let ns = object.namespace.clone();
+    object.spec.flux = Sparse::new(flux_spec(r, object.kind, &ns, spec));
     let s = &mut object.spec;
-    s.suspend = r
-        .bool(&mut spec.suspend, "spec", "suspend")
-        .unwrap_or(false);
-    s.interval_secs = r.duration(&mut spec.interval, "spec", "interval");
-    s.timeout_secs = r.duration(&mut spec.timeout, "spec", "timeout");
-    s.wait = r.bool(&mut spec.wait, "spec", "wait").unwrap_or(false);
-    s.service_account = r.str(&mut spec.service_account_name, "spec", "serviceAccountName");
-    s.source_type = r.str(&mut spec.type_, "spec", "type");
-    s.depends_on = r.refs(
-        &mut spec.depends_on,
-        "spec",
-        "dependsOn",
-        &ns,
-        object.kind.as_str(),
-    );
-    s.health_checks = r.refs(&mut spec.health_checks, "spec", "healthChecks", &ns, "");
-    s.source_ref = r.reference(&mut spec.source_ref, "spec", "sourceRef", &ns, "");
-    if object.kind == Kind::HelmRelease {
-        if let Some(chart_ref) = r.reference(&mut spec.chart_ref, "spec", "chartRef", &ns, "") {
-            s.source_ref = Some(chart_ref);
-            s.uses_chart_ref = true;
-        } else if let Some(mut chart_spec) = r
-            .map(chart_template(&mut spec.chart), "spec", "chart")
-            .and_then(|chart| r.map(chart.spec, "spec.chart", "spec"))
-        {
-            let path = "spec.chart.spec";
-            s.chart = r.str(&mut chart_spec.chart, path, "chart");
-            s.chart_version = r.str(&mut chart_spec.version, path, "version");
-            s.source_ref = r.reference(&mut chart_spec.source_ref, path, "sourceRef", &ns, "");
-        }
-    }
-    if object.kind.is_source() {
-        s.url = r.str(&mut spec.url, "spec", "url");
-        s.reference = r
-            .map(std::mem::take(&mut spec.ref_), "spec", "ref")
-            .and_then(|mut reference| source_reference(r, &mut reference));
-        if object.kind == Kind::GitRepository && s.reference.is_none() {
-            // Without spec.ref the controller checks out its default branch.
-            s.reference = Some("branch master (the default)".to_string());
-        }
-    }
-    if object.kind == Kind::HelmChart {
-        s.chart = r.str(&mut chart_name(&mut spec.chart), "spec", "chart");
-        s.chart_version = r.str(&mut spec.version, "spec", "version");
-    }
     if object.kind.is_workload() {
         if let Some(selector) = r.map(std::mem::take(&mut spec.selector), "spec", "selector") {
             s.selector = r.string_map(selector.match_labels, "spec.selector", "matchLabels");
@@ -219,11 +176,62 @@ fn read_spec(r: &mut Reader, object: &mut Object, spec: &mut RawSpec) {
         s.images = images(std::mem::take(&mut spec.containers));
     }
     if object.kind == Kind::CustomResourceDefinition {
-        s.crd_group = r.str(&mut spec.group, "spec", "group");
-        s.crd_kind = r
-            .map(std::mem::take(&mut spec.names), "spec", "names")
-            .and_then(|mut names| r.str(&mut names.kind, "spec.names", "kind"));
+        s.crd = Sparse::new(CrdNames {
+            group: r.str(&mut spec.group, "spec", "group"),
+            kind: r
+                .map(std::mem::take(&mut spec.names), "spec", "names")
+                .and_then(|mut names| r.str(&mut names.kind, "spec.names", "kind")),
+        });
     }
+}
+
+/// The Flux objects' and sources' fields, read whatever the kind (so a field where it does not
+/// belong reads the same as before); empty, and so not boxed, for the other kinds.
+fn flux_spec(r: &mut Reader, kind: Kind, ns: &str, spec: &mut RawSpec) -> FluxSpec {
+    let mut s = FluxSpec {
+        suspend: r
+            .bool(&mut spec.suspend, "spec", "suspend")
+            .unwrap_or(false),
+        interval_secs: r.duration(&mut spec.interval, "spec", "interval"),
+        timeout_secs: r.duration(&mut spec.timeout, "spec", "timeout"),
+        wait: r.bool(&mut spec.wait, "spec", "wait").unwrap_or(false),
+        ..FluxSpec::default()
+    };
+    // Read for its defect only: nothing uses the service account, so it is not kept.
+    r.str(&mut spec.service_account_name, "spec", "serviceAccountName");
+    s.source_type = r.str(&mut spec.type_, "spec", "type");
+    s.depends_on = r.refs(&mut spec.depends_on, "spec", "dependsOn", ns, kind.as_str());
+    s.health_checks = r.refs(&mut spec.health_checks, "spec", "healthChecks", ns, "");
+    s.source_ref = r.reference(&mut spec.source_ref, "spec", "sourceRef", ns, "");
+    if kind == Kind::HelmRelease {
+        if let Some(chart_ref) = r.reference(&mut spec.chart_ref, "spec", "chartRef", ns, "") {
+            s.source_ref = Some(chart_ref);
+            s.uses_chart_ref = true;
+        } else if let Some(mut chart_spec) = r
+            .map(chart_template(&mut spec.chart), "spec", "chart")
+            .and_then(|chart| r.map(chart.spec, "spec.chart", "spec"))
+        {
+            let path = "spec.chart.spec";
+            s.chart = r.str(&mut chart_spec.chart, path, "chart");
+            s.chart_version = r.str(&mut chart_spec.version, path, "version");
+            s.source_ref = r.reference(&mut chart_spec.source_ref, path, "sourceRef", ns, "");
+        }
+    }
+    if kind.is_source() {
+        s.url = r.str(&mut spec.url, "spec", "url");
+        s.reference = r
+            .map(std::mem::take(&mut spec.ref_), "spec", "ref")
+            .and_then(|mut reference| source_reference(r, &mut reference));
+        if kind == Kind::GitRepository && s.reference.is_none() {
+            // Without spec.ref the controller checks out its default branch.
+            s.reference = Some("branch master (the default)".to_string());
+        }
+    }
+    if kind == Kind::HelmChart {
+        s.chart = r.str(&mut chart_name(&mut spec.chart), "spec", "chart");
+        s.chart_version = r.str(&mut spec.version, "spec", "version");
+    }
+    s
 }
 
 /// `spec.chart` read as a HelmRelease's chart template: a chart name is the wrong shape.
@@ -293,40 +301,43 @@ fn read_status(r: &mut Reader, object: &mut Object, mut status: RawStatus) {
         "observedGeneration",
     );
     st.conditions = r.conditions(std::mem::take(&mut status.conditions));
-    st.last_attempted_revision = r.str(
-        &mut status.last_attempted_revision,
-        "status",
-        "lastAttemptedRevision",
-    );
-    st.last_applied_revision = r.str(
-        &mut status.last_applied_revision,
-        "status",
-        "lastAppliedRevision",
-    );
-    st.last_planned_revision = r.str(
-        &mut status.last_planned_revision,
-        "status",
-        "lastPlannedRevision",
-    );
-    st.helm_chart = r.str(&mut status.helm_chart, "status", "helmChart");
+    let mut flux = FluxStatus {
+        last_attempted_revision: r.str(
+            &mut status.last_attempted_revision,
+            "status",
+            "lastAttemptedRevision",
+        ),
+        last_applied_revision: r.str(
+            &mut status.last_applied_revision,
+            "status",
+            "lastAppliedRevision",
+        ),
+        last_planned_revision: r.str(
+            &mut status.last_planned_revision,
+            "status",
+            "lastPlannedRevision",
+        ),
+        helm_chart: r.str(&mut status.helm_chart, "status", "helmChart"),
+        ..FluxStatus::default()
+    };
     st.phase = r.str(&mut status.phase, "status", "phase");
     if let Some(mut artifact) = r.map(std::mem::take(&mut status.artifact), "status", "artifact") {
-        st.artifact_revision = r.str(&mut artifact.revision, "status.artifact", "revision");
-        st.artifact_updated = r.time(
+        flux.artifact_revision = r.str(&mut artifact.revision, "status.artifact", "revision");
+        flux.artifact_updated = r.time(
             &mut artifact.last_update_time,
             "status.artifact",
             "lastUpdateTime",
         );
     }
     if let Some(inventory) = r.map(std::mem::take(&mut status.inventory), "status", "inventory") {
-        st.inventory = r
+        flux.inventory = r
             .array(inventory.entries, "status.inventory", "entries")
             .into_iter()
             .filter_map(|e| e.into_got()?.id.into_got())
             .collect();
     }
     if kind == Kind::HelmRelease {
-        st.release = r
+        flux.release = r
             .map(std::mem::take(&mut status.history), "status", "history")
             .and_then(|First(first)| first?.into_got())
             .map(|h| ReleaseSnapshot {
@@ -334,9 +345,9 @@ fn read_status(r: &mut Reader, object: &mut Object, mut status: RawStatus) {
                 chart_version: h.chart_version.into_got(),
                 app_version: h.app_version.into_got(),
                 status: h.status.into_got(),
-            })
-            .map(Box::new);
+            });
     }
+    st.flux = Sparse::new(flux);
     if kind.is_workload() {
         st.workload = workload_status(r, kind, object.spec.replicas, &mut status);
         if kind == Kind::DaemonSet {
@@ -361,7 +372,8 @@ fn read_status(r: &mut Reader, object: &mut Object, mut status: RawStatus) {
             .filter_map(|(init, c)| Some(container_state(c.into_got()?, init)))
             .collect();
         st.pod = Some(Box::new(PodStatus {
-            phase: st.phase.clone(),
+            // Kept with the pod's status only: one copy.
+            phase: st.phase.take(),
             reason: r.str(&mut status.reason, "status", "reason"),
             message: r.str(&mut status.message, "status", "message"),
             containers,

@@ -23,22 +23,22 @@ fn kustomization() -> serde_json::Value {
 fn reads_the_fields_the_engine_needs() {
     let object = parse_object("prod", &kustomization()).unwrap();
     assert_eq!(object.id().as_str(), "prod/Kustomization/flux-system/apps");
-    assert_eq!(object.spec.interval_secs, Some(600));
-    assert_eq!(object.spec.timeout_secs, Some(300));
-    assert!(object.spec.wait);
-    let source = object.spec.source_ref.as_ref().unwrap();
+    assert_eq!(object.spec.flux.interval_secs, Some(600));
+    assert_eq!(object.spec.flux.timeout_secs, Some(300));
+    assert!(object.spec.flux.wait);
+    let source = object.spec.flux.source_ref.as_ref().unwrap();
     assert_eq!(
         (source.kind.as_str(), source.namespace.as_str()),
         ("GitRepository", "flux-system")
     );
-    assert_eq!(object.spec.depends_on[0].namespace, "flux-system");
-    assert_eq!(object.spec.depends_on[0].kind, "Kustomization");
-    assert_eq!(object.spec.depends_on[1].namespace, "platform");
+    assert_eq!(object.spec.flux.depends_on[0].namespace, "flux-system");
+    assert_eq!(object.spec.flux.depends_on[0].kind, "Kustomization");
+    assert_eq!(object.spec.flux.depends_on[1].namespace, "platform");
     let ready = object.condition("Ready").unwrap();
     assert_eq!(ready.reason, "HealthCheckFailed");
     assert_eq!(ready.observed_generation, Some(3));
     assert_eq!(
-        object.status.inventory,
+        object.status.flux.inventory,
         vec!["default_podinfo_apps_Deployment"]
     );
     assert!(object.defects.is_empty(), "{:?}", object.defects);
@@ -111,10 +111,11 @@ fn helm_release_chart_and_history() {
                    "helmChart": "flux-system/networking-netop"}
     });
     let object = parse_object("c", &value).unwrap();
-    assert_eq!(object.spec.source_ref.as_ref().unwrap().name, "charts");
+    assert_eq!(object.spec.flux.source_ref.as_ref().unwrap().name, "charts");
     assert_eq!(
         object
             .status
+            .flux
             .release
             .as_ref()
             .unwrap()
@@ -123,7 +124,7 @@ fn helm_release_chart_and_history() {
         Some("2.14.0")
     );
     assert_eq!(
-        object.status.helm_chart.as_deref(),
+        object.status.flux.helm_chart.as_deref(),
         Some("flux-system/networking-netop")
     );
 }
@@ -173,7 +174,7 @@ fn sources_keep_their_url_and_what_they_follow() {
         }
         let value = json!({"apiVersion": api, "kind": kind,
             "metadata": {"name": "fleet", "namespace": "flux-system"}, "spec": spec});
-        parse_object("prod", &value).unwrap().spec
+        parse_object("prod", &value).unwrap().spec.flux.clone()
     };
     let git = |reference| source("GitRepository", "source.toolkit.fluxcd.io/v1", reference);
     let spec = git(json!({"branch": "main"}));
@@ -214,5 +215,5 @@ fn sources_keep_their_url_and_what_they_follow() {
     );
     assert_eq!(oci.reference.as_deref(), Some("digest sha256:abc"));
     let kustomization = parse_object("prod", &kustomization()).unwrap();
-    assert_eq!(kustomization.spec.url, None, "only sources have one");
+    assert_eq!(kustomization.spec.flux.url, None, "only sources have one");
 }

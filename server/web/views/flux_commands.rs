@@ -23,8 +23,8 @@ pub fn flux_commands(object: Option<&Object>, applied_by_flux: bool, site: &Site
     };
     let context = site
         .kube_contexts
-        .get(&object.cluster)
-        .unwrap_or(&object.cluster);
+        .get(object.cluster.as_str())
+        .map_or(object.cluster.as_str(), String::as_str);
     let name = shell_word(&object.name);
     let mut flags = Vec::new();
     if !object.namespace.is_empty() {

@@ -82,10 +82,10 @@ impl Revisions {
         let Some(source) = source else {
             return self;
         };
-        self.source_url = source.spec.url.clone();
-        self.source_ref = source.spec.reference.clone();
+        self.source_url = source.spec.flux.url.clone();
+        self.source_ref = source.spec.flux.reference.clone();
         if source.kind == Kind::GitRepository
-            && let Some(url) = &source.spec.url
+            && let Some(url) = &source.spec.flux.url
         {
             let link = |revision: &Option<String>| {
                 revision.as_deref().and_then(|r| links.commit_url(url, r))
@@ -162,7 +162,7 @@ impl ObjectDetail {
             .and_then(body_of);
         let offered = referenced
             .as_ref()
-            .and_then(|s| s.status.artifact_revision.clone());
+            .and_then(|s| s.status.flux.artifact_revision.clone());
         // Where revisions come from: its source as the engine resolved it, or itself when it
         // is one.
         let source = referenced.or_else(|| body.clone().filter(|o| o.kind.is_source()));
@@ -226,11 +226,12 @@ impl ObjectDetail {
                 .unwrap_or_default(),
             revisions: Revisions {
                 offered,
-                attempted: status.and_then(|s| s.last_attempted_revision.clone()),
+                attempted: status.and_then(|s| s.flux.last_attempted_revision.clone()),
                 applied: status.and_then(|s| {
-                    s.last_applied_revision
+                    s.flux
+                        .last_applied_revision
                         .clone()
-                        .or_else(|| s.artifact_revision.clone())
+                        .or_else(|| s.flux.artifact_revision.clone())
                 }),
                 source: source_edge.map(|l| l.id.0.clone()),
                 ..Revisions::default()

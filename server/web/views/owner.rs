@@ -57,9 +57,9 @@ impl OwnerView {
                 offered: source_record
                     .as_ref()
                     .and_then(body_of)
-                    .and_then(|s| s.status.artifact_revision),
-                attempted: status.and_then(|s| s.last_attempted_revision.clone()),
-                applied: status.and_then(|s| s.last_applied_revision.clone()),
+                    .and_then(|s| s.status.flux.artifact_revision.clone()),
+                attempted: status.and_then(|s| s.flux.last_attempted_revision.clone()),
+                applied: status.and_then(|s| s.flux.last_applied_revision.clone()),
                 source: source_record
                     .as_ref()
                     .map(|s| ObjectItem::new(s, now).verdict.id.0),

@@ -198,17 +198,17 @@ fn problem(
                 .and_then(body_of)
                 .filter(|s| s.kind == Kind::GitRepository);
             let link = |revision: &Option<String>| {
-                let url = source.as_ref()?.spec.url.as_deref()?;
+                let url = source.as_ref()?.spec.flux.url.as_deref()?;
                 site.commit_links.commit_url(url, revision.as_deref()?)
             };
             Revisions {
                 commit_urls: CommitUrls {
                     offered: None,
-                    attempted: link(&o.status.last_attempted_revision),
-                    applied: link(&o.status.last_applied_revision),
+                    attempted: link(&o.status.flux.last_attempted_revision),
+                    applied: link(&o.status.flux.last_applied_revision),
                 },
-                attempted: o.status.last_attempted_revision,
-                applied: o.status.last_applied_revision,
+                attempted: o.status.flux.last_attempted_revision.clone(),
+                applied: o.status.flux.last_applied_revision.clone(),
             }
         })
         .unwrap_or_default();
