@@ -232,26 +232,14 @@ async fn propagation(bed: &Testbed, app: &axum::Router, samples: usize) {
         from_start.push(begun.elapsed());
         from_ack.push(acknowledged.elapsed());
     }
-    let [p50, p99, max] = percentiles(&mut from_ack);
-    let [s50, s99, smax] = percentiles(&mut from_start);
+    let [p50, p99, max] = support::percentiles(&mut from_ack);
+    let [s50, s99, smax] = support::percentiles(&mut from_start);
     println!(
         "propagation ({samples} samples): from the write acknowledged to visible in /api/v1: p50 {p50:.0} ms, p99 {p99:.0} ms, max {max:.0} ms"
     );
     println!(
         "propagation including kubectl patch itself: p50 {s50:.0} ms, p99 {s99:.0} ms, max {smax:.0} ms"
     );
-}
-
-/// p50, p99 and max in milliseconds.
-fn percentiles(times: &mut [Duration]) -> [f64; 3] {
-    times.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    let n = times.len();
-    [
-        ms(times[n / 2]),
-        ms(times[(n * 99 / 100).min(n - 1)]),
-        ms(times[n - 1]),
-    ]
 }
 
 /// One answer through fleetglass's API against the same answer computed from live lists
@@ -274,8 +262,8 @@ async fn side_by_side(bed: &Testbed, app: &axum::Router, rounds: usize) {
         live_answer = live_answer_of(bed);
         live.push(begun.elapsed());
     }
-    let [o50, o99, _] = percentiles(&mut ours);
-    let [l50, l99, _] = percentiles(&mut live);
+    let [o50, o99, _] = support::percentiles(&mut ours);
+    let [l50, l99, _] = support::percentiles(&mut live);
     println!(
         "side by side at {} clusters ({rounds} rounds): fleetglass /api/v1/domains/{DOMAIN} p50 {o50:.1} ms p99 {o99:.1} ms (answer {our_answer}); live kubectl lists p50 {l50:.0} ms p99 {l99:.0} ms (answer {live_answer}); ratio at p50 {:.0}×",
         bed.clusters.len(),

@@ -11,3 +11,16 @@ pub fn full() -> bool {
 pub fn size(full_size: usize, quick: usize) -> usize {
     if full() { full_size } else { quick }
 }
+
+/// p50, p99 and max in milliseconds.
+#[allow(dead_code)] // for the benchmarks that sample latencies
+pub fn percentiles(times: &mut [std::time::Duration]) -> [f64; 3] {
+    times.sort();
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+    let n = times.len();
+    [
+        ms(times[n / 2]),
+        ms(times[(n * 99 / 100).min(n - 1)]),
+        ms(times[n - 1]),
+    ]
+}

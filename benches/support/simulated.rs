@@ -19,6 +19,7 @@ pub const APPS_PER_CLUSTER: usize = 100;
 /// The one revision every source offers and every Kustomization applied.
 const REVISION: &str = "main@sha1:1111111";
 
+#[allow(dead_code)] // the collectors bench runs its own collectors instead
 pub struct SimulatedFleet {
     runner: Runner,
     /// What the runner holds, in order: the apps (Kustomization at 2 × app, its Deployment
@@ -27,6 +28,7 @@ pub struct SimulatedFleet {
     clusters: Vec<String>,
 }
 
+#[allow(dead_code)]
 impl SimulatedFleet {
     /// `clusters` clusters named `{prefix}-{n}`, all healthy, loaded and written once.
     pub async fn load(store: Store, prefix: &str, clusters: usize) -> SimulatedFleet {
@@ -41,10 +43,7 @@ impl SimulatedFleet {
         let (runner, _latest) = Runner::new(settings, store);
         let mut objects = Vec::with_capacity(clusters.len() * (APPS_PER_CLUSTER * 2 + 1));
         for cluster in &clusters {
-            for app in 0..APPS_PER_CLUSTER {
-                objects.push(parse(cluster, &kustomization(cluster, app, true)));
-                objects.push(parse(cluster, &deployment(app)));
-            }
+            objects.extend(apps_of(cluster));
         }
         for cluster in &clusters {
             objects.push(parse(cluster, &repository(cluster)));
@@ -82,10 +81,7 @@ impl SimulatedFleet {
             let ready = !self.objects[2 * app]
                 .condition("Ready")
                 .is_some_and(|c| c.is_true());
-            let flipped = parse(
-                cluster,
-                &kustomization(cluster, app % APPS_PER_CLUSTER, ready),
-            );
+            let flipped = app_kustomization(cluster, app % APPS_PER_CLUSTER, ready);
             self.objects[2 * app] = flipped.clone();
             self.runner.apply(SourceEvent::Apply(Box::new(flipped)));
         }
@@ -101,6 +97,32 @@ impl SimulatedFleet {
             });
         }
     }
+}
+
+/// One cluster's objects as its source lists them, all healthy: each app's Kustomization
+/// and Deployment, then the GitRepository they apply from.
+#[allow(dead_code)] // the collectors bench's source; the others hold the fleet in one runner
+pub fn cluster_objects(cluster: &str) -> Vec<Object> {
+    let mut objects = apps_of(cluster);
+    objects.push(parse(cluster, &repository(cluster)));
+    objects
+}
+
+/// Each app's Kustomization (healthy) followed by its Deployment.
+fn apps_of(cluster: &str) -> Vec<Object> {
+    (0..APPS_PER_CLUSTER)
+        .flat_map(|app| {
+            [
+                app_kustomization(cluster, app, true),
+                parse(cluster, &deployment(app)),
+            ]
+        })
+        .collect()
+}
+
+/// App `app`'s Kustomization on `cluster`, Ready or failing its build.
+pub fn app_kustomization(cluster: &str, app: usize, ready: bool) -> Object {
+    parse(cluster, &kustomization(cluster, app, ready))
 }
 
 fn parse(cluster: &str, value: &Value) -> Object {

@@ -1,4 +1,4 @@
-//! A complete collector, the same for either source: the lease keeper, the runner (adopting
+//! A complete collector, the same for any source: the lease keeper, the runner (adopting
 //! what the keeper holds), the source (collecting what the runner adopted) and history
 //! retention. `fleetglass serve` runs one; tests run two against the same database to exercise
 //! sharding.

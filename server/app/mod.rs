@@ -10,4 +10,4 @@ mod source;
 
 pub use collector::Collector;
 pub use serve::{Options, Role, open_store, serve};
-pub use source::Source;
+pub use source::{Feed, Source};
