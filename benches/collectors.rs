@@ -42,6 +42,8 @@ const ALIVE_EVERY: Duration = Duration::from_secs(5);
 /// The churn never touches app 0 of a cluster: the samples flip it and wait for it alone.
 const PROBED_APP: usize = 0;
 const DEADLINE: Duration = Duration::from_secs(900);
+/// A flip not visible this long after its event is reported as the ingest falling behind.
+const LATE: Duration = Duration::from_secs(60);
 
 fn main() {
     tokio::runtime::Builder::new_multi_thread()
@@ -253,9 +255,10 @@ async fn get_state(app: &axum::Router, uri: &str) -> String {
 }
 
 /// Flips app 0 of `cluster` through whichever feed holds it and polls `/api/v1` every 5 ms
-/// until its new state shows; returns the time from the flip's event. Asks again while no feed
-/// holds the cluster (just after a crash, before a survivor adopted it).
-async fn sample(world: &World, app: &axum::Router, cluster: usize) -> Duration {
+/// until its new state shows; returns the time from the flip's event, or None if it did not
+/// show within [`LATE`] (the ingest falls behind the churn). Asks again while no feed holds the
+/// cluster (just after a crash, before a survivor adopted it).
+async fn sample(world: &World, app: &axum::Router, cluster: usize) -> Option<Duration> {
     let uri = format!(
         "/api/v1/objects/{}/Kustomization/flux-system/app-{PROBED_APP}",
         world.clusters[cluster]
@@ -276,13 +279,12 @@ async fn sample(world: &World, app: &axum::Router, cluster: usize) -> Duration {
         );
     };
     while get_state(app, &uri).await == before {
-        assert!(
-            flipped.elapsed() < Duration::from_secs(60),
-            "{uri} still {before} a minute after the flip"
-        );
+        if flipped.elapsed() > LATE {
+            return None;
+        }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    flipped.elapsed()
+    Some(flipped.elapsed())
 }
 
 /// Part 1: one instance holds every cluster; propagation under churn.
@@ -298,16 +300,26 @@ async fn one_instance(config: &Config, churn: usize, samples: usize) {
     let (transitions_before, churn_started) = (transitions_written(&store).await, Instant::now());
     let mut times = Vec::with_capacity(samples);
     for n in 0..samples {
-        times.push(sample(&world, &app, n * 7919 % world.clusters.len()).await);
+        match sample(&world, &app, n * 7919 % world.clusters.len()).await {
+            Some(time) => times.push(time),
+            None => break,
+        }
     }
     let written = transitions_written(&store).await - transitions_before;
-    let churn_seconds = churn_started.elapsed().as_secs_f64();
-    let [p50, p99, max] = support::percentiles(&mut times);
-    println!(
-        "one instance: {} objects written in {load_s:.1} s; under churn ({:.0} transitions/s written) a flip reaches /api/v1 in p50 {p50:.0} ms, p99 {p99:.0} ms, max {max:.0} ms ({samples} samples)",
-        world.clusters.len() * (APPS_PER_CLUSTER * 2 + 1),
-        written as f64 / churn_seconds,
-    );
+    let rate = written as f64 / churn_started.elapsed().as_secs_f64();
+    let objects = world.clusters.len() * (APPS_PER_CLUSTER * 2 + 1);
+    if times.len() < samples {
+        println!(
+            "one instance: {objects} objects written in {load_s:.1} s; under churn ({rate:.0} transitions/s written) sample {} did not reach /api/v1 within {} s: the ingest falls behind {churn} flips/s",
+            times.len() + 1,
+            LATE.as_secs()
+        );
+    } else {
+        let [p50, p99, max] = support::percentiles(&mut times);
+        println!(
+            "one instance: {objects} objects written in {load_s:.1} s; under churn ({rate:.0} transitions/s written) a flip reaches /api/v1 in p50 {p50:.0} ms, p99 {p99:.0} ms, max {max:.0} ms ({samples} samples)"
+        );
+    }
     collector.stop().await;
 }
 
@@ -395,11 +407,13 @@ async fn three_replicas(config: &Config, churn: usize) {
         .iter()
         .position(|c| c == orphan)
         .expect("a simulated cluster");
-    sample(&world, &app, index).await;
-    let collected_s = crashed_at.elapsed().as_secs_f64();
+    let collected = match sample(&world, &app, index).await {
+        Some(_) => format!("{:.1} s", crashed_at.elapsed().as_secs_f64()),
+        None => format!("more than {} s (not seen)", LATE.as_secs()),
+    };
     let sizes: Vec<usize> = holdings(&replicas).iter().map(ClusterSet::len).collect();
     println!(
-        "crash of a replica holding {} clusters: held again by the other two {sizes:?} after {takeover_s:.1} s (lease {} s; {samples} samples, {overlapping} with a cluster held by two); a flip on {orphan} asked for then is in /api/v1 {collected_s:.1} s after the crash",
+        "crash of a replica holding {} clusters: held again by the other two {sizes:?} after {takeover_s:.1} s (lease {} s; {samples} samples, {overlapping} with a cluster held by two); a flip on {orphan} asked for then is in /api/v1 {collected} after the crash",
         orphans.len(),
         config.collector.lease.num_seconds()
     );
