@@ -45,15 +45,8 @@ const DEADLINE: Duration = Duration::from_secs(900);
 /// A flip not visible this long after its event is reported as the ingest falling behind.
 const LATE: Duration = Duration::from_secs(60);
 
-fn main() {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
-        .block_on(run());
-}
-
-async fn run() {
+#[tokio::main]
+async fn main() {
     let clusters = flag("--clusters").unwrap_or(support::size(1_000, 6));
     let churn = flag("--churn").unwrap_or(support::size(2_000, 50));
     let samples = support::size(200, 4);

@@ -33,15 +33,8 @@ struct Measured {
     write_us_per_change: f64,
 }
 
-fn main() {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
-        .block_on(run());
-}
-
-async fn run() {
+#[tokio::main]
+async fn main() {
     let asked = clusters_asked();
     let sizes: Vec<usize> = if !asked.is_empty() {
         asked

@@ -37,15 +37,8 @@ const DOMAIN: &str = "shop";
 const REVISION: &str = "v1.4.2@sha256:0123456789abcdef";
 const LOAD_DEADLINE: Duration = Duration::from_secs(600);
 
-fn main() {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
-        .block_on(run());
-}
-
-async fn run() {
+#[tokio::main]
+async fn main() {
     let full = support::full();
     let objects = support::size(2_000, 20);
     let clusters = support::size(3, 1);

@@ -49,15 +49,8 @@ const KINDS: [Kind; 5] = [
     Kind::Pod,
 ];
 
-fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(run());
-}
-
-async fn run() {
+#[tokio::main]
+async fn main() {
     let store = common::fresh_store().await;
     let started = Instant::now();
     let config_yaml = seed(&store).await;
