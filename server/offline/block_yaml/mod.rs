@@ -7,6 +7,35 @@
 //! which gives today's values or errors. It skips what the visitors ignore without resolving
 //! scalars, and allocates only for escapes, folded lines and block scalars.
 
+/// Deserializer methods the visitors fleetglass uses never call (the listed ones, and those
+/// for structs, tuples and enums): left to serde_yaml rather than guessed at. Shared by the
+/// document reader and the key reader.
+macro_rules! gave_up_on {
+    ($($method:ident)*) => {
+        $(fn $method<V: Visitor<'de>>(self, _: V) -> Result<V::Value, GaveUp> {
+            Err(GaveUp)
+        })*
+        fn deserialize_unit_struct<V: Visitor<'de>>(self, _: &str, _: V) -> Result<V::Value, GaveUp> {
+            Err(GaveUp)
+        }
+        fn deserialize_newtype_struct<V: Visitor<'de>>(self, _: &str, _: V) -> Result<V::Value, GaveUp> {
+            Err(GaveUp)
+        }
+        fn deserialize_tuple<V: Visitor<'de>>(self, _: usize, _: V) -> Result<V::Value, GaveUp> {
+            Err(GaveUp)
+        }
+        fn deserialize_tuple_struct<V: Visitor<'de>>(self, _: &str, _: usize, _: V) -> Result<V::Value, GaveUp> {
+            Err(GaveUp)
+        }
+        fn deserialize_struct<V: Visitor<'de>>(self, _: &str, _: &[&'static str], _: V) -> Result<V::Value, GaveUp> {
+            Err(GaveUp)
+        }
+        fn deserialize_enum<V: Visitor<'de>>(self, _: &str, _: &[&'static str], _: V) -> Result<V::Value, GaveUp> {
+            Err(GaveUp)
+        }
+    };
+}
+
 pub(super) mod lines;
 mod scalar;
 #[cfg(test)]
@@ -253,20 +282,10 @@ impl<'de> BlockYaml<'de> {
     }
 }
 
-/// Deserializer methods the visitors fleetglass uses never call: left to serde_yaml rather
-/// than guessed at.
-macro_rules! gave_up_on {
-    ($($method:ident)*) => {
-        $(fn $method<V: Visitor<'de>>(self, _: V) -> Result<V::Value, GaveUp> {
-            Err(GaveUp)
-        })*
-    };
-}
-impl<'de> de::Deserializer<'de> for &mut BlockYaml<'de> {
-    type Error = GaveUp;
-
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, GaveUp> {
-        match self.node()? {
+impl<'de> BlockYaml<'de> {
+    /// Hands a node just read to `visitor`, as serde_yaml's `deserialize_any` would.
+    fn visit<V: Visitor<'de>>(&mut self, node: Node<'de>, visitor: V) -> Result<V::Value, GaveUp> {
+        match node {
             Node::Null => visitor.visit_unit(),
             Node::Mapping { indent } => visitor.visit_map(BlockMapping {
                 de: self,
@@ -284,22 +303,43 @@ impl<'de> de::Deserializer<'de> for &mut BlockYaml<'de> {
         }
     }
 
+    /// Moves to the next entry of a block collection whose entries sit at `indent`, past the
+    /// first: false where the collection ends (the text ends, a line sits left of it, or a
+    /// line at its indentation that `is_entry` rejects); a line right of it gives up.
+    fn next_entry(
+        &mut self,
+        indent: usize,
+        is_entry: impl Fn(&[u8], usize) -> bool,
+    ) -> Result<bool, GaveUp> {
+        let Some((line, at)) = next_line(self.bytes(), self.pos) else {
+            self.pos = self.text.len();
+            return Ok(false);
+        };
+        if at < indent || at == indent && !is_entry(self.bytes(), line + at) {
+            self.pos = line;
+            return Ok(false);
+        }
+        if at > indent {
+            return Err(GaveUp);
+        }
+        self.pos = line + at;
+        Ok(true)
+    }
+}
+
+impl<'de> de::Deserializer<'de> for &mut BlockYaml<'de> {
+    type Error = GaveUp;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, GaveUp> {
+        let node = self.node()?;
+        self.visit(node, visitor)
+    }
+
     /// Skipped: read (so malformed text still gives up) but scalars are not resolved.
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, GaveUp> {
         match self.node()? {
-            Node::Scalar(_) | Node::Null => visitor.visit_unit(),
-            Node::Mapping { indent } => visitor.visit_map(BlockMapping {
-                de: self,
-                indent,
-                first: true,
-            }),
-            Node::Sequence { indent } => visitor.visit_seq(BlockSequence {
-                de: self,
-                indent,
-                first: true,
-            }),
-            Node::EmptyMapping => visitor.visit_map(Empty),
-            Node::EmptySequence => visitor.visit_seq(Empty),
+            Node::Scalar(_) => visitor.visit_unit(),
+            node => self.visit(node, visitor),
         }
     }
 
@@ -309,44 +349,6 @@ impl<'de> de::Deserializer<'de> for &mut BlockYaml<'de> {
         deserialize_f64 deserialize_char deserialize_str deserialize_string deserialize_bytes
         deserialize_byte_buf deserialize_option deserialize_unit deserialize_seq deserialize_map
         deserialize_identifier
-    }
-
-    fn deserialize_unit_struct<V: Visitor<'de>>(self, _: &str, _: V) -> Result<V::Value, GaveUp> {
-        Err(GaveUp)
-    }
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        _: &str,
-        _: V,
-    ) -> Result<V::Value, GaveUp> {
-        Err(GaveUp)
-    }
-    fn deserialize_tuple<V: Visitor<'de>>(self, _: usize, _: V) -> Result<V::Value, GaveUp> {
-        Err(GaveUp)
-    }
-    fn deserialize_tuple_struct<V: Visitor<'de>>(
-        self,
-        _: &str,
-        _: usize,
-        _: V,
-    ) -> Result<V::Value, GaveUp> {
-        Err(GaveUp)
-    }
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        _: &str,
-        _: &[&str],
-        _: V,
-    ) -> Result<V::Value, GaveUp> {
-        Err(GaveUp)
-    }
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        _: &str,
-        _: &[&str],
-        _: V,
-    ) -> Result<V::Value, GaveUp> {
-        Err(GaveUp)
     }
 }
 
@@ -364,19 +366,8 @@ impl<'de> MapAccess<'de> for BlockMapping<'_, 'de> {
         seed: K,
     ) -> Result<Option<K::Value>, GaveUp> {
         let de = &mut *self.de;
-        if !self.first {
-            let Some((line, indent)) = next_line(de.bytes(), de.pos) else {
-                de.pos = de.text.len();
-                return Ok(None);
-            };
-            if indent < self.indent {
-                de.pos = line;
-                return Ok(None);
-            }
-            if indent > self.indent {
-                return Err(GaveUp);
-            }
-            de.pos = line + indent;
+        if !self.first && !de.next_entry(self.indent, |_, _| true)? {
+            return Ok(None);
         }
         self.first = false;
         let key = de.key()?;
@@ -404,23 +395,11 @@ impl<'de> SeqAccess<'de> for BlockSequence<'_, 'de> {
         seed: T,
     ) -> Result<Option<T::Value>, GaveUp> {
         let de = &mut *self.de;
-        if !self.first {
-            let Some((line, indent)) = next_line(de.bytes(), de.pos) else {
-                de.pos = de.text.len();
-                return Ok(None);
-            };
-            let bytes = de.bytes();
-            let dash = bytes[line + indent] == b'-' && blank_or_end(bytes, line + indent + 1);
-            if indent < self.indent || indent == self.indent && !dash {
-                // A key at the same indentation ends a sequence held by a mapping there; any
-                // other holder sees the line as misplaced and gives up.
-                de.pos = line;
-                return Ok(None);
-            }
-            if indent > self.indent {
-                return Err(GaveUp);
-            }
-            de.pos = line + indent;
+        // A key at the same indentation ends a sequence held by a mapping there; any other
+        // holder sees the line as misplaced and gives up.
+        let dash = |bytes: &[u8], at: usize| bytes[at] == b'-' && blank_or_end(bytes, at + 1);
+        if !self.first && !de.next_entry(self.indent, dash)? {
+            return Ok(None);
         }
         self.first = false;
         // Past the dash.

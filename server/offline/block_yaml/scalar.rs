@@ -458,14 +458,6 @@ impl<'de> Key<'de> {
     }
 }
 
-macro_rules! key_gives_up_on {
-    ($($method:ident)*) => {
-        $(fn $method<V: Visitor<'de>>(self, _: V) -> Result<V::Value, GaveUp> {
-            Err(GaveUp)
-        })*
-    };
-}
-
 impl<'de> de::Deserializer<'de> for Key<'de> {
     type Error = GaveUp;
 
@@ -489,48 +481,10 @@ impl<'de> de::Deserializer<'de> for Key<'de> {
         visitor.visit_unit()
     }
 
-    key_gives_up_on! {
+    gave_up_on! {
         deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64
         deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_f32
         deserialize_f64 deserialize_char deserialize_bytes deserialize_byte_buf
         deserialize_option deserialize_unit deserialize_seq deserialize_map
-    }
-
-    fn deserialize_unit_struct<V: Visitor<'de>>(self, _: &str, _: V) -> Result<V::Value, GaveUp> {
-        Err(GaveUp)
-    }
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        _: &str,
-        _: V,
-    ) -> Result<V::Value, GaveUp> {
-        Err(GaveUp)
-    }
-    fn deserialize_tuple<V: Visitor<'de>>(self, _: usize, _: V) -> Result<V::Value, GaveUp> {
-        Err(GaveUp)
-    }
-    fn deserialize_tuple_struct<V: Visitor<'de>>(
-        self,
-        _: &str,
-        _: usize,
-        _: V,
-    ) -> Result<V::Value, GaveUp> {
-        Err(GaveUp)
-    }
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        _: &str,
-        _: &[&str],
-        _: V,
-    ) -> Result<V::Value, GaveUp> {
-        Err(GaveUp)
-    }
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        _: &str,
-        _: &[&str],
-        _: V,
-    ) -> Result<V::Value, GaveUp> {
-        Err(GaveUp)
     }
 }
