@@ -573,3 +573,51 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
         ("root_causes", "id", "prod-eu-1/apps")
     );
 }
+
+/// An open alert row written before the members shared the object-and-verdict shape: its
+/// `members` JSON (today's format, set here as literal text) still loads, and writes back the
+/// same.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_alert_row_in_the_stored_members_format_loads_and_writes_back_the_same() {
+    let store = common::fresh_store().await;
+    let members = json!([{
+        "root_cause": "prod-eu-1/Deployment/flux-system/tofu-controller",
+        "cluster": "prod-eu-1",
+        "state": "failed",
+        "since": "2026-11-20T10:00:00Z",
+        "reason": "ImagePullBackOff",
+        "message": "Back-off pulling image",
+        "affected_count": 3,
+        "affected_sample": ["prod-eu-1/Kustomization/flux-system/apps"],
+        "domains": ["payments"]
+    }]);
+    sqlx::query(
+        "INSERT INTO alerts (incident_key, root_cause, cluster, clusters, members, rule, severity,
+             status, state, reason, message, affected_count, affected_sample, domains,
+             first_seen, updated_at)
+         VALUES ('key', 'prod-eu-1/Deployment/flux-system/tofu-controller', 'prod-eu-1',
+             '{prod-eu-1}', $1::text::jsonb, 'root-cause', 'warning', 'firing', 'failed',
+             'ImagePullBackOff', 'm', 3, '[]', '[]', now(), now())",
+    )
+    .bind(members.to_string())
+    .execute(store.pool())
+    .await
+    .unwrap();
+    let mut conn = store.pool().acquire().await.unwrap();
+    let alerts = fleetglass::store::alerts::lock_open(&mut conn, &["prod-eu-1".into()], &[])
+        .await
+        .unwrap();
+    assert_eq!(alerts.len(), 1);
+    assert_eq!(serde_json::to_value(&alerts[0].members).unwrap(), members);
+    let id = alerts[0].id.unwrap();
+    fleetglass::store::alerts::update(&mut conn, id, &alerts[0], Utc::now())
+        .await
+        .unwrap();
+    let (stored,): (serde_json::Value,) =
+        sqlx::query_as("SELECT members FROM alerts WHERE id = $1")
+            .bind(id)
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap();
+    assert_eq!(stored, members);
+}

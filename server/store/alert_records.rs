@@ -234,3 +234,41 @@ pub struct NewSilence {
     #[serde(default)]
     pub comment: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    /// `alerts.members` as open alerts have stored it since incidents (migration 0010).
+    const STORED_MEMBER: &str = r#"{"root_cause":"prod-eu-1/Deployment/flux-system/tofu-controller","cluster":"prod-eu-1","state":"failed","since":"2026-11-20T10:00:00Z","reason":"ImagePullBackOff","message":"Back-off pulling image","affected_count":3,"affected_sample":["prod-eu-1/Kustomization/flux-system/apps"],"domains":["payments"]}"#;
+
+    fn member() -> Candidate {
+        serde_json::from_str(STORED_MEMBER).unwrap()
+    }
+
+    #[test]
+    fn a_member_is_stored_in_the_json_open_alerts_already_hold() {
+        assert_eq!(serde_json::to_string(&member()).unwrap(), STORED_MEMBER);
+    }
+
+    #[test]
+    fn a_stored_member_reads_back_as_the_root_cause_it_was() {
+        let member = member();
+        assert_eq!(
+            member.root_cause.as_str(),
+            "prod-eu-1/Deployment/flux-system/tofu-controller"
+        );
+        assert_eq!(member.cluster, "prod-eu-1");
+        assert_eq!(member.state, State::Failed);
+        assert_eq!(
+            member.since,
+            Some(Utc.with_ymd_and_hms(2026, 11, 20, 10, 0, 0).unwrap())
+        );
+        assert_eq!(member.reason, "ImagePullBackOff");
+        assert_eq!(member.message, "Back-off pulling image");
+        assert_eq!(member.affected_count, 3);
+        assert_eq!(member.domains, ["payments"]);
+        assert!(member.cluster_labels.is_empty());
+    }
+}

@@ -146,18 +146,7 @@ impl FleetView {
             }
         }
         let domains = domain_views(site, &groups, domains);
-        let mut root_causes: Vec<CauseView> = causes
-            .into_iter()
-            .map(|c| CauseView {
-                state: c.verdict.state,
-                affected: serde_json::from_value(c.affected).unwrap_or_default(),
-                id: c.verdict.id.0,
-                cluster: c.verdict.cluster,
-                since: c.verdict.since,
-                reason: c.verdict.reason,
-                message: c.verdict.message,
-            })
-            .collect();
+        let mut root_causes: Vec<CauseView> = causes.into_iter().map(cause_view).collect();
         root_causes.sort_by(|a, b| {
             a.state
                 .severity_rank()
@@ -197,6 +186,18 @@ impl FleetView {
             .into_iter()
             .filter_map(|s| Some((s, *self.counts.get(s.as_str())?)))
             .collect()
+    }
+}
+
+fn cause_view(row: RootCauseRow) -> CauseView {
+    CauseView {
+        state: row.verdict.state,
+        affected: serde_json::from_value(row.affected).unwrap_or_default(),
+        id: row.verdict.id.0,
+        cluster: row.verdict.cluster,
+        since: row.verdict.since,
+        reason: row.verdict.reason,
+        message: row.verdict.message,
     }
 }
 
@@ -289,5 +290,41 @@ fn group_cell(group: &Group, cells: &[DomainCell]) -> GroupCell {
         state: in_group.iter().map(|c| c.state).reduce(State::worst),
         fully_healthy_clusters: in_group.iter().filter(|c| c.fully_healthy).count(),
         clusters: in_group.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ObjectId;
+    use crate::store::ObjectVerdict;
+    use chrono::TimeZone;
+
+    #[test]
+    fn a_root_cause_in_the_fleet_api_has_exactly_the_fields_it_always_had() {
+        let row = RootCauseRow {
+            verdict: ObjectVerdict::new(
+                ObjectId("prod-eu-1/HelmRelease/apps/payments".to_string()),
+                State::Degraded,
+                Some(Utc.with_ymd_and_hms(2026, 11, 20, 10, 0, 0).unwrap()),
+                "UpgradeFailed".to_string(),
+                "timed out".to_string(),
+            ),
+            affected: serde_json::json!(["prod-eu-1/Kustomization/flux-system/apps"]),
+        };
+        assert_eq!(
+            serde_json::to_string(&cause_view(row)).unwrap(),
+            r#"{"id":"prod-eu-1/HelmRelease/apps/payments","cluster":"prod-eu-1","state":"degraded","since":"2026-11-20T10:00:00Z","reason":"UpgradeFailed","message":"timed out","affected":["prod-eu-1/Kustomization/flux-system/apps"]}"#
+        );
+    }
+
+    #[test]
+    fn the_fleet_api_describes_a_root_cause_as_it_always_did() {
+        use utoipa::PartialSchema;
+        let schema = serde_json::to_string(&CauseView::schema()).unwrap();
+        assert_eq!(
+            schema,
+            r##"{"type":"object","required":["id","cluster","state","reason","message","affected"],"properties":{"affected":{"type":"array","items":{"type":"string"}},"cluster":{"type":"string"},"id":{"type":"string"},"message":{"type":"string"},"reason":{"type":"string"},"since":{"type":["string","null"],"format":"date-time"},"state":{"$ref":"#/components/schemas/State"}}}"##
+        );
     }
 }
