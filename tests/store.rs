@@ -609,6 +609,16 @@ async fn an_alert_row_in_the_stored_members_format_loads_and_writes_back_the_sam
         .unwrap();
     assert_eq!(alerts.len(), 1);
     assert_eq!(serde_json::to_value(&alerts[0].members).unwrap(), members);
+    let member = &alerts[0].members[0].verdict;
+    assert_eq!(
+        (
+            member.kind.as_str(),
+            member.namespace.as_str(),
+            member.name.as_str()
+        ),
+        ("Deployment", "flux-system", "tofu-controller"),
+        "the parts the JSON lacks are read from the id"
+    );
     let id = alerts[0].id.unwrap();
     fleetglass::store::alerts::update(&mut conn, id, &alerts[0], Utc::now())
         .await

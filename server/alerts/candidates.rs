@@ -3,6 +3,7 @@
 
 use super::Candidate;
 use crate::health::Parts;
+use crate::store::ObjectVerdict;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How many affected objects a message names; the count says the rest.
@@ -44,14 +45,16 @@ pub fn candidates(
                 .filter(|d| d.blockers.contains(&cause.id))
                 .map(|d| d.domain.clone())
                 .collect();
+            let verdict = ObjectVerdict::new(
+                cause.id.clone(),
+                cause.state,
+                cause.since,
+                cause.reason.clone(),
+                cause.message.clone(),
+            );
             Candidate {
-                root_cause: cause.id.clone(),
                 cluster_labels: cluster_labels.get(&cluster).cloned().unwrap_or_default(),
-                cluster,
-                state: cause.state,
-                since: cause.since,
-                reason: cause.reason.clone(),
-                message: cause.message.clone(),
+                verdict: ObjectVerdict { cluster, ..verdict },
                 affected_count: cause.affected.len(),
                 affected_sample: cause
                     .affected

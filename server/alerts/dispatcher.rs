@@ -88,7 +88,7 @@ impl Dispatcher {
                 let ids: Vec<&str> = alert
                     .members
                     .iter()
-                    .map(|m| m.root_cause.as_str())
+                    .map(|m| m.verdict.id.as_str())
                     .chain([alert.root_cause.as_str()])
                     .collect();
                 if let Some(key) = adopted_key(&ids, &groups, &held) {

@@ -22,9 +22,9 @@ impl CauseGroup {
     pub fn single(candidate: Candidate) -> CauseGroup {
         CauseGroup {
             key: key_of(
-                candidate.root_cause.as_str(),
-                &candidate.cluster,
-                &candidate.reason,
+                candidate.verdict.id.as_str(),
+                &candidate.verdict.cluster,
+                &candidate.verdict.reason,
             ),
             members: vec![candidate],
         }
@@ -44,11 +44,15 @@ impl CauseGroup {
 pub fn by_incident(causes: Vec<Candidate>, policy: &Policy) -> BTreeMap<String, Vec<Candidate>> {
     let mut groups: BTreeMap<String, Vec<Candidate>> = BTreeMap::new();
     for cause in causes.into_iter().filter(|c| policy.rule_for(c).is_some()) {
-        let key = key_of(cause.root_cause.as_str(), &cause.cluster, &cause.reason);
+        let key = key_of(
+            cause.verdict.id.as_str(),
+            &cause.verdict.cluster,
+            &cause.verdict.reason,
+        );
         groups.entry(key).or_default().push(cause);
     }
     for members in groups.values_mut() {
-        members.sort_by(|a, b| a.cluster.cmp(&b.cluster));
+        members.sort_by(|a, b| a.verdict.cluster.cmp(&b.verdict.cluster));
     }
     groups
 }
@@ -62,19 +66,24 @@ pub fn merged(
     covered: &BTreeSet<String>,
     labels: &BTreeMap<String, BTreeMap<String, String>>,
 ) -> Vec<Candidate> {
-    let mut seen: BTreeMap<String, Candidate> =
-        seen.into_iter().map(|c| (c.cluster.clone(), c)).collect();
+    let mut seen: BTreeMap<String, Candidate> = seen
+        .into_iter()
+        .map(|c| (c.verdict.cluster.clone(), c))
+        .collect();
     let mut members: Vec<Candidate> = stored
         .iter()
-        .filter_map(|m| match seen.remove(&m.cluster) {
+        .filter_map(|m| match seen.remove(&m.verdict.cluster) {
             Some(now) => Some(now),
-            None if covered.contains(&m.cluster) => None,
+            None if covered.contains(&m.verdict.cluster) => None,
             None => Some(m.clone()),
         })
         .collect();
     members.extend(seen.into_values());
     for member in &mut members {
-        member.cluster_labels = labels.get(&member.cluster).cloned().unwrap_or_default();
+        member.cluster_labels = labels
+            .get(&member.verdict.cluster)
+            .cloned()
+            .unwrap_or_default();
     }
     members
 }
@@ -94,7 +103,7 @@ pub fn adopted_key(
         .find(|(_, members)| {
             members
                 .iter()
-                .any(|m| root_causes.contains(&m.root_cause.as_str()))
+                .any(|m| root_causes.contains(&m.verdict.id.as_str()))
         })
         .map(|(key, _)| key.clone())
 }
@@ -105,15 +114,17 @@ mod tests {
     use crate::config::AlertsConfig;
     use crate::health::State;
     use crate::model::ObjectId;
+    use crate::store::ObjectVerdict;
 
     fn cause(cluster: &str, reason: &str) -> Candidate {
         Candidate {
-            root_cause: ObjectId(format!("{cluster}/Deployment/flux-system/tofu-controller")),
-            cluster: cluster.into(),
-            state: State::Failed,
-            since: None,
-            reason: reason.into(),
-            message: String::new(),
+            verdict: ObjectVerdict::new(
+                ObjectId(format!("{cluster}/Deployment/flux-system/tofu-controller")),
+                State::Failed,
+                None,
+                reason.into(),
+                String::new(),
+            ),
             affected_count: 1,
             affected_sample: Vec::new(),
             domains: Vec::new(),
@@ -122,7 +133,7 @@ mod tests {
     }
 
     fn clusters(members: &[Candidate]) -> Vec<&str> {
-        members.iter().map(|m| m.cluster.as_str()).collect()
+        members.iter().map(|m| m.verdict.cluster.as_str()).collect()
     }
 
     #[test]

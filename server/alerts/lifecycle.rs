@@ -45,7 +45,7 @@ impl Context<'_> {
         let ids: Option<Vec<i64>> = alert
             .members
             .iter()
-            .map(|m| silence(m.root_cause.as_str(), &m.cluster, &m.domains))
+            .map(|m| silence(m.verdict.id.as_str(), &m.verdict.cluster, &m.domains))
             .collect();
         ids.and_then(|ids| ids.first().copied())
     }
@@ -163,16 +163,25 @@ mod tests {
     use crate::config::AlertsConfig;
     use crate::health::State;
     use crate::model::ObjectId;
+    use crate::store::ObjectVerdict;
     use chrono::TimeDelta;
 
     fn candidate(affected: usize) -> Candidate {
+        candidate_on(
+            "staging-1/Kustomization/flux-system/gateway-config",
+            affected,
+        )
+    }
+
+    fn candidate_on(id: &str, affected: usize) -> Candidate {
         Candidate {
-            root_cause: ObjectId("staging-1/Kustomization/flux-system/gateway-config".into()),
-            cluster: "staging-1".into(),
-            state: State::Failed,
-            since: None,
-            reason: "RBAC Forbidden".into(),
-            message: "forbidden".into(),
+            verdict: ObjectVerdict::new(
+                ObjectId(id.into()),
+                State::Failed,
+                None,
+                "RBAC Forbidden".into(),
+                "forbidden".into(),
+            ),
             affected_count: affected,
             affected_sample: Vec::new(),
             domains: vec!["gateway".into()],
@@ -242,8 +251,7 @@ mod tests {
     #[test]
     fn waits_out_the_rule_for_and_forgets_a_cause_that_cleared_before() {
         let mut w = World::new();
-        let mut dead = candidate(2);
-        dead.root_cause = ObjectId("prod-eu-1/Deployment/flux-system/tofu-controller".into());
+        let dead = candidate_on("prod-eu-1/Deployment/flux-system/tofu-controller", 2);
         assert_eq!(w.after(0, Some(dead.clone())).0, Vec::<Event>::new());
         assert_eq!(w.alert.as_ref().unwrap().rule, "controller-unavailable");
         assert_eq!(w.after(3, None).0, Vec::<Event>::new());
@@ -255,9 +263,8 @@ mod tests {
     #[test]
     fn old_problems_fire_at_once() {
         let mut w = World::new();
-        let mut stale = candidate(1);
-        stale.root_cause = ObjectId("prod-eu-1/Cluster//prod-eu-1".into());
-        stale.since = Some(w.now - TimeDelta::hours(2));
+        let mut stale = candidate_on("prod-eu-1/Cluster//prod-eu-1", 1);
+        stale.verdict.since = Some(w.now - TimeDelta::hours(2));
         assert_eq!(w.after(0, Some(stale)).0, [Event::Firing]);
     }
 
@@ -286,7 +293,7 @@ mod tests {
         let mut w = World::new();
         w.silences.push(Silence {
             id: 1,
-            root_cause: Some(candidate(1).root_cause.0),
+            root_cause: Some(candidate(1).verdict.id.0),
             domain: None,
             cluster: None,
             until: w.now + TimeDelta::days(1),
@@ -303,11 +310,7 @@ mod tests {
     fn on(clusters: &[&str]) -> CauseGroup {
         let members: Vec<Candidate> = clusters
             .iter()
-            .map(|c| Candidate {
-                root_cause: ObjectId(format!("{c}/Kustomization/flux-system/gateway-config")),
-                cluster: c.to_string(),
-                ..candidate(1)
-            })
+            .map(|c| candidate_on(&format!("{c}/Kustomization/flux-system/gateway-config"), 1))
             .collect();
         CauseGroup {
             key: "Kustomization/flux-system/gateway-config/0000".into(),
@@ -374,7 +377,7 @@ mod tests {
     fn healthy_things_never_alert() {
         let mut w = World::new();
         let mut fine = candidate(1);
-        fine.state = State::Progressing;
+        fine.verdict.state = State::Progressing;
         assert_eq!(w.after(0, Some(fine)).0, Vec::<Event>::new());
         assert!(w.alert.is_none());
     }

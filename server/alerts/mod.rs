@@ -103,20 +103,12 @@ pub fn start(config: &Config, store: Store, latest: Latest) -> anyhow::Result<Al
     })
 }
 
-impl Candidate {
-    pub fn kind_and_name(&self) -> (&str, &str) {
-        self.root_cause
-            .parts()
-            .map_or(("", ""), |(_, kind, _, name)| (kind, name))
-    }
-}
-
 impl Alert {
     fn open(group: &CauseGroup, rule: &AlertRule, now: DateTime<Utc>) -> Alert {
         let mut alert = Alert {
             id: None,
             key: String::new(),
-            root_cause: group.members[0].root_cause.clone(),
+            root_cause: group.members[0].verdict.id.clone(),
             cluster: String::new(),
             clusters: Vec::new(),
             members: Vec::new(),
@@ -148,21 +140,25 @@ impl Alert {
     fn refresh(&mut self, group: &CauseGroup, rule: &AlertRule) {
         let first = &group.members[0];
         self.key = group.key.clone();
-        self.root_cause = first.root_cause.clone();
-        self.cluster = first.cluster.clone();
-        self.clusters = group.members.iter().map(|m| m.cluster.clone()).collect();
+        self.root_cause = first.verdict.id.clone();
+        self.cluster = first.verdict.cluster.clone();
+        self.clusters = group
+            .members
+            .iter()
+            .map(|m| m.verdict.cluster.clone())
+            .collect();
         self.members = group.members.clone();
         self.rule = rule.name.clone();
         self.severity = rule.severity;
         self.state = group
             .members
             .iter()
-            .map(|m| m.state)
+            .map(|m| m.verdict.state)
             .reduce(State::worst)
-            .unwrap_or(first.state);
-        self.reason = first.reason.clone();
-        self.message = first.message.clone();
-        self.since = group.members.iter().filter_map(|m| m.since).min();
+            .unwrap_or(first.verdict.state);
+        self.reason = first.verdict.reason.clone();
+        self.message = first.verdict.message.clone();
+        self.since = group.members.iter().filter_map(|m| m.verdict.since).min();
         self.affected_count = group.members.iter().map(|m| m.affected_count).sum();
         self.affected_sample = group
             .members

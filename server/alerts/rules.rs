@@ -31,15 +31,15 @@ impl Policy {
 /// The first of `rules` that covers the root cause, if it is worth an alert at all (the pages
 /// show the severity it gives).
 pub fn rule_for<'r>(rules: &'r [AlertRule], candidate: &Candidate) -> Option<&'r AlertRule> {
-    if !super::alertable(candidate.state) {
+    if !super::alertable(candidate.verdict.state) {
         return None;
     }
     rules.iter().find(|rule| matches(rule, candidate))
 }
 
 fn matches(rule: &AlertRule, candidate: &Candidate) -> bool {
-    let (kind, name) = candidate.kind_and_name();
-    (rule.states.is_empty() || rule.states.contains(&candidate.state))
+    let (kind, name) = (candidate.verdict.kind.as_str(), &candidate.verdict.name);
+    (rule.states.is_empty() || rule.states.contains(&candidate.verdict.state))
         && (rule.kinds.is_empty() || rule.kinds.iter().any(|k| k == kind))
         && (!rule.controllers_only
             || (kind == "Deployment" && controller_of_deployment(name).is_some()))
@@ -56,15 +56,17 @@ mod tests {
     use crate::config::from_yaml_str;
     use crate::health::State;
     use crate::model::ObjectId;
+    use crate::store::ObjectVerdict;
 
     fn cause(id: &str, state: State, ring: &str, domains: &[&str]) -> Candidate {
         Candidate {
-            root_cause: ObjectId(id.into()),
-            cluster: id.split('/').next().unwrap().into(),
-            state,
-            since: None,
-            reason: String::new(),
-            message: String::new(),
+            verdict: ObjectVerdict::new(
+                ObjectId(id.into()),
+                state,
+                None,
+                String::new(),
+                String::new(),
+            ),
             affected_count: 1,
             affected_sample: Vec::new(),
             domains: domains.iter().map(|d| d.to_string()).collect(),

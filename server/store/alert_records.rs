@@ -4,10 +4,12 @@
 //! they change (matching, building a notice, the lifecycle) is the `alerts` module,
 //! which re-exports them.
 
+use super::ObjectVerdict;
 use crate::health::State;
 use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
@@ -15,23 +17,75 @@ use std::str::FromStr;
 /// A root cause in a problem state on one cluster, as the alerts see it. An open alert stores
 /// its members as these (`alerts.members`), so a collector that evaluates only some of an
 /// incident's clusters keeps the others' as last seen.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(from = "StoredCandidate<'static>")]
 pub struct Candidate {
-    /// The root cause's object id: `cluster/Kind/namespace/name`.
-    pub root_cause: ObjectId,
-    pub cluster: String,
-    pub state: State,
-    pub since: Option<DateTime<Utc>>,
-    pub reason: String,
-    pub message: String,
+    /// The root cause and its verdict.
+    pub verdict: ObjectVerdict,
     pub affected_count: usize,
     /// A few of the affected objects (not the cause itself), for the message.
     pub affected_sample: Vec<String>,
     /// Domains whose health this root cause blocks.
     pub domains: Vec<String>,
     /// From the config at every round, never stored.
-    #[serde(skip)]
     pub cluster_labels: BTreeMap<String, String>,
+}
+
+/// A member as `alerts.members` has held it since incidents (migration 0010): the root
+/// cause's id as `root_cause`, its cluster, and none of the id's other parts (they are read
+/// back from the id). Open alerts hold this JSON, so it must not change.
+#[derive(Serialize, Deserialize)]
+struct StoredCandidate<'a> {
+    root_cause: Cow<'a, str>,
+    cluster: Cow<'a, str>,
+    state: State,
+    since: Option<DateTime<Utc>>,
+    reason: Cow<'a, str>,
+    message: Cow<'a, str>,
+    affected_count: usize,
+    affected_sample: Cow<'a, [String]>,
+    domains: Cow<'a, [String]>,
+}
+
+impl Serialize for Candidate {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let verdict = &self.verdict;
+        StoredCandidate {
+            root_cause: Cow::Borrowed(verdict.id.as_str()),
+            cluster: Cow::Borrowed(&verdict.cluster),
+            state: verdict.state,
+            since: verdict.since,
+            reason: Cow::Borrowed(&verdict.reason),
+            message: Cow::Borrowed(&verdict.message),
+            affected_count: self.affected_count,
+            affected_sample: Cow::Borrowed(&self.affected_sample),
+            domains: Cow::Borrowed(&self.domains),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl From<StoredCandidate<'static>> for Candidate {
+    fn from(stored: StoredCandidate<'static>) -> Candidate {
+        let verdict = ObjectVerdict::new(
+            ObjectId(stored.root_cause.into_owned()),
+            stored.state,
+            stored.since,
+            stored.reason.into_owned(),
+            stored.message.into_owned(),
+        );
+        Candidate {
+            // As stored: the member's cluster is the one it was evaluated on.
+            verdict: ObjectVerdict {
+                cluster: stored.cluster.into_owned(),
+                ..verdict
+            },
+            affected_count: stored.affected_count,
+            affected_sample: stored.affected_sample.into_owned(),
+            domains: stored.domains.into_owned(),
+            cluster_labels: BTreeMap::new(),
+        }
+    }
 }
 
 // Most severe first: the derived order is `Critical` < `Warning` < `Info`.
@@ -256,17 +310,16 @@ mod tests {
     fn a_stored_member_reads_back_as_the_root_cause_it_was() {
         let member = member();
         assert_eq!(
-            member.root_cause.as_str(),
-            "prod-eu-1/Deployment/flux-system/tofu-controller"
+            member.verdict,
+            ObjectVerdict::new(
+                ObjectId("prod-eu-1/Deployment/flux-system/tofu-controller".into()),
+                State::Failed,
+                Some(Utc.with_ymd_and_hms(2026, 11, 20, 10, 0, 0).unwrap()),
+                "ImagePullBackOff".into(),
+                "Back-off pulling image".into(),
+            ),
+            "the kind, namespace and name are read from the id"
         );
-        assert_eq!(member.cluster, "prod-eu-1");
-        assert_eq!(member.state, State::Failed);
-        assert_eq!(
-            member.since,
-            Some(Utc.with_ymd_and_hms(2026, 11, 20, 10, 0, 0).unwrap())
-        );
-        assert_eq!(member.reason, "ImagePullBackOff");
-        assert_eq!(member.message, "Back-off pulling image");
         assert_eq!(member.affected_count, 3);
         assert_eq!(member.domains, ["payments"]);
         assert!(member.cluster_labels.is_empty());

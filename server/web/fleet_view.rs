@@ -6,8 +6,8 @@ use super::state::Site;
 use super::views::incidents::{IncidentView, Incidents};
 use super::views::present::encode;
 use crate::health::State;
-use crate::model::human;
-use crate::store::{ClusterRow, DomainRow, RootCauseRow, Store};
+use crate::model::{ObjectId, human};
+use crate::store::{ClusterRow, DomainRow, ObjectVerdict, RootCauseRow, Store};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -77,15 +77,59 @@ pub struct GroupCell {
     pub clusters: usize,
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+/// A root cause and the objects it affects.
+#[derive(Debug)]
 pub struct CauseView {
-    pub id: String,
-    pub cluster: String,
-    pub state: State,
-    pub since: Option<DateTime<Utc>>,
-    pub reason: String,
-    pub message: String,
+    pub verdict: ObjectVerdict,
     pub affected: Vec<String>,
+}
+
+// A root cause as `/api/v1/fleet` has always shown it: the verdict without the id's parts
+// (kind, namespace, name). A plain comment: a doc comment would become its OpenAPI
+// description.
+#[derive(Serialize, utoipa::ToSchema)]
+struct CauseJson<'a> {
+    #[schema(value_type = String)]
+    id: &'a ObjectId,
+    cluster: &'a str,
+    state: State,
+    since: Option<DateTime<Utc>>,
+    reason: &'a str,
+    message: &'a str,
+    affected: &'a [String],
+}
+
+impl Serialize for CauseView {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let verdict = &self.verdict;
+        CauseJson {
+            id: &verdict.id,
+            cluster: &verdict.cluster,
+            state: verdict.state,
+            since: verdict.since,
+            reason: &verdict.reason,
+            message: &verdict.message,
+            affected: &self.affected,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl utoipa::PartialSchema for CauseView {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        CauseJson::schema()
+    }
+}
+
+impl utoipa::ToSchema for CauseView {
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        CauseJson::schemas(schemas)
+    }
 }
 
 impl GroupCell {
@@ -148,11 +192,12 @@ impl FleetView {
         let domains = domain_views(site, &groups, domains);
         let mut root_causes: Vec<CauseView> = causes.into_iter().map(cause_view).collect();
         root_causes.sort_by(|a, b| {
-            a.state
+            a.verdict
+                .state
                 .severity_rank()
-                .cmp(&b.state.severity_rank())
+                .cmp(&b.verdict.state.severity_rank())
                 .then(b.affected.len().cmp(&a.affected.len()))
-                .then(a.id.cmp(&b.id))
+                .then(a.verdict.id.cmp(&b.verdict.id))
         });
         FleetView {
             generated_at: now,
@@ -191,13 +236,8 @@ impl FleetView {
 
 fn cause_view(row: RootCauseRow) -> CauseView {
     CauseView {
-        state: row.verdict.state,
         affected: serde_json::from_value(row.affected).unwrap_or_default(),
-        id: row.verdict.id.0,
-        cluster: row.verdict.cluster,
-        since: row.verdict.since,
-        reason: row.verdict.reason,
-        message: row.verdict.message,
+        verdict: row.verdict,
     }
 }
 
@@ -296,8 +336,6 @@ fn group_cell(group: &Group, cells: &[DomainCell]) -> GroupCell {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ObjectId;
-    use crate::store::ObjectVerdict;
     use chrono::TimeZone;
 
     #[test]

@@ -13,7 +13,7 @@ use crate::incidents::{
     ResolvedIncident, RingOrder,
 };
 use crate::model::ObjectId;
-use crate::store::{ClusterRow, DomainRow, ResolvedRow, RootCauseRow, Store};
+use crate::store::{ClusterRow, DomainRow, ObjectVerdict, ResolvedRow, RootCauseRow, Store};
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -237,13 +237,18 @@ fn severity_of(
     cause: &Cause,
     labels: &HashMap<&str, BTreeMap<String, String>>,
 ) -> Option<Severity> {
+    let verdict = ObjectVerdict::new(
+        ObjectId(cause.id.clone()),
+        cause.state,
+        cause.since,
+        cause.reason.clone(),
+        String::new(),
+    );
     let candidate = Candidate {
-        root_cause: ObjectId(cause.id.clone()),
-        cluster: cause.cluster.clone(),
-        state: cause.state,
-        since: cause.since,
-        reason: cause.reason.clone(),
-        message: String::new(),
+        verdict: ObjectVerdict {
+            cluster: cause.cluster.clone(),
+            ..verdict
+        },
         affected_count: cause.affected.len(),
         affected_sample: Vec::new(),
         domains: cause.blocks.iter().map(|d| d.domain.clone()).collect(),
