@@ -2,6 +2,12 @@
 //! it (state, since when, why). The one shape the stored rows, the pages and the API carry it
 //! in; its JSON fields are the `evaluate` command's (`id, cluster, kind, namespace, name,
 //! state, since, reason, message`).
+//!
+//! It is not the engine's `health::Verdict`, whose kind is a typed `Kind` the engine matches
+//! on and which carries root causes, domains and edges, while this kind must also name
+//! `Cluster` (a stale cluster is a root cause) and this type carries the API's schema.
+//! Embedding either in the other would remove no type and would make every verdict the engine
+//! and `evaluate` print serialise through a flattened map, so the two stay apart.
 
 use crate::health::State;
 use crate::model::{Kind, ObjectId};
