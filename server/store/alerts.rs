@@ -99,6 +99,41 @@ pub async fn lock_open(
     typed(records)
 }
 
+/// Runs `$sql` with an alert's columns bound as $1 to $23, in the order `insert` lists them
+/// and `update` follows, then any further parameters. The query macros need literal SQL, so
+/// the two statements stay two; what they bind is written once.
+macro_rules! with_alert_columns {
+    ($query:ident!($sql:literal), $alert:expr, $now:expr $(, $more:expr)*) => {
+        sqlx::$query!(
+            $sql,
+            $alert.root_cause.as_str(),
+            $alert.cluster,
+            $alert.rule,
+            $alert.severity.as_str(),
+            $alert.status.as_str(),
+            $alert.state.as_str(),
+            $alert.reason,
+            $alert.message,
+            $alert.since,
+            count($alert.affected_count),
+            serde_json::json!($alert.affected_sample),
+            serde_json::json!($alert.domains),
+            $alert.first_seen,
+            $alert.fired_at,
+            $alert.cleared_at,
+            $alert.resolved_at,
+            $alert.notified,
+            $alert.last_notified_at,
+            $alert.silence_id,
+            $now,
+            $alert.key,
+            &$alert.clusters,
+            members($alert)?,
+            $($more,)*
+        )
+    };
+}
+
 /// Stores a new alert; None when another collector opened one for the incident first.
 #[tracing::instrument(skip_all)]
 pub async fn insert(
@@ -106,43 +141,26 @@ pub async fn insert(
     alert: &Alert,
     now: DateTime<Utc>,
 ) -> Result<Option<i64>, sqlx::Error> {
-    sqlx::query_scalar!(
-        "INSERT INTO alerts (root_cause, cluster, rule, severity, status, state, reason, message,
-             since, affected_count, affected_sample, domains, first_seen, fired_at, cleared_at,
-             resolved_at, notified, last_notified_at, silence_id, updated_at, incident_key,
-             clusters, members)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-                 $19, $20, $21, $22, $23)
-         ON CONFLICT (incident_key) WHERE status <> 'resolved' DO NOTHING
-         RETURNING id",
-        alert.root_cause.as_str(),
-        alert.cluster,
-        alert.rule,
-        alert.severity.as_str(),
-        alert.status.as_str(),
-        alert.state.as_str(),
-        alert.reason,
-        alert.message,
-        alert.since,
-        count(alert.affected_count),
-        serde_json::json!(alert.affected_sample),
-        serde_json::json!(alert.domains),
-        alert.first_seen,
-        alert.fired_at,
-        alert.cleared_at,
-        alert.resolved_at,
-        alert.notified,
-        alert.last_notified_at,
-        alert.silence_id,
-        now,
-        alert.key,
-        &alert.clusters,
-        members(alert)?,
+    with_alert_columns!(
+        query_scalar!(
+            "INSERT INTO alerts (root_cause, cluster, rule, severity, status, state, reason, message,
+                 since, affected_count, affected_sample, domains, first_seen, fired_at, cleared_at,
+                 resolved_at, notified, last_notified_at, silence_id, updated_at, incident_key,
+                 clusters, members)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
+                     $18, $19, $20, $21, $22, $23)
+             ON CONFLICT (incident_key) WHERE status <> 'resolved' DO NOTHING
+             RETURNING id"
+        ),
+        alert,
+        now
     )
     .fetch_optional(conn)
     .await
 }
 
+/// Writes what the lifecycle decided over the stored alert `id` (`first_seen` is written back
+/// as it was read).
 #[tracing::instrument(skip_all)]
 pub async fn update(
     conn: &mut PgConnection,
@@ -150,36 +168,19 @@ pub async fn update(
     alert: &Alert,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query!(
-        "UPDATE alerts SET rule = $2, severity = $3, status = $4, state = $5, reason = $6,
-             message = $7, since = $8, affected_count = $9, affected_sample = $10, domains = $11,
-             fired_at = $12, cleared_at = $13, resolved_at = $14, notified = $15,
-             last_notified_at = $16, silence_id = $17, updated_at = $18, incident_key = $19,
-             root_cause = $20, cluster = $21, clusters = $22, members = $23
-         WHERE id = $1",
-        id,
-        alert.rule,
-        alert.severity.as_str(),
-        alert.status.as_str(),
-        alert.state.as_str(),
-        alert.reason,
-        alert.message,
-        alert.since,
-        count(alert.affected_count),
-        serde_json::json!(alert.affected_sample),
-        serde_json::json!(alert.domains),
-        alert.fired_at,
-        alert.cleared_at,
-        alert.resolved_at,
-        alert.notified,
-        alert.last_notified_at,
-        alert.silence_id,
+    with_alert_columns!(
+        query!(
+            "UPDATE alerts SET root_cause = $1, cluster = $2, rule = $3, severity = $4,
+                 status = $5, state = $6, reason = $7, message = $8, since = $9,
+                 affected_count = $10, affected_sample = $11, domains = $12, first_seen = $13,
+                 fired_at = $14, cleared_at = $15, resolved_at = $16, notified = $17,
+                 last_notified_at = $18, silence_id = $19, updated_at = $20, incident_key = $21,
+                 clusters = $22, members = $23
+             WHERE id = $24"
+        ),
+        alert,
         now,
-        alert.key,
-        alert.root_cause.as_str(),
-        alert.cluster,
-        &alert.clusters,
-        members(alert)?,
+        id
     )
     .execute(conn)
     .await?;

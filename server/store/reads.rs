@@ -128,6 +128,35 @@ pub struct ObjectPage {
     pub total: i64,
 }
 
+/// The objects list's filter ($1 to $8), written once for the page and its count: the query
+/// macros need their SQL as literals, so both queries are built around this text here.
+macro_rules! filtered_objects {
+    ($query:ident!($($record:ident,)? $select:literal, $tail:literal), $filter:expr $(, $more:expr)*) => {
+        sqlx::$query!(
+            $($record,)?
+            $select
+                + "
+             FROM objects
+             WHERE ($1::text IS NULL OR cluster = $1) AND ($2::text IS NULL OR kind = $2)
+               AND ($3::text IS NULL OR namespace = $3) AND ($4::text IS NULL OR state = $4)
+               AND ($5::text IS NULL OR strpos(lower(name), lower($5)) > 0)
+               AND ($6::text IS NULL OR domains @> ARRAY[$6]) AND ($7::text[] IS NULL OR cluster = ANY($7))
+               AND ($8::text[] IS NULL OR state = ANY($8))
+             "
+                + $tail,
+            $filter.cluster,
+            $filter.kind,
+            $filter.namespace,
+            $filter.state,
+            $filter.query,
+            $filter.domain,
+            $filter.clusters.as_deref(),
+            $filter.states.as_deref(),
+            $($more,)*
+        )
+    };
+}
+
 impl Store {
     pub async fn clusters(&self) -> Result<Vec<ClusterRow>, sqlx::Error> {
         sqlx::query_as!(
@@ -161,47 +190,23 @@ impl Store {
     }
 
     pub async fn objects(&self, filter: &ObjectFilter) -> Result<ObjectPage, sqlx::Error> {
-        let rows = sqlx::query_as!(
-            StoredObject,
-            r#"SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges AS "edges: Json<Vec<ObjectEdge>>"
-             FROM objects
-             WHERE ($1::text IS NULL OR cluster = $1) AND ($2::text IS NULL OR kind = $2)
-               AND ($3::text IS NULL OR namespace = $3) AND ($4::text IS NULL OR state = $4)
-               AND ($5::text IS NULL OR strpos(lower(name), lower($5)) > 0)
-               AND ($6::text IS NULL OR domains @> ARRAY[$6]) AND ($7::text[] IS NULL OR cluster = ANY($7))
-               AND ($8::text[] IS NULL OR state = ANY($8))
-             ORDER BY cluster, kind, namespace, name LIMIT $9 OFFSET $10"#,
-            filter.cluster,
-            filter.kind,
-            filter.namespace,
-            filter.state,
-            filter.query,
-            filter.domain,
-            filter.clusters.as_deref(),
-            filter.states.as_deref(),
+        let rows = filtered_objects!(
+            query_as!(
+                StoredObject,
+                r#"SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges AS "edges: Json<Vec<ObjectEdge>>""#,
+                "ORDER BY cluster, kind, namespace, name LIMIT $9 OFFSET $10"
+            ),
+            filter,
             filter.limit,
-            filter.offset,
+            filter.offset
         )
         .fetch_all(self.pool())
         .await?;
-        let total = sqlx::query_scalar!(
-            r#"SELECT count(*) AS "total!" FROM objects
-             WHERE ($1::text IS NULL OR cluster = $1) AND ($2::text IS NULL OR kind = $2)
-               AND ($3::text IS NULL OR namespace = $3) AND ($4::text IS NULL OR state = $4)
-               AND ($5::text IS NULL OR strpos(lower(name), lower($5)) > 0)
-               AND ($6::text IS NULL OR domains @> ARRAY[$6]) AND ($7::text[] IS NULL OR cluster = ANY($7))
-               AND ($8::text[] IS NULL OR state = ANY($8))"#,
-            filter.cluster,
-            filter.kind,
-            filter.namespace,
-            filter.state,
-            filter.query,
-            filter.domain,
-            filter.clusters.as_deref(),
-            filter.states.as_deref(),
-        )
-        .fetch_one(self.pool())
-        .await?;
+        // A count of its own rather than `count(*) OVER ()`, which gives no total past the
+        // last page.
+        let total = filtered_objects!(query_scalar!(r#"SELECT count(*) AS "total!""#, ""), filter)
+            .fetch_one(self.pool())
+            .await?;
         Ok(ObjectPage {
             items: typed(rows)?,
             total,
