@@ -576,3 +576,301 @@ fn rule_15_a_suspension_is_the_root_cause_only_of_what_waits_on_it() {
     assert_eq!(verdict(&alone, infra)["state"], "suspended");
     assert_eq!(root_cause_ids(&alone), Vec::<&str>::new());
 }
+
+/// Held-out shapes (issue 16, round two): the same rules on kinds, API versions and
+/// arguments the cases above do not use.
+///
+/// Rule 9: a controller that reports 1/1 available while its pod runs between OOM kills (the
+/// kubelet restarts it and marks it Ready again for seconds) is not available.
+#[test]
+fn rule_9_a_controller_running_between_oom_kills_is_the_root_cause() {
+    let pod = r#"apiVersion: v1
+kind: Pod
+metadata:
+  name: helm-controller-5b8f9c7d6-q2w3e
+  namespace: flux-system
+  labels: {app: helm-controller, pod-template-hash: 5b8f9c7d6}
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: helm-controller-5b8f9c7d6, controller: true}]
+spec: {containers: [{name: manager, image: "ghcr.io/fluxcd/helm-controller:v1.4.0"}]}
+status:
+  phase: Running
+  startTime: "2026-11-29T10:00:00Z"
+  conditions:
+    - {type: Ready, status: "True", lastTransitionTime: "2026-11-29T11:59:30Z"}
+  containerStatuses:
+    - name: manager
+      ready: true
+      restartCount: 14
+      state: {running: {startedAt: "2026-11-29T11:59:10Z"}}
+      lastState: {terminated: {exitCode: 137, reason: OOMKilled, startedAt: "2026-11-29T11:55:00Z", finishedAt: "2026-11-29T11:59:00Z"}}
+---
+"#;
+    let yaml = [
+        controller("source-controller", 1),
+        controller("helm-controller", 1),
+        pod.to_string(),
+        helm_repository(""),
+        helm_chart(CHART_READY),
+        helm_release("v2", "", RELEASE_READY),
+    ]
+    .concat();
+    let report = evaluate(&yaml);
+    let id = "prod/Deployment/flux-system/helm-controller";
+    let release = verdict(&report, "prod/HelmRelease/apps/podinfo");
+    assert_eq!(release["state"], "unverifiable", "{release:#}");
+    assert_eq!(release["root_causes"], serde_json::json!([id]));
+    assert_eq!(root_cause_ids(&report), [id]);
+}
+
+/// Rule 10 with shards selected by `key=value` rather than `key in (value)`: the shard whose
+/// controller is down has its Kustomization unverifiable; the main shard and the other shard
+/// stay green.
+#[test]
+fn rule_10_a_shard_selected_by_equality_that_is_down_leaves_the_other_shards_green() {
+    let sharded = |shard: &str, available: u8| {
+        controller(&format!("kustomize-controller-{shard}"), available).replace(
+            "name: manager, image:",
+            &format!(
+                "name: manager, args: [\"--watch-label-selector=sharding.fluxcd.io/key={shard}\"], image:"
+            ),
+        )
+    };
+    let labelled = |name: &str| {
+        kustomization(name, "", &applied(SHA)).replace(
+            &format!("metadata: {{name: {name}, namespace: flux-system, generation: 1}}"),
+            &format!("metadata: {{name: {name}, namespace: flux-system, generation: 1, labels: {{sharding.fluxcd.io/key: {name}}}}}"),
+        )
+    };
+    // The main shard ignores every labelled object (Flux's sharding guide).
+    let main = controller("kustomize-controller", 1).replace(
+        "name: manager, image:",
+        "name: manager, args: [\"--watch-label-selector=!sharding.fluxcd.io/key\"], image:",
+    );
+    let yaml = [
+        controller("source-controller", 1),
+        main,
+        sharded("shard1", 1),
+        sharded("shard2", 0),
+        git_repository(SHA),
+        kustomization("main", "", &applied(SHA)),
+        labelled("shard1"),
+        labelled("shard2"),
+    ]
+    .concat();
+    let report = evaluate(&yaml);
+    let down = "prod/Deployment/flux-system/kustomize-controller-shard2";
+    let shard2 = verdict(&report, "prod/Kustomization/flux-system/shard2");
+    assert_eq!(shard2["state"], "unverifiable", "{shard2:#}");
+    assert_eq!(shard2["root_causes"], serde_json::json!([down]));
+    for green in ["main", "shard1"] {
+        let id = format!("prod/Kustomization/flux-system/{green}");
+        assert_eq!(verdict(&report, &id)["state"], "healthy", "{id}");
+    }
+    assert_eq!(root_cause_ids(&report), [down]);
+}
+
+/// Rule 11 on helm.toolkit.fluxcd.io/v2beta2 over a StatefulSet: the upgrade's wait ended in
+/// "context deadline exceeded" and retries are exhausted (Stalled=True, RetriesExceeded) while
+/// the new revision's pod crash-loops: the StatefulSet is the one root cause.
+#[test]
+fn rule_11_a_v2beta2_release_timed_out_over_a_crash_looping_statefulset_names_it() {
+    let failure = "Helm upgrade failed for release apps/podinfo with chart podinfo@6.0.3: context deadline exceeded";
+    let release = helm_release(
+        "v2beta2",
+        "",
+        &format!(
+            r#"  lastAttemptedRevision: "6.0.3"
+  failures: 4
+  upgradeFailures: 4
+  history: [{{chartName: podinfo, chartVersion: "6.0.3", status: failed, version: 6}}, {{chartName: podinfo, chartVersion: "6.0.2", status: superseded, version: 5}}]
+  conditions:
+    - {{type: Ready, status: "False", reason: UpgradeFailed, message: "{failure}", lastTransitionTime: "2026-11-29T11:30:00Z", observedGeneration: 1}}
+    - {{type: Released, status: "False", reason: UpgradeFailed, message: "{failure}", lastTransitionTime: "2026-11-29T11:30:00Z", observedGeneration: 1}}
+    - {{type: Stalled, status: "True", reason: RetriesExceeded, message: "Failed to upgrade after 4 attempt(s)", lastTransitionTime: "2026-11-29T11:30:00Z", observedGeneration: 1}}"#
+        ),
+    );
+    // An updated pod of a RollingUpdate StatefulSet: one of two on the new revision.
+    let statefulset = r#"apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: podinfo
+  namespace: apps
+  generation: 5
+  labels: {app: podinfo, helm.toolkit.fluxcd.io/name: podinfo, helm.toolkit.fluxcd.io/namespace: apps}
+spec:
+  replicas: 2
+  serviceName: podinfo
+  selector: {matchLabels: {app: podinfo}}
+  template: {metadata: {labels: {app: podinfo}}, spec: {containers: [{name: app, image: "ghcr.io/example/podinfo:v3"}]}}
+status: {observedGeneration: 5, replicas: 2, readyReplicas: 1, availableReplicas: 1, currentReplicas: 1, updatedReplicas: 1, currentRevision: podinfo-5d4c, updateRevision: podinfo-6e5f}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: podinfo-1
+  namespace: apps
+  labels: {app: podinfo, controller-revision-hash: podinfo-6e5f, statefulset.kubernetes.io/pod-name: podinfo-1}
+  creationTimestamp: "2026-11-29T11:20:00Z"
+  ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: podinfo, controller: true}]
+spec: {restartPolicy: Always, containers: [{name: app, image: "ghcr.io/example/podinfo:v3"}]}
+status:
+  phase: Running
+  startTime: "2026-11-29T11:20:00Z"
+  conditions:
+    - {type: Ready, status: "False", reason: ContainersNotReady, message: "containers with unready status: [app]", lastTransitionTime: "2026-11-29T11:20:00Z"}
+  containerStatuses:
+    - name: app
+      ready: false
+      restartCount: 9
+      state: {waiting: {reason: CrashLoopBackOff, message: "back-off 5m0s restarting failed container=app pod=podinfo-1_apps(5)"}}
+      lastState: {terminated: {exitCode: 2, reason: Error, message: "panic: missing DATABASE_URL", startedAt: "2026-11-29T11:54:00Z", finishedAt: "2026-11-29T11:54:01Z"}}
+---
+"#;
+    let yaml = [
+        controller("source-controller", 1),
+        controller("helm-controller", 1),
+        helm_repository(""),
+        helm_chart(CHART_READY),
+        release,
+        statefulset.to_string(),
+    ]
+    .concat();
+    let report = evaluate(&yaml);
+    let workload = "prod/StatefulSet/apps/podinfo";
+    assert_eq!(
+        verdict(&report, workload)["reason"],
+        "1/1 pods failing: podinfo-1: CrashLoopBackOff: panic: missing DATABASE_URL"
+    );
+    let release = verdict(&report, "prod/HelmRelease/apps/podinfo");
+    assert_eq!(release["state"], "failed", "{release:#}");
+    assert_eq!(release["root_causes"], serde_json::json!([workload]));
+    assert_eq!(root_cause_ids(&report), [workload]);
+}
+
+/// An OCIRepository offering podinfo's chart as a helm.toolkit.fluxcd.io/v2 `chartRef`.
+fn oci_chart(revision: &str) -> String {
+    format!(
+        r#"apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {{name: podinfo, namespace: apps, generation: 1}}
+spec: {{interval: 10m, url: "oci://ghcr.io/stefanprodan/charts/podinfo", ref: {{semver: ">=6.0.0"}}}}
+status:
+  observedGeneration: 1
+  artifact: {{revision: "{revision}", digest: "sha256:1234", lastUpdateTime: "2026-11-29T09:00:00Z"}}
+  conditions:
+    - {{type: Ready, status: "True", reason: Succeeded, message: "stored artifact for digest '{revision}'", lastTransitionTime: "2026-11-29T09:00:00Z", observedGeneration: 1}}
+---
+"#
+    )
+}
+
+/// HelmRelease apps/`name` from the OCIRepository, with `extra_spec` and `status`.
+fn chart_ref_release(name: &str, extra_spec: &str, status: &str) -> String {
+    format!(
+        r#"apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {{name: {name}, namespace: apps, generation: 1}}
+spec:
+  interval: 10m
+  chartRef: {{kind: OCIRepository, name: podinfo}}
+{extra_spec}
+status:
+  observedGeneration: 1
+{status}
+---
+"#
+    )
+}
+
+const DIGEST_A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+const DIGEST_B: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+/// What helm-controller writes after deploying the chart at `6.7.0@sha256:<DIGEST_A>`: the
+/// version carries the digest's first 12 hex as build metadata (mutateChartWithSourceRevision).
+fn deployed_from_oci() -> String {
+    format!(
+        r#"  lastAttemptedRevision: "6.7.0+aaaaaaaaaaaa"
+  lastAttemptedRevisionDigest: "sha256:{DIGEST_A}"
+  history: [{{chartName: podinfo, chartVersion: "6.7.0+aaaaaaaaaaaa", status: deployed, version: 3, ociDigest: "sha256:{DIGEST_A}"}}]
+  conditions:
+    - {{type: Ready, status: "True", reason: UpgradeSucceeded, message: "Helm upgrade succeeded for release apps/podinfo.v3 with chart podinfo@6.7.0+aaaaaaaaaaaa", lastTransitionTime: "2026-11-20T09:00:00Z", observedGeneration: 1}}"#
+    )
+}
+
+/// Rule 13 with a `chartRef` to an OCIRepository: the same tag pushed again with new content
+/// is a newer chart; the digest it was deployed from is current.
+#[test]
+fn rule_13_a_chart_ref_release_behind_a_re_pushed_oci_tag_is_stuck() {
+    let base = [
+        controller("source-controller", 1),
+        controller("helm-controller", 1),
+    ]
+    .concat();
+    let release = chart_ref_release("podinfo", "", &deployed_from_oci());
+    let report = evaluate(&format!(
+        "{base}{}{release}",
+        oci_chart(&format!("6.7.0@sha256:{DIGEST_A}"))
+    ));
+    let id = "prod/HelmRelease/apps/podinfo";
+    assert_eq!(verdict(&report, id)["state"], "healthy");
+
+    let report = evaluate(&format!(
+        "{base}{}{release}",
+        oci_chart(&format!("6.7.0@sha256:{DIGEST_B}"))
+    ));
+    let behind = verdict(&report, id);
+    assert_eq!(
+        behind["reason"],
+        format!("stuck for 3h: chart 6.7.0@sha256:{DIGEST_B} offered, 6.7.0+aaaaaaaaaaaa deployed"),
+        "{behind:#}"
+    );
+}
+
+/// Rule 15 on HelmReleases: a suspended release that another's `dependsOn` waits on is its
+/// root cause while it is not ready, and nobody's once it is.
+#[test]
+fn rule_15_a_suspended_release_is_the_root_cause_only_while_a_dependant_waits_on_it() {
+    let failed = r#"  conditions:
+    - {type: Ready, status: "False", reason: UpgradeFailed, message: "Helm upgrade failed for release apps/backend with chart podinfo@6.7.0+aaaaaaaaaaaa: cannot patch \"backend\" with kind Deployment", lastTransitionTime: "2026-11-29T07:00:00Z", observedGeneration: 1}"#;
+    let waiting = chart_ref_release(
+        "frontend",
+        "  dependsOn: [{name: backend}]",
+        &not_ready(
+            "DependencyNotReady",
+            "dependency 'apps/backend' is not ready",
+            "10:00",
+        ),
+    );
+    let base = [
+        controller("source-controller", 1),
+        controller("helm-controller", 1),
+        oci_chart(&format!("6.7.0@sha256:{DIGEST_A}")),
+    ]
+    .concat();
+    let backend = "prod/HelmRelease/apps/backend";
+    let report = evaluate(&format!(
+        "{base}{}{waiting}",
+        chart_ref_release("backend", "  suspend: true", failed)
+    ));
+    assert_eq!(verdict(&report, backend)["state"], "suspended");
+    let frontend = verdict(&report, "prod/HelmRelease/apps/frontend");
+    assert_eq!(frontend["state"], "blocked", "{frontend:#}");
+    assert_eq!(frontend["root_causes"], serde_json::json!([backend]));
+    assert_eq!(root_cause_ids(&report), [backend]);
+
+    let ready = chart_ref_release("backend", "  suspend: true", &deployed_from_oci());
+    let report = evaluate(&format!(
+        "{base}{ready}{}",
+        chart_ref_release(
+            "frontend",
+            "  dependsOn: [{name: backend}]",
+            &deployed_from_oci()
+        )
+    ));
+    assert_eq!(verdict(&report, backend)["state"], "suspended");
+    assert_eq!(
+        verdict(&report, "prod/HelmRelease/apps/frontend")["state"],
+        "healthy"
+    );
+    assert_eq!(root_cause_ids(&report), Vec::<&str>::new());
+}

@@ -336,3 +336,326 @@ status: {observedGeneration: 3, replicas: 2, readyReplicas: 2, currentReplicas: 
         (Some("healthy"), Some("2/2 available"))
     );
 }
+
+/// Held-out shapes (issue 16, round two): kinds, containers and boundaries the cases above do
+/// not use, each as the kubelet and the StatefulSet, DaemonSet and deployment controllers
+/// write them.
+const KUSTOMIZATION: &str = r#"
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: data, namespace: flux-system, generation: 1}
+spec: {interval: 10m, path: ./data, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}
+status:
+  observedGeneration: 1
+  lastAppliedRevision: "main@sha1:1111111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+  lastAttemptedRevision: "main@sha1:1111111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+  conditions:
+    - {type: Ready, status: "True", reason: ReconciliationSucceeded, message: "Applied revision: main@sha1:1111111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", lastTransitionTime: "2026-11-27T08:10:00Z", observedGeneration: 1}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system, generation: 1}
+spec: {interval: 1m, url: "https://git.example/fleet", ref: {branch: main}}
+status:
+  observedGeneration: 1
+  artifact: {revision: "main@sha1:1111111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", lastUpdateTime: "2026-11-27T08:00:00Z"}
+  conditions:
+    - {type: Ready, status: "True", reason: Succeeded, message: "stored artifact for revision 'main@sha1:1111111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'", lastTransitionTime: "2026-11-27T08:00:00Z", observedGeneration: 1}
+"#;
+
+/// Rule 2 on a StatefulSet: its init container crash-loops (the kubelet writes it under
+/// initContainerStatuses, the app container waits in PodInitializing, the pod stays Pending);
+/// the StatefulSet is the one root cause of the Kustomization that applied it.
+#[test]
+fn a_statefulset_whose_init_container_crash_loops_degrades_its_kustomization() {
+    let statefulset = r#"
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+  namespace: shop
+  generation: 1
+  labels: {app: db, kustomize.toolkit.fluxcd.io/name: data, kustomize.toolkit.fluxcd.io/namespace: flux-system}
+spec:
+  replicas: 3
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  updateStrategy: {type: RollingUpdate, rollingUpdate: {partition: 0}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      initContainers: [{name: migrate, image: "ghcr.io/example/db-migrate:v3"}]
+      containers: [{name: db, image: "postgres:17"}]
+status: {observedGeneration: 1, replicas: 3, readyReplicas: 2, currentReplicas: 3, updatedReplicas: 3, availableReplicas: 2, currentRevision: db-7c9f5d, updateRevision: db-7c9f5d, collisionCount: 0}
+"#;
+    let pod = r#"
+apiVersion: v1
+kind: Pod
+metadata:
+  name: db-2
+  namespace: shop
+  labels: {app: db, statefulset.kubernetes.io/pod-name: db-2, controller-revision-hash: db-7c9f5d}
+  creationTimestamp: "2026-11-27T09:00:00Z"
+  ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: db, controller: true}]
+spec:
+  restartPolicy: Always
+  initContainers: [{name: migrate, image: "ghcr.io/example/db-migrate:v3"}]
+  containers: [{name: db, image: "postgres:17"}]
+status:
+  phase: Pending
+  startTime: "2026-11-27T09:00:00Z"
+  conditions:
+    - {type: Initialized, status: "False", reason: ContainersNotInitialized, message: "containers with incomplete status: [migrate]", lastTransitionTime: "2026-11-27T09:00:00Z"}
+    - {type: Ready, status: "False", reason: ContainersNotReady, message: "containers with unready status: [db]", lastTransitionTime: "2026-11-27T09:00:00Z"}
+  initContainerStatuses:
+    - name: migrate
+      ready: false
+      restartCount: 540
+      state: {waiting: {reason: CrashLoopBackOff, message: "back-off 5m0s restarting failed container=migrate pod=db-2_shop(1)"}}
+      lastState: {terminated: {exitCode: 1, reason: Error, startedAt: "2026-11-29T11:54:00Z", finishedAt: "2026-11-29T11:54:03Z"}}
+  containerStatuses:
+    - {name: db, ready: false, restartCount: 0, started: false, state: {waiting: {reason: PodInitializing}}}
+"#;
+    let objects = evaluate(&[
+        KUSTOMIZATION.to_string(),
+        statefulset.to_string(),
+        pod.to_string(),
+    ]);
+    let db = find(&objects, "StatefulSet", "db");
+    assert_eq!(db["state"], "failed", "{db}");
+    assert!(
+        db["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("1/1 pods failing: db-2: Init:CrashLoopBackOff")),
+        "{db}"
+    );
+    let data = find(&objects, "Kustomization", "data");
+    assert_eq!(data["state"], "degraded", "{data}");
+    assert_eq!(
+        data["root_causes"],
+        serde_json::json!(["prod/StatefulSet/shop/db"])
+    );
+}
+
+/// Rules 1 and 2 on a DaemonSet (status in desiredNumberScheduled/numberAvailable): the pod
+/// on one node cannot pull its image.
+#[test]
+fn a_daemonset_pod_that_cannot_pull_its_image_fails_the_daemonset() {
+    let daemonset = r#"
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: agent
+  namespace: shop
+  generation: 4
+  labels: {app: agent, kustomize.toolkit.fluxcd.io/name: data, kustomize.toolkit.fluxcd.io/namespace: flux-system}
+spec:
+  selector: {matchLabels: {app: agent}}
+  updateStrategy: {type: RollingUpdate, rollingUpdate: {maxUnavailable: 1, maxSurge: 0}}
+  template: {metadata: {labels: {app: agent}}, spec: {containers: [{name: agent, image: "ghcr.io/example/agent:v9"}]}}
+status: {currentNumberScheduled: 3, desiredNumberScheduled: 3, numberAvailable: 2, numberMisscheduled: 0, numberReady: 2, numberUnavailable: 1, observedGeneration: 4, updatedNumberScheduled: 3}
+"#;
+    let pod = r#"
+apiVersion: v1
+kind: Pod
+metadata:
+  name: agent-x7k2p
+  namespace: shop
+  labels: {app: agent, controller-revision-hash: 6d5f7c8b9, pod-template-generation: "4"}
+  creationTimestamp: "2026-11-27T09:00:00Z"
+  ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, name: agent, controller: true}]
+spec: {restartPolicy: Always, nodeName: node-3, containers: [{name: agent, image: "ghcr.io/example/agent:v9"}]}
+status:
+  phase: Pending
+  startTime: "2026-11-27T09:00:00Z"
+  conditions:
+    - {type: Ready, status: "False", reason: ContainersNotReady, message: "containers with unready status: [agent]", lastTransitionTime: "2026-11-27T09:00:00Z"}
+  containerStatuses:
+    - {name: agent, ready: false, restartCount: 0, started: false, state: {waiting: {reason: ImagePullBackOff, message: "Back-off pulling image \"ghcr.io/example/agent:v9\""}}}
+"#;
+    let objects = evaluate(&[
+        KUSTOMIZATION.to_string(),
+        daemonset.to_string(),
+        pod.to_string(),
+    ]);
+    let agent = find(&objects, "DaemonSet", "agent");
+    assert_eq!(
+        agent["reason"],
+        "1/1 pods failing: agent-x7k2p: ImagePullBackOff: Back-off pulling image \"ghcr.io/example/agent:v9\"",
+        "{agent}"
+    );
+    assert_eq!(find(&objects, "Kustomization", "data")["state"], "degraded");
+
+    // Rule 6: a DaemonSet that has not observed its spec is not healthy on its old counts.
+    let unobserved = daemonset
+        .replace("generation: 4\n", "generation: 5\n")
+        .replace("numberAvailable: 2", "numberAvailable: 3")
+        .replace("numberReady: 2, numberUnavailable: 1", "numberReady: 3");
+    let objects = evaluate(&[KUSTOMIZATION.to_string(), unobserved]);
+    let agent = find(&objects, "DaemonSet", "agent");
+    assert_eq!(
+        (agent["state"].as_str(), agent["reason"].as_str()),
+        (
+            Some("progressing"),
+            Some("generation 5 not yet observed (observed 4)")
+        )
+    );
+}
+
+/// Rule 3 in a pod with several containers: the sidecar runs (and is Ready) between OOM
+/// kills while the app container is fine. The loop lasts while the kubelet still backs the
+/// container off: up to 10 minutes after the crash, not a second more (pods.rs,
+/// CRASH_LOOP_WINDOW).
+#[test]
+fn a_sidecar_running_between_crashes_fails_its_workload_within_the_back_off_window() {
+    let status = r#"  observedGeneration: 1
+  replicas: 1
+  updatedReplicas: 1
+  readyReplicas: 1
+  availableReplicas: 1
+  conditions:
+    - {type: Available, status: "True", reason: MinimumReplicasAvailable, message: "Deployment has minimum availability.", lastUpdateTime: "2026-11-20T12:00:00Z", lastTransitionTime: "2026-11-20T12:00:00Z"}
+    - {type: Progressing, status: "True", reason: NewReplicaSetAvailable, message: "ReplicaSet \"web-6f7d8\" has successfully progressed.", lastUpdateTime: "2026-11-20T12:00:00Z", lastTransitionTime: "2026-07-01T12:00:00Z"}"#;
+    let containers = |finished: &str| {
+        format!(
+            r#"{READY_CONTAINER}
+    - name: envoy
+      ready: true
+      restartCount: 5
+      state: {{running: {{startedAt: "{finished}"}}}}
+      lastState: {{terminated: {{reason: OOMKilled, exitCode: 137, startedAt: "2026-11-29T11:40:00Z", finishedAt: "{finished}"}}}}"#
+        )
+    };
+    let at_the_window = evaluate(&with_release(vec![
+        deployment(1, status),
+        pod(
+            "web-6f7d8-a",
+            "Running",
+            "True",
+            &containers("2026-11-29T11:50:00Z"),
+        ),
+    ]));
+    let web = find(&at_the_window, "Deployment", "web");
+    assert_eq!(
+        web["reason"],
+        "1/1 pods failing: web-6f7d8-a: CrashLoopBackOff: OOMKilled (exit code 137), 5 restarts",
+        "{web}"
+    );
+    assert_eq!(
+        find(&at_the_window, "HelmRelease", "web")["state"],
+        "degraded"
+    );
+
+    let past_the_window = evaluate(&with_release(vec![
+        deployment(1, status),
+        pod(
+            "web-6f7d8-a",
+            "Running",
+            "True",
+            &containers("2026-11-29T11:49:59Z"),
+        ),
+    ]));
+    assert_eq!(
+        find(&past_the_window, "Deployment", "web")["state"],
+        "healthy"
+    );
+}
+
+/// Rule 1 without Available=False: with 4 replicas and maxUnavailable 25% the Deployment stays
+/// Available at 3/4 (deployment_util.go, MinAvailable), and Progressing keeps its finished
+/// reason; a pod unready for two days makes the shortfall stuck, never "rolling out".
+#[test]
+fn a_shortfall_under_available_true_is_stuck_once_a_pod_has_been_unready_past_the_threshold() {
+    let status = r#"  observedGeneration: 1
+  replicas: 4
+  updatedReplicas: 4
+  readyReplicas: 3
+  availableReplicas: 3
+  unavailableReplicas: 1
+  conditions:
+    - {type: Available, status: "True", reason: MinimumReplicasAvailable, message: "Deployment has minimum availability.", lastUpdateTime: "2026-11-20T12:00:00Z", lastTransitionTime: "2026-11-20T12:00:00Z"}
+    - {type: Progressing, status: "True", reason: NewReplicaSetAvailable, message: "ReplicaSet \"web-6f7d8\" has successfully progressed.", lastUpdateTime: "2026-11-20T12:00:00Z", lastTransitionTime: "2026-07-01T12:00:00Z"}"#;
+    let unready = r#"    - {name: app, ready: false, restartCount: 0, started: true, state: {running: {startedAt: "2026-11-27T09:00:05Z"}}}"#;
+    let mut documents = vec![deployment(4, status)];
+    for name in ["web-6f7d8-a", "web-6f7d8-b", "web-6f7d8-c"] {
+        documents.push(pod(name, "Running", "True", READY_CONTAINER));
+    }
+    documents.push(pod("web-6f7d8-d", "Running", "False", unready).replace(
+        "lastTransitionTime: \"2026-11-29T11:00:00Z\"",
+        "lastTransitionTime: \"2026-11-27T09:00:00Z\"",
+    ));
+    let objects = evaluate(&with_release(documents));
+    let web = find(&objects, "Deployment", "web");
+    assert_eq!(
+        (web["state"].as_str(), web["reason"].as_str()),
+        (
+            Some("stuck"),
+            Some("stuck for 2d 3h: 3/4 available, 4 updated")
+        ),
+        "{web}"
+    );
+    let release = find(&objects, "HelmRelease", "web");
+    assert_eq!(release["state"], "degraded", "{release}");
+    assert_eq!(
+        release["root_causes"],
+        serde_json::json!(["prod/Deployment/shop/web"])
+    );
+}
+
+/// Rule 4 on a single-replica StatefulSet: its only pod is being recreated (the StatefulSet
+/// controller writes no conditions); seconds of 0/1 are progressing, dated by the new pod.
+#[test]
+fn a_single_replica_statefulset_pod_being_recreated_is_progressing() {
+    let statefulset = r#"
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+  namespace: shop
+  generation: 2
+  labels: {app: db, helm.toolkit.fluxcd.io/name: web, helm.toolkit.fluxcd.io/namespace: shop}
+spec:
+  replicas: 1
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template: {metadata: {labels: {app: db}}, spec: {containers: [{name: db, image: "postgres:17"}]}}
+status: {observedGeneration: 2, replicas: 1, currentReplicas: 1, updatedReplicas: 1, availableReplicas: 0, currentRevision: db-7c9f, updateRevision: db-7c9f, collisionCount: 0}
+"#;
+    let pod = r#"
+apiVersion: v1
+kind: Pod
+metadata:
+  name: db-0
+  namespace: shop
+  labels: {app: db, statefulset.kubernetes.io/pod-name: db-0}
+  creationTimestamp: "2026-11-29T11:59:52Z"
+  ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: db, controller: true}]
+spec: {containers: [{name: db, image: "postgres:17"}]}
+status:
+  phase: Pending
+  conditions:
+    - {type: PodScheduled, status: "True", lastTransitionTime: "2026-11-29T11:59:52Z"}
+    - {type: Ready, status: "False", reason: ContainersNotReady, message: "containers with unready status: [db]", lastTransitionTime: "2026-11-29T11:59:52Z"}
+  containerStatuses:
+    - {name: db, ready: false, restartCount: 0, started: false, state: {waiting: {reason: ContainerCreating}}}
+"#;
+    let objects = evaluate(&with_release(vec![
+        statefulset.to_string(),
+        pod.to_string(),
+    ]));
+    let db = find(&objects, "StatefulSet", "db");
+    assert_eq!(
+        (
+            db["state"].as_str(),
+            db["reason"].as_str(),
+            db["since"].as_str()
+        ),
+        (
+            Some("progressing"),
+            Some("0/1 available, 1 updated"),
+            Some("2026-11-29T11:59:52Z")
+        ),
+        "{db}"
+    );
+    assert_eq!(find(&objects, "HelmRelease", "web")["state"], "progressing");
+}
