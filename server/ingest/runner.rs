@@ -9,6 +9,7 @@ use super::crd_history::CrdHistory;
 use super::evaluations::{Evaluations, Round};
 use super::ownership::{ClusterSet, Ownership, leases_changed};
 use super::rollups::RollupChanges;
+use super::round_log::{RoundLog, RoundRecord};
 use super::schedule::{REFRESH, Schedule, Work};
 use super::sightings::Sightings;
 use super::{RunnerSettings, Snapshot};
@@ -79,6 +80,9 @@ pub struct Runner {
     published: Option<Instant>,
     /// The last round's phases.
     last_round: RoundTimes,
+    /// Time spent applying events since the last round began.
+    applying: Duration,
+    rounds: watch::Sender<RoundLog>,
 }
 
 impl Runner {
@@ -100,6 +104,8 @@ impl Runner {
             resighted: BTreeSet::new(),
             published: None,
             last_round: RoundTimes::default(),
+            applying: Duration::ZERO,
+            rounds: watch::channel(RoundLog::default()).0,
         };
         (runner, receiver)
     }
@@ -114,6 +120,11 @@ impl Runner {
         self.snapshot = Snapshot::default();
         self.ownership = Some(ownership);
         (self, collect)
+    }
+
+    /// What the rounds did, updated after each.
+    pub fn rounds(&self) -> watch::Receiver<RoundLog> {
+        self.rounds.subscribe()
     }
 
     /// Runs until every event sender is gone.
@@ -139,6 +150,7 @@ impl Runner {
                 }
                 event = events.recv() => {
                     let Some(event) = event else { break };
+                    let applying = Instant::now();
                     dirty |= self.apply(event);
                     let mut budget = EVENTS_PER_ROUND;
                     while budget > 0 {
@@ -146,6 +158,7 @@ impl Runner {
                         dirty |= self.apply(event);
                         budget -= 1;
                     }
+                    self.applying += applying.elapsed();
                 }
                 _ = tokio::time::sleep_until(next.into()) => {
                     schedule.started(Instant::now());
@@ -338,6 +351,7 @@ impl Runner {
             }
         }
         let publishing = Instant::now();
+        let evaluated = redone.evaluated.len();
         let refresh = self.published.is_none_or(|at| at.elapsed() >= REFRESH);
         if !redone.changed.is_empty() || refresh {
             self.published = Some(Instant::now());
@@ -352,6 +366,13 @@ impl Runner {
             changes: started - diffing + publishing.elapsed(),
             write,
         };
+        let record = RoundRecord {
+            times: self.last_round,
+            apply: std::mem::take(&mut self.applying),
+            objects: touched.len(),
+            clusters: evaluated,
+        };
+        self.rounds.send_modify(|log| log.push(record));
     }
 
     async fn write(
