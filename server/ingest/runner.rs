@@ -76,6 +76,9 @@ pub struct Runner {
     evaluations: Evaluations,
     /// Clusters whose first sightings changed in the last round: the engine reads them.
     resighted: BTreeSet<String>,
+    /// Clusters to look at again next round although no source reported on them: their
+    /// recorded CRD providers changed, or their lease was lost.
+    revisit: BTreeSet<String>,
     /// When the evaluation was last published.
     published: Option<Instant>,
     /// The last round's phases.
@@ -102,6 +105,7 @@ impl Runner {
             sightings: Sightings::default(),
             evaluations: Evaluations::default(),
             resighted: BTreeSet::new(),
+            revisit: BTreeSet::new(),
             published: None,
             last_round: RoundTimes::default(),
             applying: Duration::ZERO,
@@ -197,6 +201,8 @@ impl Runner {
             tracing::info!(%cluster, "lease lost: no longer collecting");
             ownership.drop_cluster(&cluster);
             self.snapshot.drop_cluster(&cluster);
+            // Its evaluation is forgotten next round.
+            self.revisit.insert(cluster.clone());
             self.written.forget_cluster(&cluster);
             let pending = &mut self.pending;
             pending.upserts.retain(|r| r.key.cluster != cluster);
@@ -205,6 +211,9 @@ impl Runner {
             self.pending_rollups.forget(&cluster);
             self.sightings.forget_cluster(&cluster);
             metrics::set_cluster_held(&cluster, false);
+            metrics::set_objects_tracked(&cluster, |_| 0);
+            metrics::cluster_evaluated(&cluster, None);
+            metrics::set_cluster_last_good(&cluster, None);
         }
         for cluster in change.gained {
             tracing::info!(%cluster, "lease won: collecting");
@@ -256,14 +265,35 @@ impl Runner {
             .filter_map(|id| id.parts())
             .map(|(cluster, ..)| cluster)
             .collect();
+        for &cluster in &touched_clusters {
+            metrics::set_objects_tracked(cluster, |kind| self.snapshot.tracked(cluster, kind));
+        }
         changed.extend(touched_clusters.into_iter().map(str::to_string));
+        let reported = self.snapshot.take_reported();
+        // Only these clusters' objects or infos can have changed (or their evaluation fell
+        // due): the round looks at them alone, however many clusters are held.
+        let candidates: BTreeSet<String> = changed
+            .iter()
+            .chain(&reported)
+            .chain(&std::mem::take(&mut self.revisit))
+            .map(String::as_str)
+            .chain(self.evaluations.due_by(now))
+            .map(str::to_string)
+            .collect();
         let evaluating = Instant::now();
         let redone = tokio::task::block_in_place(|| {
-            let mut clusters: Vec<_> = self.snapshot.clusters().cloned().collect();
+            let mut clusters: Vec<_> = candidates
+                .iter()
+                .filter_map(|c| self.snapshot.cluster(c).cloned())
+                .collect();
             self.crd_history.inject(&mut clusters);
             let round = Round {
-                objects: self.snapshot.by_cluster(),
+                objects: candidates
+                    .iter()
+                    .filter_map(|c| Some((c.as_str(), self.snapshot.objects_of(c)?)))
+                    .collect(),
                 infos: &clusters,
+                only: Some(&candidates),
                 domains: &self.settings.domains,
                 thresholds: &self.settings.thresholds,
                 seen_in_progress: self.sightings.seen(),
@@ -292,17 +322,17 @@ impl Runner {
         let evaluations = &self.evaluations;
         let reevaluated = redone.evaluated.iter().filter_map(|c| evaluations.of(c));
         self.resighted = self.sightings.observe(reevaluated, &changes.deletes, now);
-        let known: BTreeSet<String> = self.snapshot.cluster_names().into_iter().collect();
         let ready: Vec<String> = redone
             .evaluated
             .iter()
-            .filter(|c| known.contains(*c) && !held.contains(*c))
+            .filter(|c| self.snapshot.cluster(c).is_some() && !held.contains(*c))
             .cloned()
             .collect();
         let rollups = self.written.rollup_changes(&self.evaluations, &ready);
         let clusters = self.written.cluster_changes(
             &self.evaluations,
             &redone.evaluated,
+            &reported,
             &self.snapshot,
             &held,
             now,
@@ -317,6 +347,8 @@ impl Runner {
         let providers = fleet.parts().flat_map(|e| &e.crd_providers);
         // One row per CRD in a batch: a newer sighting replaces an unwritten older one.
         for provider in self.crd_history.observe(providers, now) {
+            // The history the engine is given for that cluster changed.
+            self.revisit.insert(provider.cluster.clone());
             self.pending_providers.retain(|p| {
                 (&p.cluster, &p.group, &p.kind)
                     != (&provider.cluster, &provider.group, &provider.kind)
@@ -324,12 +356,17 @@ impl Runner {
             self.pending_providers.push(provider);
         }
         self.bound_pending();
-        metrics::set_objects_tracked(self.snapshot.tracked());
-        metrics::evaluated(
-            self.written.state_counts(),
-            fleet.parts().flat_map(|e| &e.domains),
-            self.snapshot.clusters(),
-        );
+        for cluster in &redone.evaluated {
+            let found = self
+                .evaluations
+                .of(cluster)
+                .map(|e| (self.written.state_counts(cluster), e.domains.as_slice()));
+            metrics::cluster_evaluated(cluster, found);
+        }
+        for cluster in &reported {
+            let last_good = self.snapshot.cluster(cluster).and_then(|i| i.last_good);
+            metrics::set_cluster_last_good(cluster, last_good);
+        }
         let rows = self.pending.len() + clusters.len();
         let sightings = self.sightings.changes();
         let started = Instant::now();
