@@ -8,7 +8,10 @@
 //!    split them evenly, whether any cluster is ever held by two at once (sampled), and, after
 //!    one crashes, how long until the others hold its clusters and collect them.
 //!
-//!     DATABASE_URL=$(scripts/pg url) cargo bench --bench collectors -- [--clusters N] [--churn R]
+//!     DATABASE_URL=$(scripts/pg url) cargo bench --bench collectors -- [--clusters N] [--churn R] [--part 1|2]
+//!
+//! Part 1 also prints what the runner's rounds did under churn: how many, their sizes, and
+//! each phase's mean and p99 (`ingest::RoundLog`).
 //!
 //! Full: 1,000 clusters of 201 objects, 2,000 flips/s, 200 samples, the configured default
 //! lease. Quick (`cargo test`): 6 clusters, 50 flips/s, 4 samples, a 3 s lease.
@@ -24,7 +27,7 @@ use axum::http::{Request, StatusCode};
 use common::eventually;
 use fleetglass::app::{Collector, Feed, Source};
 use fleetglass::config::{ClusterConfig, Config};
-use fleetglass::ingest::ClusterSet;
+use fleetglass::ingest::{ClusterSet, RoundLog, RoundRecord};
 use fleetglass::sources::{Collect, EventSender, SourceEvent};
 use fleetglass::store::Store;
 use fleetglass::web::{self, AppState, Site};
@@ -56,8 +59,13 @@ async fn main() {
         APPS_PER_CLUSTER * 2 + 1,
         config.collector.lease.num_seconds()
     );
-    one_instance(&config, churn, samples).await;
-    three_replicas(&config, churn).await;
+    let part = flag("--part");
+    if part.is_none_or(|p| p == 1) {
+        one_instance(&config, churn, samples).await;
+    }
+    if part.is_none_or(|p| p == 2) {
+        three_replicas(&config, churn).await;
+    }
 }
 
 /// `--name N` from the command line.
@@ -291,6 +299,7 @@ async fn one_instance(config: &Config, churn: usize, samples: usize) {
     // Let the churn reach its steady state before sampling.
     tokio::time::sleep(Duration::from_secs(if support::full() { 10 } else { 1 })).await;
     let (transitions_before, churn_started) = (transitions_written(&store).await, Instant::now());
+    let rounds_before = collector.rounds.borrow().total();
     let mut times = Vec::with_capacity(samples);
     for n in 0..samples {
         match sample(&world, &app, n * 7919 % world.clusters.len()).await {
@@ -313,7 +322,54 @@ async fn one_instance(config: &Config, churn: usize, samples: usize) {
             "one instance: {objects} objects written in {load_s:.1} s; under churn ({rate:.0} transitions/s written) a flip reaches /api/v1 in p50 {p50:.0} ms, p99 {p99:.0} ms, max {max:.0} ms ({samples} samples)"
         );
     }
+    print_rounds(
+        &collector.rounds.borrow(),
+        rounds_before,
+        churn_started.elapsed(),
+    );
     collector.stop().await;
+}
+
+/// One phase's time in a round.
+type Phase = fn(&RoundRecord) -> Duration;
+
+/// What the runner's rounds did since `before` rounds had run, `elapsed` ago.
+fn print_rounds(log: &RoundLog, before: u64, elapsed: Duration) {
+    let rounds: Vec<&RoundRecord> = log.since(before).collect();
+    let ran = log.total() - before;
+    if rounds.is_empty() {
+        println!("rounds under churn: none");
+        return;
+    }
+    let n = rounds.len() as f64;
+    let mean = |f: fn(&RoundRecord) -> usize| rounds.iter().map(|r| f(r)).sum::<usize>() as f64 / n;
+    println!(
+        "rounds under churn: {ran} in {:.1} s ({:.1}/s; the last {} kept), {:.1} objects changed and {:.1} clusters re-evaluated per round",
+        elapsed.as_secs_f64(),
+        ran as f64 / elapsed.as_secs_f64(),
+        rounds.len(),
+        mean(|r| r.objects),
+        mean(|r| r.clusters),
+    );
+    let phases: [(&str, Phase); 5] = [
+        ("apply", |r| r.apply),
+        ("evaluate", |r| r.times.evaluate),
+        ("changes", |r| r.times.changes),
+        ("write", |r| r.times.write),
+        ("round", |r| {
+            r.times.evaluate + r.times.changes + r.times.write
+        }),
+    ];
+    let summary: Vec<String> = phases
+        .iter()
+        .map(|(name, phase)| {
+            let mut times: Vec<Duration> = rounds.iter().map(|r| phase(r)).collect();
+            let mean_ms = times.iter().sum::<Duration>().as_secs_f64() * 1000.0 / n;
+            let [_, p99, _] = support::percentiles(&mut times);
+            format!("{name} {mean_ms:.1}/{p99:.1}")
+        })
+        .collect();
+    println!("  per round, mean/p99 ms: {}", summary.join(", "));
 }
 
 /// What the three replicas hold at one instant.

@@ -127,6 +127,7 @@ fn incremental(objects: &[Object], clusters: usize) {
     let round = Round {
         objects: groups.iter().map(|(c, o)| (*c, o.as_slice())).collect(),
         infos: &[],
+        only: None,
         domains: &[],
         thresholds: &thresholds,
         seen_in_progress: &seen,

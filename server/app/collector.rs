@@ -5,7 +5,7 @@
 
 use super::Source;
 use crate::config::Config;
-use crate::ingest::{self, ClusterSet, Latest, LeaseKeeper, Runner, RunnerSettings};
+use crate::ingest::{self, ClusterSet, Latest, LeaseKeeper, RoundLog, Runner, RunnerSettings};
 use crate::sources;
 use crate::store::Store;
 use std::time::Duration;
@@ -21,6 +21,8 @@ pub struct Collector {
     pub latest: Latest,
     /// The clusters whose leases this collector holds.
     pub held: watch::Receiver<ClusterSet>,
+    /// What the runner's rounds did.
+    pub rounds: watch::Receiver<RoundLog>,
     stop_keeper: watch::Sender<bool>,
     keeper: JoinHandle<()>,
     source: JoinHandle<()>,
@@ -32,6 +34,7 @@ impl Collector {
     pub fn start(config: &Config, store: Store, source: Source, holder: String) -> Collector {
         let (sender, receiver) = sources::channel();
         let (runner, latest) = Runner::new(RunnerSettings::from_config(config), store.clone());
+        let rounds = runner.rounds();
         let (held_sender, held) = watch::channel(ClusterSet::new());
         let (stop_keeper, mut stopping) = watch::channel(false);
         let keeper = LeaseKeeper::new(
@@ -52,6 +55,7 @@ impl Collector {
             holder,
             latest,
             held,
+            rounds,
             stop_keeper,
             keeper,
             source: source.spawn(config, collecting, sender),

@@ -6,7 +6,7 @@
 use super::Snapshot;
 use super::evaluations::Evaluations;
 use super::rollups::{RollupChanges, WrittenRollups};
-use crate::health::{Evaluation, ObjectEdge, State, Verdict};
+use crate::health::{ClusterInfo, Evaluation, ObjectEdge, State, Verdict};
 use crate::model::ObjectId;
 use crate::store::{
     ChangeSet, ClusterRow, JsonText, ObjectKey, ObjectRecord, ObjectRow, TransitionRow, key_of_id,
@@ -26,6 +26,8 @@ pub struct Written {
     counts: HashMap<String, BTreeMap<&'static str, u64>>,
     /// Per cluster, the controller Deployments its latest evaluation found (the cluster row's).
     controllers: HashMap<String, Vec<ObjectId>>,
+    /// Set when the cluster rows were forgotten: the next round compares every cluster's.
+    clusters_forgotten: bool,
 }
 
 #[derive(Debug, PartialEq)]
@@ -159,12 +161,15 @@ impl Written {
     }
 
     /// Cluster rows (freshness, counts by state) that changed; the counts of the clusters
-    /// re-evaluated this round (`redone`) are taken anew. A `held` cluster's row is only
-    /// written once there is an error to report; until then the previous owner's row stands.
+    /// re-evaluated this round (`redone`) are taken anew. Only the rows of those and of the
+    /// clusters the sources `reported` on can have changed, so only theirs are compared (every
+    /// cluster's after the rows were forgotten). A `held` cluster's row is only written once
+    /// there is an error to report; until then the previous owner's row stands.
     pub fn cluster_changes(
         &mut self,
         evaluations: &Evaluations,
         redone: &BTreeSet<String>,
+        reported: &BTreeSet<String>,
         snapshot: &Snapshot,
         held: &BTreeSet<String>,
         now: DateTime<Utc>,
@@ -183,8 +188,17 @@ impl Written {
             self.controllers
                 .insert(cluster.clone(), evaluation.controllers.clone());
         }
+        let candidates: Vec<&ClusterInfo> = if std::mem::take(&mut self.clusters_forgotten) {
+            snapshot.clusters().collect()
+        } else {
+            let names: BTreeSet<&String> = redone.iter().chain(reported).collect();
+            names
+                .into_iter()
+                .filter_map(|n| snapshot.cluster(n))
+                .collect()
+        };
         let mut rows = Vec::new();
-        for info in snapshot.clusters() {
+        for info in candidates {
             if held.contains(&info.name) && info.error.is_none() {
                 continue;
             }
@@ -217,9 +231,10 @@ impl Written {
         rows
     }
 
-    /// Objects per state, per cluster, as of each cluster's latest evaluation.
-    pub fn state_counts(&self) -> &HashMap<String, BTreeMap<&'static str, u64>> {
-        &self.counts
+    /// A cluster's objects per state, as of its latest evaluation.
+    pub fn state_counts(&self, cluster: &str) -> &BTreeMap<&'static str, u64> {
+        static NONE: BTreeMap<&'static str, u64> = BTreeMap::new();
+        self.counts.get(cluster).unwrap_or(&NONE)
     }
 
     /// Forgets what was written for a cluster another collector owns now.
@@ -264,5 +279,6 @@ impl Written {
     /// After a failed write, forget the cluster rows so the next round rewrites them all.
     pub fn forget_clusters(&mut self) {
         self.clusters.clear();
+        self.clusters_forgotten = true;
     }
 }

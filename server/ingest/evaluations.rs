@@ -15,6 +15,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 #[derive(Debug, Default)]
 pub struct Evaluations {
     clusters: BTreeMap<String, Kept>,
+    /// The kept evaluations that fall due, by when: a round finds those due without looking
+    /// at the others.
+    due: BTreeSet<(DateTime<Utc>, String)>,
 }
 
 #[derive(Debug)]
@@ -38,9 +41,14 @@ pub struct Redone {
 
 /// What one round evaluates: the fleet's objects by cluster and what the engine needs beside.
 pub struct Round<'a> {
-    /// Every cluster holding objects, with its objects.
+    /// Every cluster holding objects, with its objects (with `only`: those of its clusters).
     pub objects: BTreeMap<&'a str, &'a [Object]>,
+    /// Every cluster's info (with `only`: those of its clusters).
     pub infos: &'a [ClusterInfo],
+    /// The clusters whose objects or info may have changed since the last update; the others
+    /// are known unchanged, so only these and those falling due are looked at. None: every
+    /// cluster is compared.
+    pub only: Option<&'a BTreeSet<String>>,
     pub domains: &'a [DomainSpec],
     pub thresholds: &'a Thresholds,
     pub seen_in_progress: &'a SeenInProgress,
@@ -54,28 +62,39 @@ impl Evaluations {
     pub fn update(&mut self, round: &Round, changed: &BTreeSet<String>) -> Redone {
         let infos: BTreeMap<&str, &ClusterInfo> =
             round.infos.iter().map(|i| (i.name.as_str(), i)).collect();
-        let present: BTreeSet<&str> = round
-            .objects
-            .keys()
-            .copied()
-            .chain(infos.keys().copied())
-            .collect();
-        let gone: BTreeSet<String> = self
-            .clusters
-            .keys()
-            .filter(|c| !present.contains(c.as_str()))
+        // Owned: the kept evaluations change below.
+        let looked_at: BTreeSet<String> = match round.only {
+            Some(only) => only
+                .iter()
+                .map(String::as_str)
+                .chain(self.due_by(round.now))
+                .map(str::to_string)
+                .collect(),
+            None => round
+                .objects
+                .keys()
+                .copied()
+                .chain(infos.keys().copied())
+                .chain(self.clusters.keys().map(String::as_str))
+                .map(str::to_string)
+                .collect(),
+        };
+        let present =
+            |cluster: &str| round.objects.contains_key(cluster) || infos.contains_key(cluster);
+        let gone: BTreeSet<String> = looked_at
+            .iter()
+            .filter(|c| !present(c) && self.clusters.contains_key(c.as_str()))
             .cloned()
             .collect();
-        for cluster in &gone {
-            self.clusters.remove(cluster);
-        }
         let mut redone = Redone {
             evaluated: gone.clone(),
             changed: gone,
         };
-        let stale: Vec<(&str, Option<&ClusterInfo>)> = present
+        let stale: Vec<(&str, Option<&ClusterInfo>)> = looked_at
             .iter()
-            .map(|&cluster| (cluster, infos.get(cluster).copied()))
+            .map(String::as_str)
+            .filter(|&cluster| present(cluster))
+            .map(|cluster| (cluster, infos.get(cluster).copied()))
             .filter(|&(cluster, info)| match self.clusters.get(cluster) {
                 None => true,
                 Some(kept) => {
@@ -85,6 +104,9 @@ impl Evaluations {
                 }
             })
             .collect();
+        for cluster in &redone.evaluated {
+            self.forget(cluster);
+        }
         let evaluated = evaluate_each(round, &stale);
         for ((cluster, info), timed) in stale.into_iter().zip(evaluated) {
             let kept = Kept {
@@ -92,7 +114,11 @@ impl Evaluations {
                 due: timed.due,
                 info: info.cloned(),
             };
-            let before = self.clusters.insert(cluster.to_string(), kept);
+            let before = self.forget(cluster);
+            if let Some(due) = kept.due {
+                self.due.insert((due, cluster.to_string()));
+            }
+            self.clusters.insert(cluster.to_string(), kept);
             let after = &self.clusters[cluster].evaluation;
             if before.is_none_or(|b| b.evaluation != *after) {
                 redone.changed.insert(cluster.to_string());
@@ -100,6 +126,23 @@ impl Evaluations {
             redone.evaluated.insert(cluster.to_string());
         }
         redone
+    }
+
+    /// The clusters whose kept evaluation is due by `now`.
+    pub fn due_by(&self, now: DateTime<Utc>) -> impl Iterator<Item = &str> {
+        self.due
+            .iter()
+            .take_while(move |(due, _)| *due <= now)
+            .map(|(_, cluster)| cluster.as_str())
+    }
+
+    /// Drops a cluster's kept evaluation (and its place among those due).
+    fn forget(&mut self, cluster: &str) -> Option<Kept> {
+        let kept = self.clusters.remove(cluster)?;
+        if let Some(due) = kept.due {
+            self.due.remove(&(due, cluster.to_string()));
+        }
+        Some(kept)
     }
 
     /// One cluster's current evaluation.
@@ -122,7 +165,7 @@ impl Evaluations {
 
     /// The earliest instant at which a kept evaluation falls due.
     pub fn next_due(&self) -> Option<DateTime<Utc>> {
-        self.clusters.values().filter_map(|kept| kept.due).min()
+        self.due.first().map(|(due, _)| *due)
     }
 }
 

@@ -2,7 +2,8 @@
 //! after random sequences of object changes, removals, cluster-info changes (probes, errors)
 //! and clock advances, re-evaluating only what changed or fell due and merging gives exactly
 //! what `health::evaluate` gives over every object, and the shared parts give its root causes
-//! in the same order without merging.
+//! in the same order without merging. Also when a round is given only the clusters reported on
+//! (and those falling due), as the runner gives it.
 
 use super::evaluations::{Evaluations, Round};
 use crate::health::generators::{
@@ -166,15 +167,33 @@ struct Fleet {
 }
 
 impl Fleet {
-    /// Re-evaluates incrementally; returns the clusters re-evaluated.
-    fn incremental(&mut self, changed: &BTreeSet<String>) -> BTreeSet<String> {
+    /// Re-evaluates incrementally; returns the clusters re-evaluated. With `reported`, the
+    /// round is given only those clusters and the ones falling due, as the runner does.
+    fn incremental(
+        &mut self,
+        changed: &BTreeSet<String>,
+        reported: Option<&BTreeSet<String>>,
+    ) -> BTreeSet<String> {
+        let only: Option<BTreeSet<String>> = reported.map(|reported| {
+            let due = self.evaluations.due_by(self.now).map(str::to_string);
+            changed.iter().chain(reported).cloned().chain(due).collect()
+        });
+        let given = |cluster: &str| only.as_ref().is_none_or(|only| only.contains(cluster));
         let groups = by_cluster(&self.objects);
+        let infos: Vec<ClusterInfo> = self
+            .infos
+            .iter()
+            .filter(|i| given(&i.name))
+            .cloned()
+            .collect();
         let round = Round {
             objects: groups
                 .iter()
+                .filter(|(cluster, _)| given(cluster))
                 .map(|(cluster, objects)| (cluster.as_str(), objects.as_slice()))
                 .collect(),
-            infos: &self.infos,
+            infos: &infos,
+            only: only.as_ref(),
             domains: &self.domains,
             thresholds: &self.thresholds,
             seen_in_progress: &self.seen,
@@ -199,8 +218,10 @@ impl Fleet {
         assert_eq!(fleet.root_causes(), causes, "at {}", self.now);
     }
 
-    fn apply(&mut self, step: &Step) -> BTreeSet<String> {
+    /// Returns the clusters whose objects changed and those whose info was reported on.
+    fn apply(&mut self, step: &Step) -> (BTreeSet<String>, BTreeSet<String>) {
         let mut changed = BTreeSet::new();
+        let mut reported = BTreeSet::new();
         for object in parse_all(&step.replaced) {
             changed.insert(object.cluster.to_string());
             let id = object.id();
@@ -216,14 +237,17 @@ impl Fleet {
         }
         self.now += TimeDelta::seconds(step.seconds_later);
         if let Some(infos) = &step.infos {
+            reported.extend(self.infos.iter().map(|i| i.name.clone()));
             self.infos = distinct(infos.clone());
+            reported.extend(self.infos.iter().map(|i| i.name.clone()));
         }
         if step.probed {
             for info in &mut self.infos {
                 info.last_good = Some(self.now);
+                reported.insert(info.name.clone());
             }
         }
-        changed
+        (changed, reported)
     }
 }
 
@@ -235,6 +259,7 @@ proptest! {
         initial in prop::collection::vec(any_object(), 0..24),
         infos in prop::collection::vec(cluster_info(), 0..3),
         steps in prop::collection::vec(step(), 1..10),
+        narrowed in any::<bool>(),
     ) {
         let mut fleet = Fleet {
             objects: parse_all(&initial),
@@ -245,15 +270,21 @@ proptest! {
             thresholds: Thresholds::default(),
             seen: SeenInProgress::default(),
         };
-        fleet.incremental(&BTreeSet::new());
+        let first: BTreeSet<String> = fleet
+            .objects
+            .iter()
+            .map(|o| o.cluster.to_string())
+            .chain(fleet.infos.iter().map(|i| i.name.clone()))
+            .collect();
+        fleet.incremental(&BTreeSet::new(), narrowed.then_some(&first));
         fleet.check();
         for step in &steps {
-            let changed = fleet.apply(step);
+            let (changed, reported) = fleet.apply(step);
             let quiet = changed.is_empty()
                 && step.infos.is_none()
                 && !step.probed
                 && step.seconds_later == 0;
-            let redone = fleet.incremental(&changed);
+            let redone = fleet.incremental(&changed, narrowed.then_some(&reported));
             fleet.check();
             // Nothing changed and no time passed: nothing is evaluated again.
             prop_assert!(!quiet || redone.is_empty(), "re-evaluated {redone:?} for nothing");

@@ -10,6 +10,7 @@ mod leases;
 mod ownership;
 pub mod retention;
 mod rollups;
+mod round_log;
 mod runner;
 mod schedule;
 mod sightings;
@@ -18,6 +19,7 @@ mod snapshot;
 pub use evaluations::{Evaluations, Redone, Round};
 pub use leases::LeaseKeeper;
 pub use ownership::ClusterSet;
+pub use round_log::{RoundLog, RoundRecord};
 pub use runner::{Evaluated, Latest, RoundTimes, Runner};
 pub use snapshot::Snapshot;
 

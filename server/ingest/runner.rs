@@ -9,6 +9,7 @@ use super::crd_history::CrdHistory;
 use super::evaluations::{Evaluations, Round};
 use super::ownership::{ClusterSet, Ownership, leases_changed};
 use super::rollups::RollupChanges;
+use super::round_log::{RoundLog, RoundRecord};
 use super::schedule::{REFRESH, Schedule, Work};
 use super::sightings::Sightings;
 use super::{RunnerSettings, Snapshot};
@@ -75,10 +76,16 @@ pub struct Runner {
     evaluations: Evaluations,
     /// Clusters whose first sightings changed in the last round: the engine reads them.
     resighted: BTreeSet<String>,
+    /// Clusters to look at again next round although no source reported on them: their
+    /// recorded CRD providers changed, or their lease was lost.
+    revisit: BTreeSet<String>,
     /// When the evaluation was last published.
     published: Option<Instant>,
     /// The last round's phases.
     last_round: RoundTimes,
+    /// Time spent applying events since the last round began.
+    applying: Duration,
+    rounds: watch::Sender<RoundLog>,
 }
 
 impl Runner {
@@ -98,8 +105,11 @@ impl Runner {
             sightings: Sightings::default(),
             evaluations: Evaluations::default(),
             resighted: BTreeSet::new(),
+            revisit: BTreeSet::new(),
             published: None,
             last_round: RoundTimes::default(),
+            applying: Duration::ZERO,
+            rounds: watch::channel(RoundLog::default()).0,
         };
         (runner, receiver)
     }
@@ -114,6 +124,11 @@ impl Runner {
         self.snapshot = Snapshot::default();
         self.ownership = Some(ownership);
         (self, collect)
+    }
+
+    /// What the rounds did, updated after each.
+    pub fn rounds(&self) -> watch::Receiver<RoundLog> {
+        self.rounds.subscribe()
     }
 
     /// Runs until every event sender is gone.
@@ -139,6 +154,7 @@ impl Runner {
                 }
                 event = events.recv() => {
                     let Some(event) = event else { break };
+                    let applying = Instant::now();
                     dirty |= self.apply(event);
                     let mut budget = EVENTS_PER_ROUND;
                     while budget > 0 {
@@ -146,6 +162,7 @@ impl Runner {
                         dirty |= self.apply(event);
                         budget -= 1;
                     }
+                    self.applying += applying.elapsed();
                 }
                 _ = tokio::time::sleep_until(next.into()) => {
                     schedule.started(Instant::now());
@@ -184,6 +201,8 @@ impl Runner {
             tracing::info!(%cluster, "lease lost: no longer collecting");
             ownership.drop_cluster(&cluster);
             self.snapshot.drop_cluster(&cluster);
+            // Its evaluation is forgotten next round.
+            self.revisit.insert(cluster.clone());
             self.written.forget_cluster(&cluster);
             let pending = &mut self.pending;
             pending.upserts.retain(|r| r.key.cluster != cluster);
@@ -192,6 +211,9 @@ impl Runner {
             self.pending_rollups.forget(&cluster);
             self.sightings.forget_cluster(&cluster);
             metrics::set_cluster_held(&cluster, false);
+            metrics::set_objects_tracked(&cluster, |_| 0);
+            metrics::cluster_evaluated(&cluster, None);
+            metrics::set_cluster_last_good(&cluster, None);
         }
         for cluster in change.gained {
             tracing::info!(%cluster, "lease won: collecting");
@@ -243,14 +265,35 @@ impl Runner {
             .filter_map(|id| id.parts())
             .map(|(cluster, ..)| cluster)
             .collect();
+        for &cluster in &touched_clusters {
+            metrics::set_objects_tracked(cluster, |kind| self.snapshot.tracked(cluster, kind));
+        }
         changed.extend(touched_clusters.into_iter().map(str::to_string));
+        let reported = self.snapshot.take_reported();
+        // Only these clusters' objects or infos can have changed (or their evaluation fell
+        // due): the round looks at them alone, however many clusters are held.
+        let candidates: BTreeSet<String> = changed
+            .iter()
+            .chain(&reported)
+            .chain(&std::mem::take(&mut self.revisit))
+            .map(String::as_str)
+            .chain(self.evaluations.due_by(now))
+            .map(str::to_string)
+            .collect();
         let evaluating = Instant::now();
         let redone = tokio::task::block_in_place(|| {
-            let mut clusters: Vec<_> = self.snapshot.clusters().cloned().collect();
+            let mut clusters: Vec<_> = candidates
+                .iter()
+                .filter_map(|c| self.snapshot.cluster(c).cloned())
+                .collect();
             self.crd_history.inject(&mut clusters);
             let round = Round {
-                objects: self.snapshot.by_cluster(),
+                objects: candidates
+                    .iter()
+                    .filter_map(|c| Some((c.as_str(), self.snapshot.objects_of(c)?)))
+                    .collect(),
                 infos: &clusters,
+                only: Some(&candidates),
                 domains: &self.settings.domains,
                 thresholds: &self.settings.thresholds,
                 seen_in_progress: self.sightings.seen(),
@@ -279,17 +322,17 @@ impl Runner {
         let evaluations = &self.evaluations;
         let reevaluated = redone.evaluated.iter().filter_map(|c| evaluations.of(c));
         self.resighted = self.sightings.observe(reevaluated, &changes.deletes, now);
-        let known: BTreeSet<String> = self.snapshot.cluster_names().into_iter().collect();
         let ready: Vec<String> = redone
             .evaluated
             .iter()
-            .filter(|c| known.contains(*c) && !held.contains(*c))
+            .filter(|c| self.snapshot.cluster(c).is_some() && !held.contains(*c))
             .cloned()
             .collect();
         let rollups = self.written.rollup_changes(&self.evaluations, &ready);
         let clusters = self.written.cluster_changes(
             &self.evaluations,
             &redone.evaluated,
+            &reported,
             &self.snapshot,
             &held,
             now,
@@ -304,6 +347,8 @@ impl Runner {
         let providers = fleet.parts().flat_map(|e| &e.crd_providers);
         // One row per CRD in a batch: a newer sighting replaces an unwritten older one.
         for provider in self.crd_history.observe(providers, now) {
+            // The history the engine is given for that cluster changed.
+            self.revisit.insert(provider.cluster.clone());
             self.pending_providers.retain(|p| {
                 (&p.cluster, &p.group, &p.kind)
                     != (&provider.cluster, &provider.group, &provider.kind)
@@ -311,12 +356,17 @@ impl Runner {
             self.pending_providers.push(provider);
         }
         self.bound_pending();
-        metrics::set_objects_tracked(self.snapshot.tracked());
-        metrics::evaluated(
-            self.written.state_counts(),
-            fleet.parts().flat_map(|e| &e.domains),
-            self.snapshot.clusters(),
-        );
+        for cluster in &redone.evaluated {
+            let found = self
+                .evaluations
+                .of(cluster)
+                .map(|e| (self.written.state_counts(cluster), e.domains.as_slice()));
+            metrics::cluster_evaluated(cluster, found);
+        }
+        for cluster in &reported {
+            let last_good = self.snapshot.cluster(cluster).and_then(|i| i.last_good);
+            metrics::set_cluster_last_good(cluster, last_good);
+        }
         let rows = self.pending.len() + clusters.len();
         let sightings = self.sightings.changes();
         let started = Instant::now();
@@ -338,6 +388,7 @@ impl Runner {
             }
         }
         let publishing = Instant::now();
+        let evaluated = redone.evaluated.len();
         let refresh = self.published.is_none_or(|at| at.elapsed() >= REFRESH);
         if !redone.changed.is_empty() || refresh {
             self.published = Some(Instant::now());
@@ -352,6 +403,13 @@ impl Runner {
             changes: started - diffing + publishing.elapsed(),
             write,
         };
+        let record = RoundRecord {
+            times: self.last_round,
+            apply: std::mem::take(&mut self.applying),
+            objects: touched.len(),
+            clusters: evaluated,
+        };
+        self.rounds.send_modify(|log| log.push(record));
     }
 
     async fn write(

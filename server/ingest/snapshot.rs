@@ -5,7 +5,7 @@
 use crate::health::ClusterInfo;
 use crate::model::{Interner, Kind, Object, ObjectId};
 use crate::sources::SourceEvent;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 #[derive(Debug, Default)]
 pub struct Snapshot {
@@ -18,6 +18,8 @@ pub struct Snapshot {
     clusters: BTreeMap<String, ClusterInfo>,
     /// Ids applied or deleted since the last `take_touched`.
     touched: HashSet<ObjectId>,
+    /// Clusters whose info was added or reported on since the last `take_reported`.
+    reported: BTreeSet<String>,
     /// Objects per (cluster, kind), kept as objects come and go so no round has to count.
     tracked: BTreeMap<(String, Kind), u64>,
     /// The cluster names, namespaces and API versions the objects share.
@@ -26,8 +28,11 @@ pub struct Snapshot {
 
 impl Snapshot {
     pub fn new(clusters: impl IntoIterator<Item = ClusterInfo>) -> Snapshot {
+        let clusters: BTreeMap<String, ClusterInfo> =
+            clusters.into_iter().map(|c| (c.name.clone(), c)).collect();
         Snapshot {
-            clusters: clusters.into_iter().map(|c| (c.name.clone(), c)).collect(),
+            reported: clusters.keys().cloned().collect(),
+            clusters,
             ..Snapshot::default()
         }
     }
@@ -40,6 +45,11 @@ impl Snapshot {
             .collect()
     }
 
+    /// One cluster's objects (None: it holds none).
+    pub fn objects_of(&self, cluster: &str) -> Option<&[Object]> {
+        self.objects.get(cluster).map(Vec::as_slice)
+    }
+
     /// How many objects are held.
     pub fn len(&self) -> usize {
         self.index.len()
@@ -49,9 +59,10 @@ impl Snapshot {
         self.index.is_empty()
     }
 
-    /// How many objects are tracked per (cluster, kind).
-    pub fn tracked(&self) -> &BTreeMap<(String, Kind), u64> {
-        &self.tracked
+    /// How many objects of a kind a cluster holds.
+    pub fn tracked(&self, cluster: &str, kind: Kind) -> u64 {
+        let key = (cluster.to_string(), kind);
+        self.tracked.get(&key).copied().unwrap_or(0)
     }
 
     pub fn get(&self, id: &ObjectId) -> Option<&Object> {
@@ -63,12 +74,13 @@ impl Snapshot {
         self.clusters.values()
     }
 
-    pub fn cluster_names(&self) -> Vec<String> {
-        self.clusters.keys().cloned().collect()
+    pub fn cluster(&self, name: &str) -> Option<&ClusterInfo> {
+        self.clusters.get(name)
     }
 
     /// Starts tracking a cluster (a collector lease was won).
     pub fn add_cluster(&mut self, info: ClusterInfo) {
+        self.reported.insert(info.name.clone());
         self.clusters.entry(info.name.clone()).or_insert(info);
     }
 
@@ -76,6 +88,7 @@ impl Snapshot {
     /// owns it now, so nothing about it is to be written from here.
     pub fn drop_cluster(&mut self, name: &str) {
         self.clusters.remove(name);
+        self.reported.remove(name);
         self.listing.retain(|(cluster, _), _| cluster != name);
         for object in self.objects.remove(name).unwrap_or_default() {
             self.index.remove(&object.id());
@@ -93,6 +106,13 @@ impl Snapshot {
     /// Ids whose object changed since the last call.
     pub fn take_touched(&mut self) -> HashSet<ObjectId> {
         std::mem::take(&mut self.touched)
+    }
+
+    /// Clusters added, or whose info a source reported on (alive, an error, a kind's error),
+    /// since the last call: only their cluster rows can have changed, besides those of the
+    /// clusters re-evaluated.
+    pub fn take_reported(&mut self) -> BTreeSet<String> {
+        std::mem::take(&mut self.reported)
     }
 
     /// Applies one event; returns whether anything changed.
@@ -145,6 +165,9 @@ impl Snapshot {
     }
 
     fn cluster_mut(&mut self, name: &str) -> &mut ClusterInfo {
+        if !self.reported.contains(name) {
+            self.reported.insert(name.to_string());
+        }
         self.clusters
             .entry(name.to_string())
             .or_insert_with(|| ClusterInfo {
@@ -277,13 +300,12 @@ mod tests {
         assert!(std::ptr::eq(x.api_version.as_str(), y.api_version.as_str()));
     }
 
-    fn tracked(snap: &Snapshot) -> Vec<(&str, u64)> {
-        snap.tracked()
-            .iter()
-            .map(|((cluster, kind), &count)| {
-                assert_eq!(*kind, Kind::GitRepository);
-                (cluster.as_str(), count)
-            })
+    /// GitRepositories held per cluster, of the clusters `a` and `b` (those holding any).
+    fn tracked(snap: &Snapshot) -> Vec<(&'static str, u64)> {
+        ["a", "b"]
+            .into_iter()
+            .map(|cluster| (cluster, snap.tracked(cluster, Kind::GitRepository)))
+            .filter(|&(_, count)| count > 0)
             .collect()
     }
 

@@ -8,12 +8,13 @@ mod registry;
 
 pub use http::track as track_http;
 
-use crate::health::{ClusterInfo, DomainVerdict};
+use crate::health::DomainVerdict;
 use crate::model::Kind;
 use axum::http::header;
 use axum::response::IntoResponse;
+use chrono::{DateTime, Utc};
 use registry::{Metrics, metrics};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// `GET /metrics`: the OpenMetrics text format.
@@ -43,14 +44,21 @@ pub fn event_received(cluster: &str, kind: Kind) {
     m.last_success(labels, Instant::now());
 }
 
-/// How many objects of each (cluster, kind) the fleet holds now.
-pub fn set_objects_tracked(counts: &BTreeMap<(String, Kind), u64>) {
+/// How many objects of each kind one cluster holds now (kinds it holds none of: no series).
+pub fn set_objects_tracked(cluster: &str, count_of: impl Fn(Kind) -> u64) {
     let m = metrics();
-    m.objects_tracked.clear();
-    for ((cluster, kind), count) in counts {
-        m.objects_tracked
-            .get_or_create(&Metrics::cluster_kind(cluster, *kind))
-            .set(i64::try_from(*count).unwrap_or(i64::MAX));
+    for kind in Kind::ALL {
+        let labels = Metrics::cluster_kind(cluster, kind);
+        match count_of(kind) {
+            0 => {
+                m.objects_tracked.remove(&labels);
+            }
+            count => {
+                m.objects_tracked
+                    .get_or_create(&labels)
+                    .set(i64::try_from(count).unwrap_or(i64::MAX));
+            }
+        }
     }
 }
 
@@ -72,19 +80,21 @@ pub fn write_batch(rows: usize, elapsed: Duration, ok: bool) {
     }
 }
 
-/// What an evaluation found: objects by state per cluster, each domain's fully-healthy flag per
-/// cluster at its current version, and when each cluster's data was last known good. Series of
-/// clusters and domains no longer evaluated here disappear.
-pub fn evaluated<'a>(
-    state_counts: &StateCounts,
-    domains: impl IntoIterator<Item = &'a DomainVerdict>,
-    clusters: impl IntoIterator<Item = &'a ClusterInfo>,
+/// What one cluster's evaluation found: its objects by state and each domain's fully-healthy
+/// flag at its current version (None: the cluster is no longer evaluated here, its series
+/// disappear). Other clusters' series are left as they are, so a round costs the clusters it
+/// re-evaluated.
+pub fn cluster_evaluated(
+    cluster: &str,
+    found: Option<(&BTreeMap<&'static str, u64>, &[DomainVerdict])>,
 ) {
-    metrics().record_evaluation(state_counts, domains, clusters);
+    metrics().record_cluster_evaluation(cluster, found);
 }
 
-/// Objects per state (`State::as_str`), per cluster.
-pub type StateCounts = HashMap<String, BTreeMap<&'static str, u64>>;
+/// When a cluster's data was last known good (None: never, or no longer collected here).
+pub fn set_cluster_last_good(cluster: &str, last_good: Option<DateTime<Utc>>) {
+    metrics().record_last_good(cluster, last_good);
+}
 
 /// A notification was sent to `sink` (`delivered`) or failed and will be retried.
 pub fn alert_delivery(sink: &str, delivered: bool) {

@@ -1,15 +1,15 @@
 //! The process-wide registry and every metric in it.
 
-use super::StateCounts;
-use crate::health::{ClusterInfo, DomainVerdict};
+use crate::health::DomainVerdict;
 use crate::model::Kind;
+use chrono::{DateTime, Utc};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::AtomicU64;
 use std::sync::{LazyLock, Mutex};
 use std::time::Instant;
@@ -67,6 +67,12 @@ struct BuildLabels {
 }
 
 type FloatGauge = Gauge<f64, AtomicU64>;
+
+#[derive(Debug, Default)]
+struct EvaluatedSeries {
+    states: Vec<StateLabels>,
+    domains: Vec<DomainLabels>,
+}
 type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 
 pub struct Metrics {
@@ -84,6 +90,9 @@ pub struct Metrics {
     objects_by_state: Family<StateLabels, Gauge>,
     domain_fully_healthy: Family<DomainLabels, Gauge>,
     cluster_last_good: Family<ClusterLabels, FloatGauge>,
+    /// The state and domain series each cluster's evaluation set, so the next evaluation of
+    /// that cluster replaces them without touching the others'.
+    evaluated: Mutex<HashMap<String, EvaluatedSeries>>,
     deliveries: Family<DeliveryLabels, Counter>,
     pub outbox_pending: Gauge,
     pub http_requests: Family<RequestLabels, Counter>,
@@ -112,6 +121,7 @@ impl Metrics {
             objects_by_state: Family::default(),
             domain_fully_healthy: Family::default(),
             cluster_last_good: Family::default(),
+            evaluated: Mutex::default(),
             deliveries: Family::default(),
             outbox_pending: Gauge::default(),
             http_requests: Family::default(),
@@ -229,25 +239,39 @@ impl Metrics {
             .insert((labels.cluster, labels.kind), at);
     }
 
-    pub fn record_evaluation<'a>(
+    /// What one cluster's evaluation found (None: the cluster is no longer evaluated here):
+    /// its series replace the ones its previous evaluation set.
+    pub fn record_cluster_evaluation(
         &self,
-        state_counts: &StateCounts,
-        domains: impl IntoIterator<Item = &'a DomainVerdict>,
-        clusters: impl IntoIterator<Item = &'a ClusterInfo>,
+        cluster: &str,
+        found: Option<(&BTreeMap<&'static str, u64>, &[DomainVerdict])>,
     ) {
-        self.objects_by_state.clear();
-        for (cluster, counts) in state_counts {
-            for (&state, &count) in counts {
-                let labels = StateLabels {
-                    cluster: cluster.clone(),
-                    state: state.to_string(),
-                };
-                self.objects_by_state
-                    .get_or_create(&labels)
-                    .set(count as i64);
+        let mut evaluated = self
+            .evaluated
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(before) = evaluated.remove(cluster) {
+            for labels in &before.states {
+                self.objects_by_state.remove(labels);
+            }
+            for labels in &before.domains {
+                self.domain_fully_healthy.remove(labels);
             }
         }
-        self.domain_fully_healthy.clear();
+        let Some((counts, domains)) = found else {
+            return;
+        };
+        let mut series = EvaluatedSeries::default();
+        for (&state, &count) in counts {
+            let labels = StateLabels {
+                cluster: cluster.to_string(),
+                state: state.to_string(),
+            };
+            self.objects_by_state
+                .get_or_create(&labels)
+                .set(count as i64);
+            series.states.push(labels);
+        }
         for domain in domains {
             let labels = DomainLabels {
                 domain: domain.domain.clone(),
@@ -256,14 +280,21 @@ impl Metrics {
             };
             let healthy = self.domain_fully_healthy.get_or_create(&labels);
             healthy.set(i64::from(domain.fully_healthy));
+            series.domains.push(labels);
         }
-        self.cluster_last_good.clear();
-        for cluster in clusters {
-            if let Some(at) = cluster.last_good {
+        evaluated.insert(cluster.to_string(), series);
+    }
+
+    /// When a cluster's data was last known good (None: never, or the cluster is gone).
+    pub fn record_last_good(&self, cluster: &str, last_good: Option<DateTime<Utc>>) {
+        let labels = Metrics::cluster(cluster);
+        match last_good {
+            Some(at) => {
                 let seconds = at.timestamp_millis() as f64 / 1000.0;
-                self.cluster_last_good
-                    .get_or_create(&Metrics::cluster(&cluster.name))
-                    .set(seconds);
+                self.cluster_last_good.get_or_create(&labels).set(seconds);
+            }
+            None => {
+                self.cluster_last_good.remove(&labels);
             }
         }
     }
@@ -320,18 +351,12 @@ mod tests {
             healthy: 1,
             blockers: Vec::new(),
         };
-        let counts: StateCounts = [(
-            "prod-eu-1".to_string(),
-            [("failed", 2), ("healthy", 1)].into_iter().collect(),
-        )]
-        .into_iter()
-        .collect();
-        let cluster = ClusterInfo {
-            name: "prod-eu-1".into(),
-            last_good: Some(Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap()),
-            ..ClusterInfo::default()
-        };
-        metrics.record_evaluation(&counts, &[domain("1.4.0", true)], [&cluster]);
+        let counts: BTreeMap<&'static str, u64> = [("failed", 2), ("healthy", 1)].into();
+        let other: BTreeMap<&'static str, u64> = [("healthy", 7)].into();
+        metrics.record_cluster_evaluation("prod-eu-1", Some((&counts, &[domain("1.4.0", true)])));
+        metrics.record_cluster_evaluation("prod-us-1", Some((&other, &[])));
+        let last_good = Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap();
+        metrics.record_last_good("prod-eu-1", Some(last_good));
         let text = metrics.encode(Instant::now());
         for line in [
             "fleetglass_objects{cluster=\"prod-eu-1\",state=\"failed\"} 2",
@@ -343,12 +368,23 @@ mod tests {
             assert!(text.contains(line), "missing {line} in:\n{text}");
         }
         assert!(text.contains("fleetglass_build_info{version=\""), "{text}");
-        // A new version replaces the old series rather than adding one per version ever seen.
-        metrics.record_evaluation(&StateCounts::default(), &[domain("1.5.0", false)], []);
+        // A new version replaces the old series rather than adding one per version ever seen;
+        // another cluster's series stay as its own evaluation set them.
+        let none = BTreeMap::new();
+        metrics.record_cluster_evaluation("prod-eu-1", Some((&none, &[domain("1.5.0", false)])));
         let text = metrics.encode(Instant::now());
         assert!(!text.contains("version=\"1.4.0\""), "{text}");
         assert!(text.contains("version=\"1.5.0\"} 0"), "{text}");
         assert!(!text.contains("state=\"failed\""), "{text}");
+        assert!(
+            text.contains("fleetglass_objects{cluster=\"prod-us-1\",state=\"healthy\"} 7"),
+            "{text}"
+        );
+        // A cluster no longer evaluated here leaves no series behind.
+        metrics.record_cluster_evaluation("prod-eu-1", None);
+        metrics.record_last_good("prod-eu-1", None);
+        let text = metrics.encode(Instant::now());
+        assert!(!text.contains("prod-eu-1"), "{text}");
     }
 
     #[test]
