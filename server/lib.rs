@@ -9,17 +9,42 @@
 //! fleetglass-engine crate (server/engine), below everything here.
 #![forbid(unsafe_code)]
 
-pub mod alerts;
-pub mod app;
-pub mod cli;
-pub mod config;
-pub mod incidents;
-pub mod ingest;
-pub mod metrics;
-pub mod offline;
-pub mod sources;
+// Declared bottom first, one group each so rustfmt keeps the order: each module uses only
+// those above it (and the engine crate below them all). tests/architecture.rs holds the code
+// and this list to that order.
+
+/// Postgres: every query, typed rows.
 pub mod store;
+
+/// The typed configuration.
+pub mod config;
+
+/// Root causes grouped across clusters (pure).
+pub mod incidents;
+
+/// The Prometheus registry.
+pub mod metrics;
+
+/// `fleetglass evaluate`: the engine over files.
+pub mod offline;
+
+/// Kube watchers and the demo fleet: object events out.
+pub mod sources;
+
+/// Snapshot, rounds of the engine, writes, leases, retention.
+pub mod ingest;
+
+/// Alert lifecycle and delivery.
+pub mod alerts;
+
+/// Pages and the API.
 pub mod web;
+
+/// The composition root.
+pub mod app;
+
+/// The commands.
+pub mod cli;
 
 // The engine is its own crate (server/engine); `crate::health`, `crate::model` and
 // `crate::objects` stay its paths.

@@ -143,6 +143,27 @@ fn every_module_depends_only_on_the_modules_below_it() {
 }
 
 #[test]
+fn the_crate_root_declares_its_modules_in_the_same_order() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("server/lib.rs");
+    let declared: Vec<String> = fs::read_to_string(root)
+        .unwrap()
+        .lines()
+        .filter_map(|line| line.strip_prefix("pub mod "))
+        .map(|rest| rest.trim_end_matches(';').to_string())
+        .collect();
+    let engine = ["model", "health", "objects"];
+    let expected: Vec<&str> = LAYERS
+        .iter()
+        .copied()
+        .filter(|m| !engine.contains(m))
+        .collect();
+    assert_eq!(
+        declared, expected,
+        "server/lib.rs lists its modules bottom first"
+    );
+}
+
+#[test]
 fn a_back_edge_is_seen_in_code_and_not_in_comments() {
     let named = modules_named(
         "use crate::{\n    alerts::{X, Y},\n    web,\n};\n/// see `crate::app`\nlet x = crate::store::Store::new(); // crate::cli\n",
