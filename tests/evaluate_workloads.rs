@@ -123,6 +123,17 @@ fn find<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {kind} {name}"))
 }
 
+/// The object is `degraded` with `cause` as its one root cause.
+fn assert_degraded_by(objects: &[Value], kind: &str, name: &str, cause: &str) {
+    let object = find(objects, kind, name);
+    assert_eq!(object["state"], "degraded", "{object}");
+    assert_eq!(
+        object["root_causes"],
+        serde_json::json!([cause]),
+        "{object}"
+    );
+}
+
 fn with_release(workload: Vec<String>) -> Vec<String> {
     let mut documents = vec![RELEASE.to_string()];
     documents.extend(workload);
@@ -159,12 +170,7 @@ fn a_lasting_shortfall_with_a_crash_looping_pod_is_one_root_cause_under_a_degrad
         web["reason"],
         "1/3 pods failing: web-6f7d8-b: CrashLoopBackOff: OOMKilled"
     );
-    let release = find(&objects, "HelmRelease", "web");
-    assert_eq!(release["state"], "degraded", "{release}");
-    assert_eq!(
-        release["root_causes"],
-        serde_json::json!(["prod/Deployment/shop/web"])
-    );
+    assert_degraded_by(&objects, "HelmRelease", "web", "prod/Deployment/shop/web");
     let crashing = find(&objects, "Pod", "web-6f7d8-b");
     assert_eq!(
         crashing["root_causes"],
@@ -429,11 +435,11 @@ status:
             .is_some_and(|r| r.starts_with("1/1 pods failing: db-2: Init:CrashLoopBackOff")),
         "{db}"
     );
-    let data = find(&objects, "Kustomization", "data");
-    assert_eq!(data["state"], "degraded", "{data}");
-    assert_eq!(
-        data["root_causes"],
-        serde_json::json!(["prod/StatefulSet/shop/db"])
+    assert_degraded_by(
+        &objects,
+        "Kustomization",
+        "data",
+        "prod/StatefulSet/shop/db",
     );
 }
 
@@ -594,12 +600,7 @@ fn a_shortfall_under_available_true_is_stuck_once_a_pod_has_been_unready_past_th
         ),
         "{web}"
     );
-    let release = find(&objects, "HelmRelease", "web");
-    assert_eq!(release["state"], "degraded", "{release}");
-    assert_eq!(
-        release["root_causes"],
-        serde_json::json!(["prod/Deployment/shop/web"])
-    );
+    assert_degraded_by(&objects, "HelmRelease", "web", "prod/Deployment/shop/web");
 }
 
 /// Rule 4 on a single-replica StatefulSet: its only pod is being recreated (the StatefulSet
