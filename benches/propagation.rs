@@ -20,6 +20,7 @@ use common::eventually;
 use common::testbed::{Testbed, manifest};
 use fleetglass::app::{Collector, Source};
 use fleetglass::config::Config;
+use fleetglass::ingest::{RoundLog, RoundRecord};
 use fleetglass::objects::{
     self, Artifact, GitRepository, Kustomization, KustomizationStatus, Meta, Ref, SourceStatus,
     Storage, Truth, Workload,
@@ -30,6 +31,7 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 use std::process::Command;
 use std::time::{Duration, Instant};
+use tokio::sync::watch;
 use tower::ServiceExt;
 
 const NAMESPACE: &str = "bench";
@@ -44,7 +46,7 @@ async fn main() {
     let clusters = support::size(3, 1);
     let bed = Testbed::up(&format!("bench-{clusters}"), clusters);
     let (store, collector, app) = collect(&bed, objects).await;
-    propagation(&bed, &app, support::size(200, 4)).await;
+    propagation(&bed, &app, &collector.rounds, support::size(200, 4)).await;
     side_by_side(&bed, &app, support::size(20, 2)).await;
     collector.stop().await;
     drop(store);
@@ -191,10 +193,18 @@ async fn get(app: &axum::Router, uri: &str) -> Value {
     serde_json::from_slice(&body).expect("JSON")
 }
 
-/// Sets one Kustomization's Ready condition per sample (round-robin over clusters) and polls `/api/v1/objects/…` every 5 ms until the new state shows.
-async fn propagation(bed: &Testbed, app: &axum::Router, samples: usize) {
+/// Sets one Kustomization's Ready condition per sample (round-robin over clusters) and polls
+/// `/api/v1/objects/…` every 5 ms until the new state shows; then splits each sample's time into
+/// its stages from the runner's round log.
+async fn propagation(
+    bed: &Testbed,
+    app: &axum::Router,
+    rounds: &watch::Receiver<RoundLog>,
+    samples: usize,
+) {
     let mut from_start = Vec::with_capacity(samples);
     let mut from_ack = Vec::with_capacity(samples);
+    let mut stages = Stages::default();
     for sample in 0..samples {
         // Each object fails, then recovers, so the domain is healthy again afterwards.
         let (object, ready) = (sample / 2, sample % 2 == 1);
@@ -202,6 +212,7 @@ async fn propagation(bed: &Testbed, app: &axum::Router, samples: usize) {
         let name = format!("app-{}", object / bed.clusters.len());
         let uri = format!("/api/v1/objects/{cluster}/Kustomization/{NAMESPACE}/{name}");
         let before = get(app, &uri).await["state"].clone();
+        let rounds_before = rounds.borrow().total();
         let begun = Instant::now();
         common::collector::set_status(
             bed,
@@ -222,8 +233,14 @@ async fn propagation(bed: &Testbed, app: &axum::Router, samples: usize) {
             );
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        from_start.push(begun.elapsed());
-        from_ack.push(acknowledged.elapsed());
+        let visible = Instant::now();
+        from_start.push(visible - begun);
+        from_ack.push(visible - acknowledged);
+        let log = rounds.borrow();
+        let round = log
+            .since(rounds_before)
+            .find(|r| r.objects > 0 && r.first_event.is_some_and(|at| at >= begun));
+        stages.add(round, [begun, acknowledged, visible]);
     }
     let [p50, p99, max] = support::percentiles(&mut from_ack);
     let [s50, s99, smax] = support::percentiles(&mut from_start);
@@ -233,6 +250,62 @@ async fn propagation(bed: &Testbed, app: &axum::Router, samples: usize) {
     println!(
         "propagation including kubectl patch itself: p50 {s50:.0} ms, p99 {s99:.0} ms, max {smax:.0} ms"
     );
+    stages.print();
+}
+
+/// Where each sample's time went, stage by stage, from the round that wrote its change.
+#[derive(Default)]
+struct Stages {
+    /// Per stage: its name and every sample's time in it.
+    times: Vec<(&'static str, Vec<Duration>)>,
+    /// Samples whose round was not found in the log (it rolled over, or nothing was written).
+    unmatched: usize,
+}
+
+impl Stages {
+    fn add(&mut self, round: Option<&RoundRecord>, [begun, acknowledged, visible]: [Instant; 3]) {
+        let Some((event, started, committed)) =
+            round.and_then(|r| Some((r.first_event?, r.started?, r.committed?)))
+        else {
+            self.unmatched += 1;
+            return;
+        };
+        let times = round.map(|r| r.times).unwrap_or_default();
+        let stages = [
+            (
+                "kubectl started → event taken up by the runner",
+                event - begun,
+            ),
+            (
+                "write acknowledged → event taken up (0 if before)",
+                event.saturating_duration_since(acknowledged),
+            ),
+            ("event → round start", started - event),
+            ("round start → write committed", committed - started),
+            ("  of which evaluate", times.evaluate),
+            ("  of which rows, roll-ups, publishing", times.changes),
+            ("  of which the transaction", times.write),
+            ("write committed → visible in /api/v1", visible - committed),
+        ];
+        for (n, (name, time)) in stages.into_iter().enumerate() {
+            match self.times.get_mut(n) {
+                Some((_, times)) => times.push(time),
+                None => self.times.push((name, vec![time])),
+            }
+        }
+    }
+
+    fn print(mut self) {
+        println!(
+            "propagation stages ({} samples matched to their round, {} not):",
+            self.times.first().map_or(0, |(_, t)| t.len()),
+            self.unmatched
+        );
+        for (name, times) in &mut self.times {
+            let [p50, p99, max] = support::percentiles(times);
+            println!("  {name:<52} p50 {p50:>6.1} ms  p99 {p99:>6.1} ms  max {max:>6.1} ms");
+        }
+    }
 }
 
 /// One answer through fleetglass's API against the same answer computed from live lists

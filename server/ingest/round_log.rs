@@ -3,7 +3,7 @@
 
 use super::runner::RoundTimes;
 use std::collections::VecDeque;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Rounds kept: at ten rounds a second, the last few minutes.
 const KEPT: usize = 4_096;
@@ -18,6 +18,12 @@ pub struct RoundRecord {
     pub objects: usize,
     /// Clusters re-evaluated.
     pub clusters: usize,
+    /// When the runner took up the first event this round applied (None: no event), when the
+    /// round began and when its write committed (None: nothing written): the stages a
+    /// change's latency is made of (the propagation bench prints them).
+    pub first_event: Option<Instant>,
+    pub started: Option<Instant>,
+    pub committed: Option<Instant>,
 }
 
 /// The most recent rounds, oldest first, and how many rounds ran in all.

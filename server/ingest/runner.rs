@@ -85,6 +85,8 @@ pub struct Runner {
     last_round: RoundTimes,
     /// Time spent applying events since the last round began.
     applying: Duration,
+    /// When the first event since the last round began was taken up.
+    first_event: Option<Instant>,
     rounds: watch::Sender<RoundLog>,
 }
 
@@ -109,6 +111,7 @@ impl Runner {
             published: None,
             last_round: RoundTimes::default(),
             applying: Duration::ZERO,
+            first_event: None,
             rounds: watch::channel(RoundLog::default()).0,
         };
         (runner, receiver)
@@ -155,6 +158,7 @@ impl Runner {
                 event = events.recv() => {
                     let Some(event) = event else { break };
                     let applying = Instant::now();
+                    self.first_event.get_or_insert(applying);
                     dirty |= self.apply(event);
                     let mut budget = EVENTS_PER_ROUND;
                     while budget > 0 {
@@ -168,6 +172,7 @@ impl Runner {
                     schedule.started(Instant::now());
                     dirty = false;
                     self.run_round(Utc::now()).await;
+                    schedule.ended(Instant::now());
                 }
             }
         }
@@ -253,6 +258,7 @@ impl Runner {
     /// the evaluation when a verdict may have changed or `REFRESH` has passed since the last.
     #[tracing::instrument(skip_all)]
     pub async fn run_round(&mut self, now: DateTime<Utc>) {
+        let round_started = Instant::now();
         self.crd_history.load_once(&self.store).await;
         if self.ownership.is_none() {
             self.sightings.load_all_once(&self.store).await;
@@ -371,8 +377,11 @@ impl Runner {
         let sightings = self.sightings.changes();
         let started = Instant::now();
         let written = self.write(&clusters, &sightings, now).await;
-        let write = started.elapsed();
-        if rows > 0 || !self.pending_rollups.is_empty() {
+        let write_ended = Instant::now();
+        let write = write_ended - started;
+        let wrote = rows > 0 || !self.pending_rollups.is_empty();
+        let committed = (wrote && written.is_ok()).then_some(write_ended);
+        if wrote {
             metrics::write_batch(rows, write, written.is_ok());
         }
         match written {
@@ -408,6 +417,9 @@ impl Runner {
             apply: std::mem::take(&mut self.applying),
             objects: touched.len(),
             clusters: evaluated,
+            first_event: self.first_event.take(),
+            started: Some(round_started),
+            committed,
         };
         self.rounds.send_modify(|log| log.push(record));
     }
