@@ -1,7 +1,9 @@
 //! How fast the fleet page and the domain JSON answer for a 100,000-object fleet: seeds a
 //! fresh database (objects, clusters, root causes, domain verdicts) through the store, then
-//! drives the router in process and prints p50/p99 per endpoint. Then the same database under
-//! load: `wrk` against a real `fleetglass serve` while a simulated fleet's ingest writes into it.
+//! drives the router in process and prints p50/p99 per endpoint; then times the fleet page in
+//! process again while a simulated fleet's ingest writes at a steady rate. Then the same database
+//! under load: `wrk` against a real `fleetglass serve` while a simulated fleet's ingest writes
+//! into it as fast as it can.
 //!
 //!     DATABASE_URL=$(scripts/pg url) cargo bench --bench web
 
@@ -9,6 +11,8 @@
 mod common;
 #[path = "support/simulated.rs"]
 mod simulated;
+#[path = "support/steady_ingest.rs"]
+mod steady_ingest;
 mod support;
 #[path = "support/under_load.rs"]
 mod under_load;
@@ -27,6 +31,7 @@ use fleetglass::web::{self, AppState, Site};
 use http_body_util::BodyExt;
 use serde_json::json;
 use std::time::{Duration, Instant};
+use steady_ingest::SteadyIngest;
 use tower::ServiceExt;
 
 const CLUSTERS: usize = 50;
@@ -39,6 +44,16 @@ fn objects_per_cluster() -> usize {
 
 fn requests() -> usize {
     support::size(200, 5)
+}
+
+/// The steady ingest beside the fleet page: as many simulated clusters as the load below uses
+/// (the same names, so the database it leaves is the same), 2,000 changes a second.
+fn steady_clusters() -> usize {
+    support::size(10, 1)
+}
+
+fn steady_rate() -> usize {
+    support::size(2_000, 200)
 }
 
 const KINDS: [Kind; 5] = [
@@ -77,18 +92,7 @@ async fn main() {
         "/api/v1/impact?cluster=cluster-7&kind=Kustomization&namespace=ns-0&name=object-0",
     ] {
         let requests = requests();
-        let mut times = Vec::with_capacity(requests);
-        for _ in 0..requests {
-            let begun = Instant::now();
-            let response = app
-                .clone()
-                .oneshot(Request::get(uri).body(Body::empty()).unwrap())
-                .await
-                .unwrap();
-            assert_eq!(response.status(), StatusCode::OK, "{uri}");
-            response.into_body().collect().await.unwrap();
-            times.push(begun.elapsed());
-        }
+        let mut times = time_requests(&app, uri, requests, Duration::ZERO).await;
         times.sort();
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         println!(
@@ -98,6 +102,7 @@ async fn main() {
             ms(times[requests - 1])
         );
     }
+    fleet_page_under_steady_ingest(&store, &app).await;
     let database: String = sqlx::query_scalar("SELECT current_database()")
         .fetch_one(store.pool())
         .await
@@ -111,6 +116,47 @@ async fn main() {
         support::size(10, 1) as u64,
     )
     .await;
+}
+
+/// `requests` GETs of `uri`, one at a time, `pause` apart; each one's time to the whole body.
+async fn time_requests(
+    app: &axum::Router,
+    uri: &str,
+    requests: usize,
+    pause: Duration,
+) -> Vec<Duration> {
+    let mut times = Vec::with_capacity(requests);
+    for _ in 0..requests {
+        let begun = Instant::now();
+        let response = app
+            .clone()
+            .oneshot(Request::get(uri).body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{uri}");
+        response.into_body().collect().await.unwrap();
+        times.push(begun.elapsed());
+        tokio::time::sleep(pause).await;
+    }
+    times
+}
+
+/// The fleet page in process (server time, no network) while ingest writes the roll-ups,
+/// clusters and transitions it reads at a steady rate: requests 10 ms apart, a user's pace
+/// rather than a flood, so the figure is the page's latency beside ingest, not queueing.
+async fn fleet_page_under_steady_ingest(store: &Store, app: &axum::Router) {
+    let ingest = SteadyIngest::start(store, "ingest", steady_clusters(), steady_rate()).await;
+    let requests = support::size(500, 5);
+    let mut times = time_requests(app, "/", requests, Duration::from_millis(10)).await;
+    let (changes, elapsed) = ingest.stop().await;
+    let [p50, p99, max] = support::percentiles(&mut times);
+    println!(
+        "fleet page / in process while ingest writes (goal {} changes/s on {} simulated clusters): {requests} requests, p50 {p50:.2} ms, p99 {p99:.2} ms, max {max:.2} ms; ingest wrote {changes} changes in {:.1}s = {:.0} changes/s",
+        steady_rate(),
+        steady_clusters(),
+        elapsed.as_secs_f64(),
+        changes as f64 / elapsed.as_secs_f64()
+    );
 }
 
 /// Seeds the database; returns the configuration (clusters and domains) as YAML.

@@ -120,8 +120,11 @@ impl Incidents {
         now: DateTime<Utc>,
     ) -> Result<Incidents, sqlx::Error> {
         let ids: Vec<String> = causes.iter().map(|c| c.verdict.id.0.clone()).collect();
-        let entries = store.problem_entries(&ids, now - FLAP_WINDOW).await?;
-        let resolved = store.resolved_since(now - RESOLVED_WINDOW).await?;
+        // Independent reads, at once (as the fleet view's).
+        let (entries, resolved) = tokio::try_join!(
+            store.problem_entries(&ids, now - FLAP_WINDOW),
+            store.resolved_since(now - RESOLVED_WINDOW)
+        )?;
         Ok(Incidents::build(
             site, causes, clusters, domains, &entries, &resolved, now,
         ))
