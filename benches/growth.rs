@@ -179,8 +179,9 @@ fn publish(evaluations: &Evaluations) {
     std::hint::black_box(fleet);
 }
 
-/// `rounds` rounds of `changes` flips, timing the runner's round and each of its phases as
-/// the runner measured them; prints the row.
+/// `rounds` rounds of `changes` flips, timing them (each round's write runs beside the next
+/// round, as in the collector; the last write is waited for) and each round's phases as the
+/// runner logged them; prints the row, and a line on how much of the write the rounds waited.
 async fn batches_of(
     store: &fleetglass::store::Store,
     fleet: &mut SimulatedFleet,
@@ -190,14 +191,23 @@ async fn batches_of(
     load_seconds: f64,
 ) -> Measured {
     let before = transitions(store).await;
-    let (mut round_s, mut phases) = (0.0, [0.0; 3]);
+    let log = fleet.rounds();
+    let mark = log.borrow().total();
+    let started = Instant::now();
     for _ in 0..rounds {
-        let started = Instant::now();
-        let (_, times) = fleet.round(changes).await;
-        round_s += started.elapsed().as_secs_f64();
-        for (sum, phase) in phases
-            .iter_mut()
-            .zip([times.evaluate, times.changes, times.write])
+        fleet.round(changes).await;
+    }
+    let flushing = Instant::now();
+    fleet.flush().await;
+    let flushed = flushing.elapsed().as_secs_f64();
+    let round_s = started.elapsed().as_secs_f64();
+    let mut phases = [0.0; 4];
+    for record in log.borrow().since(mark) {
+        let times = record.times;
+        for (sum, phase) in
+            phases
+                .iter_mut()
+                .zip([times.evaluate, times.changes, times.write, times.waited])
         {
             *sum += phase.as_secs_f64();
         }
@@ -218,9 +228,11 @@ async fn batches_of(
     );
     let ms = |seconds: f64| seconds * 1e3 / rounds as f64;
     let round_ms = ms(round_s);
-    let [evaluate_ms, changes_ms, write_ms] = phases.map(ms);
+    let [evaluate_ms, changes_ms, write_ms, waited_ms] = phases.map(ms);
+    // What the rounds waited for writes: for the previous round's, and at the end the last.
+    let blocked_ms = waited_ms + ms(flushed);
     // The rest of the round: applying the flips and the cluster probes to the snapshot.
-    let apply_ms = (round_ms - evaluate_ms - changes_ms - write_ms).max(0.0);
+    let apply_ms = (round_ms - evaluate_ms - changes_ms - blocked_ms).max(0.0);
     let bottleneck = [
         (evaluate_ms, "evaluate (re-evaluating the changed clusters)"),
         (
@@ -242,6 +254,10 @@ async fn batches_of(
         changes as f64 / (round_ms / 1e3),
         evaluate_ms * 1e6 / objects as f64,
         round_ms * 1e3 / changes as f64,
+    );
+    println!(
+        "    write beside the next round: {write_ms:.1} ms per round, of which the rounds waited {blocked_ms:.1} ms ({:.0} % hidden behind apply, evaluate and changes)",
+        (1.0 - blocked_ms / write_ms.max(f64::MIN_POSITIVE)).max(0.0) * 100.0,
     );
     Measured {
         clusters,

@@ -1,10 +1,11 @@
 //! A simulated fleet fed as source events into a real `ingest::Runner` writing to Postgres:
 //! per cluster, Kustomizations (each with its Deployment) and one GitRepository; each round
-//! flips some Kustomizations' Ready condition and evaluates and writes. The growth bench
-//! measures it; the web bench runs it as the ingest going on while the pages are under load.
+//! flips some Kustomizations' Ready condition and evaluates and writes, leaving the write
+//! running beside the next round as the collector's loop does. The growth bench measures it;
+//! the web bench runs it as the ingest going on while the pages are under load.
 
 use chrono::{DateTime, Utc};
-use fleetglass::ingest::{RoundTimes, Runner, RunnerSettings};
+use fleetglass::ingest::{RoundLog, Runner, RunnerSettings};
 use fleetglass::model::{Object, parse_object};
 use fleetglass::objects::{
     GitRepository, Kustomization, KustomizationStatus, Meta, Ref, SourceStatus, Truth, Workload,
@@ -68,10 +69,15 @@ impl SimulatedFleet {
         self.clusters.len() * APPS_PER_CLUSTER
     }
 
+    /// What the runner's rounds did (each logged once its write ended).
+    pub fn rounds(&self) -> tokio::sync::watch::Receiver<RoundLog> {
+        self.runner.rounds()
+    }
+
     /// One round: flips the Ready condition of `changes` Kustomizations spread over the
-    /// fleet (failing ones recover, ready ones fail), then evaluates and writes. Returns how
-    /// many were flipped and where the runner's round spent its time.
-    pub async fn round(&mut self, changes: usize) -> (usize, RoundTimes) {
+    /// fleet (failing ones recover, ready ones fail), then evaluates and starts its write
+    /// (after the previous round's). Returns how many were flipped.
+    pub async fn round(&mut self, changes: usize) -> usize {
         let changes = changes.min(self.apps());
         let now = Utc::now();
         self.alive(now);
@@ -85,8 +91,13 @@ impl SimulatedFleet {
             self.objects[2 * app] = flipped.clone();
             self.runner.apply(SourceEvent::Apply(Box::new(flipped)));
         }
-        self.runner.run_round(now).await;
-        (changes, self.runner.last_round())
+        self.runner.start_round(now).await;
+        changes
+    }
+
+    /// Waits for the last round's write.
+    pub async fn flush(&mut self) {
+        self.runner.finish_write().await;
     }
 
     fn alive(&mut self, at: DateTime<Utc>) {

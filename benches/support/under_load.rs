@@ -108,8 +108,9 @@ async fn ingest(mut fleet: SimulatedFleet, stop: Arc<AtomicBool>) -> (usize, Dur
     let started = Instant::now();
     let mut changes = 0;
     while !stop.load(Ordering::Relaxed) {
-        changes += fleet.round(all).await.0;
+        changes += fleet.round(all).await;
     }
+    fleet.flush().await;
     (changes, started.elapsed())
 }
 

@@ -15,6 +15,7 @@ mod runner;
 mod schedule;
 mod sightings;
 mod snapshot;
+mod write_behind;
 
 pub use evaluations::{Evaluations, Redone, Round};
 pub use leases::LeaseKeeper;

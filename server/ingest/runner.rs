@@ -2,25 +2,22 @@
 //! that changed as soon as changes arrive (and those whose evaluation falls due, because time
 //! alone turns `progressing` into `stuck`), and writes what changed to Postgres. A database
 //! outage does not stop it: unwritten changes are kept (bounded) and written when the database
-//! answers again.
+//! answers again. A round's write runs while the next round is prepared (`write_behind`); the
+//! next round's own write starts only after it, so rounds are written in order.
 
 use super::changes::Written;
 use super::crd_history::CrdHistory;
 use super::evaluations::{Evaluations, Round};
 use super::ownership::{ClusterSet, Ownership, leases_changed};
-use super::rollups::RollupChanges;
 use super::round_log::{RoundLog, RoundRecord};
 use super::schedule::{REFRESH, Schedule, Work};
 use super::sightings::Sightings;
+use super::write_behind::{Batch, Outcome, WriteBehind, put_back};
 use super::{RunnerSettings, Snapshot};
-use crate::health::CrdProvider;
 use crate::health::{ClusterInfo, Fleet, Parts};
 use crate::metrics;
 use crate::sources::{EventReceiver, SourceEvent};
-use crate::store::{
-    ChangeSet, ObjectFilter, SightingChanges, Store, record_crd_providers, upsert_clusters,
-    write_changes, write_rollups, write_seen_in_progress,
-};
+use crate::store::{ChangeSet, ObjectFilter, Store};
 use chrono::{DateTime, Utc};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -51,10 +48,19 @@ pub struct Evaluated {
 pub struct RoundTimes {
     /// Re-evaluating the clusters that changed or fell due.
     pub evaluate: Duration,
-    /// Turning the evaluations into rows to write, and publishing.
+    /// Turning the evaluations into rows to write, and the publication.
     pub changes: Duration,
-    /// The database transaction.
+    /// The database transaction (it runs beside the next round's evaluate and changes).
     pub write: Duration,
+    /// Waiting for the previous round's write to end before this round's could start.
+    pub waited: Duration,
+}
+
+/// A round whose write is under way: published and logged once the write ends, as a round
+/// that wrote inline was.
+struct Finishing {
+    publication: Option<Evaluated>,
+    record: RoundRecord,
 }
 
 pub struct Runner {
@@ -62,14 +68,18 @@ pub struct Runner {
     settings: RunnerSettings,
     store: Store,
     written: Written,
-    pending: ChangeSet,
-    pending_rollups: RollupChanges,
+    /// What is not written yet: changes, roll-ups, CRD providers and cluster rows of rounds
+    /// whose write failed, and of the round being prepared.
+    unwritten: Batch,
+    /// The last round's write, while it runs.
+    writing: WriteBehind,
+    finishing: Option<Finishing>,
     latest: watch::Sender<Arc<Evaluated>>,
+    /// The fleet as last evaluated (published once its round's write ends).
+    fleet: Arc<Fleet>,
     /// Set when collectors share the fleet: only leased clusters are collected and written.
     ownership: Option<Ownership>,
     crd_history: CrdHistory,
-    /// CRD providers seen but not yet recorded.
-    pending_providers: Vec<CrdProvider>,
     /// When each object now in progress was first seen so (for work without a start time).
     sightings: Sightings,
     /// Each cluster's latest evaluation.
@@ -81,8 +91,6 @@ pub struct Runner {
     revisit: BTreeSet<String>,
     /// When the evaluation was last published.
     published: Option<Instant>,
-    /// The last round's phases.
-    last_round: RoundTimes,
     /// Time spent applying events since the last round began.
     applying: Duration,
     /// When the first event since the last round began was taken up.
@@ -98,18 +106,18 @@ impl Runner {
             settings,
             store,
             written: Written::default(),
-            pending: ChangeSet::default(),
-            pending_rollups: RollupChanges::default(),
+            unwritten: Batch::default(),
+            writing: WriteBehind::default(),
+            finishing: None,
             latest,
+            fleet: Arc::default(),
             ownership: None,
             crd_history: CrdHistory::default(),
-            pending_providers: Vec::new(),
             sightings: Sightings::default(),
             evaluations: Evaluations::default(),
             resighted: BTreeSet::new(),
             revisit: BTreeSet::new(),
             published: None,
-            last_round: RoundTimes::default(),
             applying: Duration::ZERO,
             first_event: None,
             rounds: watch::channel(RoundLog::default()).0,
@@ -142,16 +150,21 @@ impl Runner {
         loop {
             let work = Work {
                 changed: dirty,
-                unwritten: !self.pending.is_empty(),
+                unwritten: !self.unwritten.changes.is_empty(),
                 due: self.evaluations.next_due().map(instant_of),
             };
             let next = schedule.next(work, Instant::now());
             tokio::select! {
+                Some(outcome) = self.writing.finish(), if self.writing.is_running() => {
+                    self.finished(outcome);
+                }
                 alive = leases_changed(&mut self.ownership) => {
                     if !alive {
                         self.ownership = None;
                         break;
                     }
+                    // A lost cluster's rows are not written after its lease is let go.
+                    self.finish_write().await;
                     self.follow_leases().await;
                     dirty = true;
                 }
@@ -171,12 +184,12 @@ impl Runner {
                 _ = tokio::time::sleep_until(next.into()) => {
                     schedule.started(Instant::now());
                     dirty = false;
-                    self.run_round(Utc::now()).await;
+                    self.start_round(Utc::now()).await;
                     schedule.ended(Instant::now());
                 }
             }
         }
-        // Flush what the sources said before they stopped.
+        // Flush what the sources said before they stopped (after the write under way).
         self.run_round(Utc::now()).await;
     }
 
@@ -209,11 +222,12 @@ impl Runner {
             // Its evaluation is forgotten next round.
             self.revisit.insert(cluster.clone());
             self.written.forget_cluster(&cluster);
-            let pending = &mut self.pending;
+            let pending = &mut self.unwritten.changes;
             pending.upserts.retain(|r| r.key.cluster != cluster);
             pending.deletes.retain(|k| k.cluster != cluster);
             pending.transitions.retain(|t| t.key.cluster != cluster);
-            self.pending_rollups.forget(&cluster);
+            self.unwritten.rollups.forget(&cluster);
+            self.unwritten.clusters.retain(|row| row.name != cluster);
             self.sightings.forget_cluster(&cluster);
             metrics::set_cluster_held(&cluster, false);
             metrics::set_objects_tracked(&cluster, |_| 0);
@@ -249,15 +263,20 @@ impl Runner {
         }
     }
 
-    /// Where the last round's time went.
-    pub fn last_round(&self) -> RoundTimes {
-        self.last_round
-    }
-
     /// Re-evaluates the clusters that changed or fell due, writes what changed and publishes
-    /// the evaluation when a verdict may have changed or `REFRESH` has passed since the last.
+    /// the evaluation when a verdict may have changed or `REFRESH` has passed since the last;
+    /// returns once the write has ended.
     #[tracing::instrument(skip_all)]
     pub async fn run_round(&mut self, now: DateTime<Utc>) {
+        self.start_round(now).await;
+        self.finish_write().await;
+    }
+
+    /// A round whose write is left running: the next round (or `finish_write`) waits for it,
+    /// and it is published once written. The collector's loop runs its rounds so, so the
+    /// write of one round and the evaluation of the next proceed together.
+    #[tracing::instrument(skip_all)]
+    pub async fn start_round(&mut self, now: DateTime<Utc>) {
         let round_started = Instant::now();
         self.crd_history.load_once(&self.store).await;
         if self.ownership.is_none() {
@@ -343,23 +362,23 @@ impl Runner {
             &held,
             now,
         );
-        self.pending.absorb(changes);
-        self.pending_rollups.absorb(rollups);
-        let fleet = if redone.changed.is_empty() {
-            self.latest.borrow().fleet.clone()
-        } else {
-            Arc::new(self.evaluations.fleet())
-        };
+        self.unwritten.changes.absorb(changes);
+        self.unwritten.rollups.absorb(rollups);
+        if !redone.changed.is_empty() {
+            self.fleet = Arc::new(self.evaluations.fleet());
+        }
+        let fleet = self.fleet.clone();
         let providers = fleet.parts().flat_map(|e| &e.crd_providers);
         // One row per CRD in a batch: a newer sighting replaces an unwritten older one.
         for provider in self.crd_history.observe(providers, now) {
             // The history the engine is given for that cluster changed.
             self.revisit.insert(provider.cluster.clone());
-            self.pending_providers.retain(|p| {
+            let providers = &mut self.unwritten.providers;
+            providers.retain(|p| {
                 (&p.cluster, &p.group, &p.kind)
                     != (&provider.cluster, &provider.group, &provider.kind)
             });
-            self.pending_providers.push(provider);
+            providers.push(provider);
         }
         self.bound_pending();
         for cluster in &redone.evaluated {
@@ -373,90 +392,109 @@ impl Runner {
             let last_good = self.snapshot.cluster(cluster).and_then(|i| i.last_good);
             metrics::set_cluster_last_good(cluster, last_good);
         }
-        let rows = self.pending.len() + clusters.len();
-        let sightings = self.sightings.changes();
-        let started = Instant::now();
-        let written = self.write(&clusters, &sightings, now).await;
-        let write_ended = Instant::now();
-        let write = write_ended - started;
-        let wrote = rows > 0 || !self.pending_rollups.is_empty();
-        let committed = (wrote && written.is_ok()).then_some(write_ended);
-        if wrote {
-            metrics::write_batch(rows, write, written.is_ok());
-        }
-        match written {
-            Ok(()) => {
-                self.sightings.written(sightings);
-                self.pending = ChangeSet::default();
-                self.pending_rollups = RollupChanges::default();
-                self.pending_providers.clear();
-            }
-            Err(error) => {
-                tracing::warn!(%error, pending = self.pending.len(), "database write failed; keeping changes to retry");
-                self.written.forget_clusters();
-            }
-        }
-        let publishing = Instant::now();
         let evaluated = redone.evaluated.len();
         let refresh = self.published.is_none_or(|at| at.elapsed() >= REFRESH);
-        if !redone.changed.is_empty() || refresh {
+        let publication = (!redone.changed.is_empty() || refresh).then(|| {
             self.published = Some(Instant::now());
-            self.latest.send_replace(Arc::new(Evaluated {
+            Evaluated {
                 fleet,
                 at: Some(now),
                 reevaluated: redone.evaluated,
-            }));
+            }
+        });
+        let waiting = Instant::now();
+        // The previous round's write first: what it failed to write goes before this round's.
+        self.finish_write().await;
+        let resumed = Instant::now();
+        self.unwritten
+            .clusters
+            .retain(|old| !clusters.iter().any(|new| new.name == old.name));
+        self.unwritten.clusters.extend(clusters);
+        let mut batch = std::mem::take(&mut self.unwritten);
+        batch.sightings = self.sightings.changes();
+        batch.now = now;
+        self.finishing = Some(Finishing {
+            publication,
+            record: RoundRecord {
+                times: RoundTimes {
+                    evaluate: diffing - evaluating,
+                    changes: waiting - diffing + resumed.elapsed(),
+                    write: Duration::ZERO,
+                    waited: resumed - waiting,
+                },
+                apply: std::mem::take(&mut self.applying),
+                objects: touched.len(),
+                clusters: evaluated,
+                first_event: self.first_event.take(),
+                started: Some(round_started),
+                committed: None,
+            },
+        });
+        if batch.is_empty() {
+            self.finished(Outcome {
+                batch,
+                result: Ok(()),
+                took: Duration::ZERO,
+                ended: Instant::now(),
+            });
+        } else {
+            self.writing.start(self.store.clone(), batch);
         }
-        self.last_round = RoundTimes {
-            evaluate: diffing - evaluating,
-            changes: started - diffing + publishing.elapsed(),
-            write,
-        };
-        let record = RoundRecord {
-            times: self.last_round,
-            apply: std::mem::take(&mut self.applying),
-            objects: touched.len(),
-            clusters: evaluated,
-            first_event: self.first_event.take(),
-            started: Some(round_started),
-            committed,
-        };
-        self.rounds.send_modify(|log| log.push(record));
     }
 
-    async fn write(
-        &self,
-        clusters: &[crate::store::ClusterRow],
-        sightings: &SightingChanges,
-        now: DateTime<Utc>,
-    ) -> Result<(), sqlx::Error> {
-        if self.pending.is_empty()
-            && self.pending_rollups.is_empty()
-            && clusters.is_empty()
-            && self.pending_providers.is_empty()
-            && sightings.is_empty()
+    /// Waits for the write under way, if any, and finishes its round.
+    pub async fn finish_write(&mut self) {
+        if let Some(outcome) = self.writing.finish().await {
+            self.finished(outcome);
+        }
+    }
+
+    /// A round's write ended: on failure its rows go back in front of those prepared since;
+    /// then the round is published and logged.
+    fn finished(&mut self, outcome: Outcome) {
+        let Outcome {
+            batch,
+            result,
+            took,
+            ended,
+        } = outcome;
+        let rows = batch.rows();
+        let wrote = rows > 0 || !batch.rollups.is_empty();
+        if wrote {
+            metrics::write_batch(rows, took, result.is_ok());
+        }
+        let committed = (wrote && result.is_ok()).then_some(ended);
+        match result {
+            Ok(()) => self.sightings.written(batch.sightings),
+            Err(error) => {
+                tracing::warn!(%error, pending = batch.changes.len() + self.unwritten.changes.len(), "database write failed; keeping changes to retry");
+                self.written.forget_clusters();
+                put_back(batch, &mut self.unwritten);
+            }
+        }
+        if let Some(Finishing {
+            publication,
+            mut record,
+        }) = self.finishing.take()
         {
-            return Ok(());
+            if let Some(publication) = publication {
+                self.latest.send_replace(Arc::new(publication));
+            }
+            record.times.write = took;
+            record.committed = committed;
+            self.rounds.send_modify(|log| log.push(record));
         }
-        let mut tx = self.store.pool().begin().await?;
-        write_changes(&mut tx, &self.pending, now).await?;
-        if !self.pending_rollups.is_empty() {
-            write_rollups(&mut tx, &self.pending_rollups.to_write(), now).await?;
-        }
-        record_crd_providers(&mut tx, &self.pending_providers, now).await?;
-        upsert_clusters(&mut tx, clusters).await?;
-        write_seen_in_progress(&mut tx, sightings).await?;
-        tx.commit().await
     }
 
     fn bound_pending(&mut self) {
         let excess = self
-            .pending
+            .unwritten
+            .changes
             .transitions
             .len()
             .saturating_sub(MAX_PENDING_TRANSITIONS);
         if excess > 0 {
-            self.pending.transitions.drain(..excess);
+            self.unwritten.changes.transitions.drain(..excess);
             tracing::error!(
                 dropped = excess,
                 "database down too long: dropped the oldest unwritten transitions"
