@@ -1,7 +1,9 @@
 //! A JSON file read in blocks and cut ([`JsonCut`]) on one thread while its pieces are parsed
 //! from their slices on every core; what they hold is handed over in input order, as the
-//! single read would hand it. Memory stays bounded by a few blocks in flight (plus the objects
-//! read), never the whole file. Any piece that does not parse, or an input the cut finds
+//! single read would hand it. A List's items are handed over as they are parsed, before its
+//! `kind` (which `kubectl` prints after them) says it is one: a value that turns out not to be
+//! a List takes them back ([`Sink::roll_back`]). Memory stays bounded by a few blocks in
+//! flight (plus the objects read), never the whole file. Any piece that does not parse, or an input the cut finds
 //! unusual, gives up ([`Unusual`]): the caller then reads the input in one go, for its errors.
 
 use super::json_cut::{JsonCut, Piece, Unusual};
@@ -34,29 +36,41 @@ enum Held {
 /// What one batch held, or None when one of its pieces did not parse.
 type BatchRead = (usize, Option<Vec<Held>>);
 
+/// Where the objects read go, in input order.
+pub trait Sink {
+    /// What was added so far, to roll back to.
+    type Mark;
+    fn mark(&self) -> Self::Mark;
+    fn add(&mut self, at: String, object: Result<Object, Skip>);
+    /// Forgets what was added since `mark`.
+    fn roll_back(&mut self, mark: Self::Mark);
+}
+
 /// Reads `input` (named `name`) `block` bytes at a time ([`BLOCK`]), handing each object or
-/// defect with where it was read (`file#0.items[3]`) to `add` in input order, parsing on
+/// defect with where it was read (`file#0.items[3]`) to `sink` in input order, parsing on
 /// `threads` threads.
 pub fn read_json(
     input: impl std::io::Read + Send,
     name: &str,
     cluster: &str,
     (threads, block): (usize, usize),
-    mut add: impl FnMut(String, Result<Object, Skip>),
+    sink: &mut impl Sink,
 ) -> Result<(), Unusual> {
     let stop = AtomicBool::new(false);
     let (batches, to_parse) = sync_channel::<Batch>(threads);
     let to_parse = Mutex::new(to_parse);
     let (reads, read) = channel::<BatchRead>();
+    let (spares, spare) = channel::<Vec<u8>>();
     std::thread::scope(|scope| {
-        let cutter = scope.spawn(|| cut(input, block, batches, &stop));
+        let cutter = scope.spawn(|| cut(input, block, batches, spare, &stop));
         for _ in 0..threads {
-            let reads = reads.clone();
+            let (reads, spares) = (reads.clone(), spares.clone());
             let (to_parse, stop) = (&to_parse, &stop);
-            scope.spawn(move || parse_batches(to_parse, reads, stop, name, cluster));
+            scope.spawn(move || parse_batches(to_parse, (reads, spares), stop, name, cluster));
         }
+        drop(spares);
         drop(reads);
-        let assembled = assemble(read, &mut add);
+        let assembled = assemble(read, sink);
         if assembled.is_err() {
             stop.store(true, Ordering::Relaxed);
         }
@@ -68,11 +82,13 @@ pub fn read_json(
 }
 
 /// Reads blocks, each beginning with the unfinished tail of the one before, and sends each
-/// with its pieces.
+/// with its pieces. A block's buffer, once parsed, comes back (`spare`) to hold a later one:
+/// a fresh buffer of megabytes is fresh pages, which the system must zero one by one.
 fn cut(
     mut input: impl Read,
     block: usize,
     batches: SyncSender<Batch>,
+    spare: Receiver<Vec<u8>>,
     stop: &AtomicBool,
 ) -> Result<(), Unusual> {
     let mut json = JsonCut::default();
@@ -92,7 +108,9 @@ fn cut(
         if json.frame_too_big() {
             return Err(Unusual);
         }
-        let next = bytes[tail..].to_vec();
+        let mut next = spare.try_recv().unwrap_or_default();
+        next.clear();
+        next.extend_from_slice(&bytes[tail..]);
         scanned = next.len();
         let batch = Batch {
             number,
@@ -109,6 +127,7 @@ fn cut(
 /// Appends up to `wanted` bytes from `input`; fewer only at its end.
 fn fill(input: &mut impl Read, bytes: &mut Vec<u8>, wanted: usize) -> std::io::Result<usize> {
     let before = bytes.len();
+    bytes.reserve(wanted);
     input.by_ref().take(wanted as u64).read_to_end(bytes)?;
     Ok(bytes.len() - before)
 }
@@ -117,7 +136,7 @@ fn fill(input: &mut impl Read, bytes: &mut Vec<u8>, wanted: usize) -> std::io::R
 /// cutter never waits on a full channel).
 fn parse_batches(
     to_parse: &Mutex<Receiver<Batch>>,
-    reads: Sender<BatchRead>,
+    (reads, spares): (Sender<BatchRead>, Sender<Vec<u8>>),
     stop: &AtomicBool,
     name: &str,
     cluster: &str,
@@ -135,6 +154,8 @@ fn parse_batches(
         if reads.send((batch.number, read)).is_err() {
             stop.store(true, Ordering::Relaxed);
         }
+        // Refused only once the cutter is done, when no buffer is needed any more.
+        let _ = spares.send(batch.bytes);
     }
 }
 
@@ -158,7 +179,10 @@ fn parse_batch(batch: &Batch, name: &str, cluster: &str) -> Option<Vec<Held>> {
 
 /// `text` as exactly one JSON value, read as a document or (`item`) an element of `items`.
 fn one_json_value(cluster: &str, document: &str, text: &[u8], item: bool) -> Option<Parsed> {
-    let mut deserializer = serde_json::Deserializer::from_slice(text);
+    // Checked once here: read from a `str`, the parser does not check every string again.
+    // Text that is not UTF-8 gives up, and the single read names where it is.
+    let text = std::str::from_utf8(text).ok()?;
+    let mut deserializer = serde_json::Deserializer::from_str(text);
     let seed = DocumentSeed {
         cluster,
         document,
@@ -170,28 +194,32 @@ fn one_json_value(cluster: &str, document: &str, text: &[u8], item: bool) -> Opt
     parsed
 }
 
-/// Hands what the batches held to `add` in input order: a List's items once its frame says
-/// it is one, a value's own object otherwise (as the single read decides after the value).
-fn assemble(
-    read: Receiver<BatchRead>,
-    add: &mut impl FnMut(String, Result<Object, Skip>),
-) -> Result<(), Unusual> {
+/// Hands what the batches held to `sink` in input order: a value's items as they come (taken
+/// back if its frame says it is not a List), then the value's own object if it is not one (as
+/// the single read decides after the value).
+fn assemble<S: Sink>(read: Receiver<BatchRead>, sink: &mut S) -> Result<(), Unusual> {
     let mut early = BTreeMap::new();
     let mut next = 0;
-    let mut items = Vec::new();
+    let mut value_start = sink.mark();
     for (number, batch) in read {
         early.insert(number, batch.ok_or(Unusual)?);
         while let Some(batch) = early.remove(&next) {
             next += 1;
             for piece in batch {
                 match piece {
-                    Held::Item(parsed) => items.extend(parsed),
-                    Held::Document(parsed) if parsed.is_empty() => {
-                        items.drain(..).for_each(|(at, object)| add(at, object));
+                    Held::Item(parsed) => {
+                        parsed
+                            .into_iter()
+                            .for_each(|(at, object)| sink.add(at, object));
                     }
                     Held::Document(parsed) => {
-                        items.clear();
-                        parsed.into_iter().for_each(|(at, object)| add(at, object));
+                        if !parsed.is_empty() {
+                            sink.roll_back(value_start);
+                            parsed
+                                .into_iter()
+                                .for_each(|(at, object)| sink.add(at, object));
+                        }
+                        value_start = sink.mark();
                     }
                 }
             }
@@ -246,17 +274,22 @@ mod tests {
         parsed
     }
 
+    impl Sink for Parsed {
+        type Mark = usize;
+        fn mark(&self) -> usize {
+            self.len()
+        }
+        fn add(&mut self, at: String, object: Result<Object, Skip>) {
+            self.push((at, object));
+        }
+        fn roll_back(&mut self, mark: usize) {
+            self.truncate(mark);
+        }
+    }
+
     fn in_pieces(text: &str, threads: usize, block: usize) -> Result<Parsed, Unusual> {
         let mut parsed = Vec::new();
-        read_json(
-            text.as_bytes(),
-            "f",
-            "local",
-            (threads, block),
-            |at, object| {
-                parsed.push((at, object));
-            },
-        )?;
+        read_json(text.as_bytes(), "f", "local", (threads, block), &mut parsed)?;
         Ok(parsed)
     }
 
@@ -294,6 +327,19 @@ mod tests {
         }
         let names: Vec<_> = in_one_go(&texts[0]).into_iter().map(|(at, _)| at).collect();
         assert!(names.contains(&"f#0.items[1].items[2].items[0]".to_string()));
+    }
+
+    #[test]
+    fn a_piece_that_is_not_utf8_gives_up() {
+        let mut text =
+            br#"{"kind": "List", "items": [{"kind": "Pod", "metadata": {"name": "p"#.to_vec();
+        text.push(0xff);
+        text.extend_from_slice(br#""}}]}"#);
+        for threads in [1, 2] {
+            let mut parsed = Vec::new();
+            let read = read_json(&text[..], "f", "local", (threads, 4), &mut parsed);
+            assert_eq!(read, Err(Unusual));
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! unreadable or too deeply nested input is one error line naming file and position.
 
 use super::depth::{self, JsonDepthGuard, TooDeep};
-use super::parallel_json;
+use super::parallel_json::{self, Sink};
 use super::parallel_yaml;
 use super::stream::DocumentSeed;
 use crate::model::{Kind, Object, ObjectId, Skip};
@@ -164,9 +164,7 @@ fn json_file_on_every_core(path: &Path, name: &str, gather: &mut Gather) -> bool
     let before = gather.mark();
     let cluster = gather.cluster.clone();
     let pieces = (threads(), parallel_json::BLOCK);
-    let read = parallel_json::read_json(file, name, &cluster, pieces, |at, object| {
-        gather.add(at, object);
-    });
+    let read = parallel_json::read_json(file, name, &cluster, pieces, gather);
     if read.is_err() {
         gather.roll_back(before);
     }
@@ -260,7 +258,7 @@ struct Gather {
     copies: BTreeMap<usize, (Vec<String>, bool)>,
 }
 
-/// What a [`Gather`] held at one point ([`Gather::mark`]).
+/// What a [`Gather`] held at one point ([`Sink::mark`]).
 struct GatherMark {
     objects: usize,
     skipped: usize,
@@ -298,7 +296,21 @@ impl Gather {
         Ok(true)
     }
 
-    /// What has been added so far, to roll back to.
+    fn finish(mut self) -> Inputs {
+        for (at, (places, differ)) in self.copies {
+            if differ {
+                let id = self.inputs.objects[at].id();
+                self.inputs.conflicting.insert(id, places);
+            }
+        }
+        self.inputs
+    }
+}
+
+/// Each object once: a copy of one read before is merged into it, and named when it differs.
+impl Sink for Gather {
+    type Mark = GatherMark;
+
     fn mark(&self) -> GatherMark {
         GatherMark {
             objects: self.inputs.objects.len(),
@@ -308,7 +320,6 @@ impl Gather {
         }
     }
 
-    /// Forgets what was added since `mark`.
     fn roll_back(&mut self, mark: GatherMark) {
         for object in self.inputs.objects.drain(mark.objects..) {
             self.first.remove(&object.id());
@@ -348,15 +359,5 @@ impl Gather {
             }
             Err(Skip::Invalid(reason)) => inputs.skipped.push(Skipped { document, reason }),
         }
-    }
-
-    fn finish(mut self) -> Inputs {
-        for (at, (places, differ)) in self.copies {
-            if differ {
-                let id = self.inputs.objects[at].id();
-                self.inputs.conflicting.insert(id, places);
-            }
-        }
-        self.inputs
     }
 }

@@ -6,20 +6,36 @@
 
 use crate::model::human;
 use chrono::{DateTime, TimeDelta, Utc};
-use std::cell::Cell;
+use std::sync::{Mutex, PoisonError};
 
 /// The smallest step of time chrono represents: "strictly after" an instant.
 const TICK: TimeDelta = TimeDelta::nanoseconds(1);
+
+/// The earliest instant found so far at which the evaluation is due again. Shared, so that
+/// the threads assessing a large input's objects side by side add to one.
+#[derive(Debug, Default)]
+pub(super) struct Due(Mutex<Option<DateTime<Utc>>>);
+
+impl Due {
+    pub fn get(&self) -> Option<DateTime<Utc>> {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn at(&self, at: DateTime<Utc>) {
+        let mut due = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        *due = Some(due.map_or(at, |due| due.min(at)));
+    }
+}
 
 /// Copy, so it travels through the engine like the timestamp it stands for.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Clock<'a> {
     pub now: DateTime<Utc>,
-    due: &'a Cell<Option<DateTime<Utc>>>,
+    due: &'a Due,
 }
 
 impl<'a> Clock<'a> {
-    pub fn new(now: DateTime<Utc>, due: &'a Cell<Option<DateTime<Utc>>>) -> Self {
+    pub fn new(now: DateTime<Utc>, due: &'a Due) -> Self {
         Clock { now, due }
     }
 
@@ -53,8 +69,7 @@ impl<'a> Clock<'a> {
     }
 
     fn due_at(&self, at: DateTime<Utc>) {
-        self.due
-            .set(Some(self.due.get().map_or(at, |due| due.min(at))));
+        self.due.at(at);
     }
 }
 
@@ -81,11 +96,11 @@ mod tests {
 
     #[test]
     fn a_threshold_not_yet_passed_is_due_just_after_it_and_a_passed_one_never() {
-        let due = Cell::new(None);
+        let due = Due::default();
         let clock = Clock::new(at("2026-12-01T12:00:00Z"), &due);
         assert!(!clock.past(at("2026-12-01T11:50:00Z"), TimeDelta::minutes(15)));
         assert_eq!(due.get(), Some(at("2026-12-01T12:05:00Z") + TICK));
-        let due = Cell::new(None);
+        let due = Due::default();
         let clock = Clock::new(at("2026-12-01T12:00:00Z"), &due);
         assert!(clock.past(at("2026-12-01T11:40:00Z"), TimeDelta::minutes(15)));
         assert_eq!(due.get(), None);
@@ -93,7 +108,7 @@ mod tests {
 
     #[test]
     fn the_earliest_deadline_wins() {
-        let due = Cell::new(None);
+        let due = Due::default();
         let clock = Clock::new(at("2026-12-01T12:00:00Z"), &due);
         clock.past(at("2026-12-01T11:59:00Z"), TimeDelta::minutes(15));
         clock.past(at("2026-12-01T11:59:00Z"), TimeDelta::minutes(2));
@@ -107,12 +122,12 @@ mod tests {
         let since = at("2026-12-01T00:00:00Z");
         for seconds in [-5, 0, 59, 60, 61, 3_599, 3_600, 86_399, 86_400, 90_000] {
             let now = since + TimeDelta::seconds(seconds) + TimeDelta::milliseconds(300);
-            let due = Cell::new(None);
+            let due = Due::default();
             let text = Clock::new(now, &due).age(since);
             let next = due.get().unwrap();
             assert!(next > now, "{seconds}s");
-            let before = Clock::new(next - TICK, &Cell::new(None)).age(since);
-            let after = Clock::new(next, &Cell::new(None)).age(since);
+            let before = Clock::new(next - TICK, &Due::default()).age(since);
+            let after = Clock::new(next, &Due::default()).age(since);
             assert_eq!(before, text, "{seconds}s");
             assert_ne!(after, text, "{seconds}s");
         }
@@ -120,7 +135,7 @@ mod tests {
 
     #[test]
     fn a_future_time_reads_as_now_and_is_due_at_once() {
-        let due = Cell::new(None);
+        let due = Due::default();
         let now = at("2026-12-01T12:00:00Z");
         let clock = Clock::new(now, &due);
         assert_eq!(

@@ -31,6 +31,7 @@ mod assess;
 mod classify;
 mod clusters;
 mod controllers;
+mod cores;
 mod crossstack;
 mod cycles;
 mod deadlines;
@@ -140,7 +141,7 @@ pub struct Timed {
 }
 
 pub fn evaluate_timed(input: &Input) -> Timed {
-    let due = std::cell::Cell::new(None);
+    let due = deadlines::Due::default();
     let clock = deadlines::Clock::new(input.now, &due);
     let evaluation = evaluate_with(input, clock);
     Timed {
@@ -156,7 +157,7 @@ fn evaluate_with(input: &Input, clock: deadlines::Clock) -> Evaluation {
     let graph = graph::build(&index, &clusters, clock);
     let (cycle_of, cycles) = cycles::find(objects, &graph.edges);
     let membership = domains::membership(&index, input.domains);
-    let ids: Vec<ObjectId> = objects.iter().map(Object::id).collect();
+    let ids: Vec<ObjectId> = cores::map_indices(objects.len(), |i| objects[i].id());
     let cross = crossstack::analyse(&index, input.clusters, &ids);
     let assessor = assess::Assessor {
         index: &index,
@@ -171,7 +172,7 @@ fn evaluate_with(input: &Input, clock: deadlines::Clock) -> Evaluation {
         seen_in_progress: input.seen_in_progress,
         clock,
     };
-    let own = (0..objects.len()).map(|i| assessor.assess(i)).collect();
+    let own = cores::map_indices(objects.len(), |i| assessor.assess(i));
     let edges = edges::of_objects(&ids, &graph);
     let controllers = edges::controllers(&index, &ids, &graph);
     let resolved = roots::resolve(objects, &graph.absent.list, &graph.edges, own, &cycle_of);

@@ -601,7 +601,7 @@ fn an_error_exit_is_not_a_loop_when_the_pod_never_restarts_or_is_being_deleted()
     );
     let mut on_failure = app_pod("f", HOUR, false, exited);
     on_failure["spec"]["restartPolicy"] = json!("OnFailure");
-    let due = std::cell::Cell::default();
+    let due = super::deadlines::Due::default();
     let clock = super::deadlines::Clock::new(now(), &due);
     let on_failure = super::pods::pod_failure(&parse(&on_failure), clock);
     assert_eq!(
