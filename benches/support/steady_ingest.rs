@@ -48,7 +48,8 @@ async fn run(
     let mut changes = 0;
     while !stop.load(Ordering::Relaxed) {
         tick.tick().await;
-        changes += fleet.round(per_tick).await.0;
+        changes += fleet.round(per_tick).await;
     }
+    fleet.flush().await;
     (changes, started.elapsed())
 }
