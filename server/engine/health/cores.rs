@@ -44,6 +44,42 @@ mod tests {
         }
     }
 
+    /// The collector re-evaluates a cluster when its `due` passes: a deadline found while
+    /// assessing the last objects (another thread's share) must not be lost.
+    #[test]
+    fn a_large_evaluation_keeps_the_deadline_found_on_another_thread() {
+        use crate::health::testkit::*;
+        use crate::health::{Input, evaluate_timed};
+        use crate::model::Object;
+        let due = |values: &[serde_json::Value]| {
+            let objects: Vec<Object> = values.iter().map(parse).collect();
+            evaluate_timed(&Input {
+                objects: &objects,
+                clusters: &[],
+                domains: &[],
+                thresholds: &Default::default(),
+                now: now(),
+                seen_in_progress: &Default::default(),
+            })
+            .due
+        };
+        // The first is the Kustomization's source, assessed on the first thread.
+        let repos: Vec<_> = std::iter::once("flux-system".to_string())
+            .chain((1..WORTH_SPLITTING + 500).map(|i| format!("repo-{i}")))
+            .map(|name| git_repository(&name, "main@sha1:abc"))
+            .collect();
+        let late = with_conditions(
+            kustomization("late", &[]),
+            vec![not_ready("Progressing", "applying", 5)],
+        );
+        assert_eq!(due(&repos), None, "ready sources alone are never due");
+        let alone = due(&[repos[0].clone(), late.clone()]);
+        assert!(alone.is_some(), "a Kustomization progressing for 5m is due");
+        let mut all = repos;
+        all.push(late);
+        assert_eq!(due(&all), alone);
+    }
+
     #[test]
     fn a_large_input_is_mapped_on_more_than_one_thread_when_there_are_cores() {
         let threads = map_indices(4 * WORTH_SPLITTING, |_| std::thread::current().id());
