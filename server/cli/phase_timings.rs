@@ -16,15 +16,23 @@ impl PhaseTimings {
         }
     }
 
-    /// Prints how long the phase `name`, ending now, took.
+    /// Prints how long the phase `name`, ending now, took, and the peak memory so far.
     pub fn lap(&mut self, name: &str) {
         if let Some(last) = self.last.as_mut() {
             let now = Instant::now();
             eprintln!(
-                "fleetglass timings: {name} {:.3} s",
-                (now - *last).as_secs_f64()
+                "fleetglass timings: {name} {:.3} s, peak RSS {}",
+                (now - *last).as_secs_f64(),
+                peak_rss().unwrap_or_else(|| "unknown".into())
             );
             *last = now;
         }
     }
+}
+
+/// The process's peak resident memory as Linux reports it (`VmHWM`), where it does.
+fn peak_rss() -> Option<String> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    Some(line["VmHWM:".len()..].trim().to_string())
 }

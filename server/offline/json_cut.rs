@@ -5,6 +5,7 @@
 //! unusual stops the cut ([`Unusual`]): the caller then reads the input in one go, which gives
 //! today's errors and positions.
 
+use super::blocks::Unusual;
 use super::depth::MAX_DEPTH;
 use std::ops::Range;
 
@@ -24,11 +25,6 @@ pub enum Piece {
     /// Top-level value `document`, its items (if any were cut) left out as `"items": []`.
     Document { document: usize, text: Vec<u8> },
 }
-
-/// The input is not one the cut reads exactly as the single read does (too deep, malformed
-/// between values, an `items` key spelled twice or with escapes, a huge object).
-#[derive(Debug, PartialEq, Eq)]
-pub struct Unusual;
 
 #[derive(Debug, Default)]
 pub struct JsonCut {
@@ -71,8 +67,9 @@ const STRUCTURAL: [bool; 256] = {
 impl JsonCut {
     /// Scans `block[from..]` (the bytes before `from` were scanned with the previous block),
     /// adding the pieces that end in it. Returns where the block's unfinished tail starts:
-    /// the next block must begin with `block[tail..]`.
-    pub fn block(
+    /// the next block must begin with `block[tail..]`. Unusual input (too deep, malformed
+    /// between values, an `items` key spelled twice or with escapes, a huge object) stops it.
+    pub fn cut(
         &mut self,
         block: &[u8],
         from: usize,
@@ -95,7 +92,11 @@ impl JsonCut {
             self.structural(block, at, pieces)?;
             at += 1;
         }
-        Ok(self.tail(block))
+        let tail = self.tail(block);
+        if self.frame.len() > MAX_FRAME {
+            return Err(Unusual);
+        }
+        Ok(tail)
     }
 
     /// The input ended: every value must be closed.
@@ -247,11 +248,6 @@ impl JsonCut {
         }
         block.len()
     }
-
-    /// Whether the frame held so far is too big to keep.
-    pub fn frame_too_big(&self) -> bool {
-        self.frame.len() > MAX_FRAME
-    }
 }
 
 /// `…"items" :` (whitespace allowed around the colon): the array opening next is the items.
@@ -290,7 +286,7 @@ mod tests {
         for chunk in text.as_bytes().chunks(size) {
             block.extend_from_slice(chunk);
             let mut found = Vec::new();
-            let tail = json.block(&block, scanned, &mut found)?;
+            let tail = json.cut(&block, scanned, &mut found)?;
             pieces.extend(found.into_iter().map(|piece| match piece {
                 Piece::Item {
                     document,

@@ -2,6 +2,7 @@
 //! the caller): read Kubernetes objects from files or stdin, evaluate them, print the JSON report.
 
 mod block_yaml;
+mod blocks;
 mod depth;
 mod json_cut;
 mod parallel_json;
@@ -9,6 +10,7 @@ mod parallel_yaml;
 mod read;
 mod report;
 mod stream;
+mod yaml_cut;
 
 pub use read::{Ignored, InputError, Inputs, LOCAL_CLUSTER, Skipped, read_inputs};
 pub use report::{evaluate_inputs, write_report};

@@ -1,180 +1,44 @@
-//! A JSON file read in blocks and cut ([`JsonCut`]) on one thread while its pieces are parsed
-//! from their slices on every core; what they hold is handed over in input order, as the
-//! single read would hand it. A List's items are handed over as they are parsed, before its
-//! `kind` (which `kubectl` prints after them) says it is one: a value that turns out not to be
-//! a List takes them back ([`Sink::roll_back`]). Memory stays bounded by a few blocks in
-//! flight (plus the objects read), never the whole file. Any piece that does not parse, or an input the cut finds
-//! unusual, gives up ([`Unusual`]): the caller then reads the input in one go, for its errors.
+//! A JSON file read on every core ([`super::blocks`]): cut by [`JsonCut`] into each top-level
+//! value and each element of a List's `items`, each piece parsed from its slice.
 
-use super::json_cut::{JsonCut, Piece, Unusual};
+use super::blocks::{Cutter, Held, Unusual};
+use super::json_cut::{JsonCut, Piece};
 use super::stream::{DocumentSeed, Parsed};
-use crate::model::{Object, Skip};
 use serde::de::DeserializeSeed;
-use std::collections::BTreeMap;
-use std::io::Read;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
-use std::sync::{Mutex, PoisonError};
 
-/// Bytes read at a time: large enough that a block holds hundreds of List items.
-pub const BLOCK: usize = 4 << 20;
+impl Cutter for JsonCut {
+    type Piece = Piece;
 
-/// A block and the pieces that end in it, numbered in input order.
-struct Batch {
-    number: usize,
-    bytes: Vec<u8>,
-    pieces: Vec<Piece>,
-}
-
-/// What one piece held.
-enum Held {
-    Item(Parsed),
-    /// A top-level value: nothing when it is a List (its items, read before, are its objects).
-    Document(Parsed),
-}
-
-/// What one batch held, or None when one of its pieces did not parse.
-type BatchRead = (usize, Option<Vec<Held>>);
-
-/// Where the objects read go, in input order.
-pub trait Sink {
-    /// What was added so far, to roll back to.
-    type Mark;
-    fn mark(&self) -> Self::Mark;
-    fn add(&mut self, at: String, object: Result<Object, Skip>);
-    /// Forgets what was added since `mark`.
-    fn roll_back(&mut self, mark: Self::Mark);
-}
-
-/// Reads `input` (named `name`) `block` bytes at a time ([`BLOCK`]), handing each object or
-/// defect with where it was read (`file#0.items[3]`) to `sink` in input order, parsing on
-/// `threads` threads.
-pub fn read_json(
-    input: impl std::io::Read + Send,
-    name: &str,
-    cluster: &str,
-    (threads, block): (usize, usize),
-    sink: &mut impl Sink,
-) -> Result<(), Unusual> {
-    let stop = AtomicBool::new(false);
-    let (batches, to_parse) = sync_channel::<Batch>(threads);
-    let to_parse = Mutex::new(to_parse);
-    let (reads, read) = channel::<BatchRead>();
-    let (spares, spare) = channel::<Vec<u8>>();
-    std::thread::scope(|scope| {
-        let cutter = scope.spawn(|| cut(input, block, batches, spare, &stop));
-        for _ in 0..threads {
-            let (reads, spares) = (reads.clone(), spares.clone());
-            let (to_parse, stop) = (&to_parse, &stop);
-            scope.spawn(move || parse_batches(to_parse, (reads, spares), stop, name, cluster));
+    fn block(
+        &mut self,
+        block: &[u8],
+        from: usize,
+        end: bool,
+        pieces: &mut Vec<Piece>,
+    ) -> Result<usize, Unusual> {
+        let tail = self.cut(block, from, pieces)?;
+        if end {
+            self.finish()?;
         }
-        drop(spares);
-        drop(reads);
-        let assembled = assemble(read, sink);
-        if assembled.is_err() {
-            stop.store(true, Ordering::Relaxed);
-        }
-        let cut = cutter
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        assembled.and(cut)
-    })
-}
-
-/// Reads blocks, each beginning with the unfinished tail of the one before, and sends each
-/// with its pieces. A block's buffer, once parsed, comes back (`spare`) to hold a later one:
-/// a fresh buffer of megabytes is fresh pages, which the system must zero one by one.
-fn cut(
-    mut input: impl Read,
-    block: usize,
-    batches: SyncSender<Batch>,
-    spare: Receiver<Vec<u8>>,
-    stop: &AtomicBool,
-) -> Result<(), Unusual> {
-    let mut json = JsonCut::default();
-    let mut bytes = Vec::new();
-    let mut scanned = 0;
-    let mut number = 0;
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            return Err(Unusual);
-        }
-        let read = fill(&mut input, &mut bytes, block).map_err(|_| Unusual)?;
-        if read == 0 {
-            return json.finish();
-        }
-        let mut pieces = Vec::new();
-        let tail = json.block(&bytes, scanned, &mut pieces)?;
-        if json.frame_too_big() {
-            return Err(Unusual);
-        }
-        let mut next = spare.try_recv().unwrap_or_default();
-        next.clear();
-        next.extend_from_slice(&bytes[tail..]);
-        scanned = next.len();
-        let batch = Batch {
-            number,
-            bytes: std::mem::replace(&mut bytes, next),
-            pieces,
-        };
-        if batches.send(batch).is_err() {
-            return Err(Unusual);
-        }
-        number += 1;
+        Ok(tail)
     }
-}
 
-/// Appends up to `wanted` bytes from `input`; fewer only at its end.
-fn fill(input: &mut impl Read, bytes: &mut Vec<u8>, wanted: usize) -> std::io::Result<usize> {
-    let before = bytes.len();
-    bytes.reserve(wanted);
-    input.by_ref().take(wanted as u64).read_to_end(bytes)?;
-    Ok(bytes.len() - before)
-}
-
-/// Parses batches until there are none left; once stopped, drains them unparsed (so the
-/// cutter never waits on a full channel).
-fn parse_batches(
-    to_parse: &Mutex<Receiver<Batch>>,
-    (reads, spares): (Sender<BatchRead>, Sender<Vec<u8>>),
-    stop: &AtomicBool,
-    name: &str,
-    cluster: &str,
-) {
-    loop {
-        let batch = to_parse
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .recv();
-        let Ok(batch) = batch else { return };
-        if stop.load(Ordering::Relaxed) {
-            continue;
+    fn read(piece: &Piece, block: &[u8], name: &str, cluster: &str) -> Option<Held> {
+        match piece {
+            Piece::Item {
+                document,
+                index,
+                text,
+            } => {
+                let item = format!("{name}#{document}.items[{index}]");
+                one_json_value(cluster, &item, &block[text.clone()], true).map(Held::Item)
+            }
+            Piece::Document { document, text } => {
+                let document = format!("{name}#{document}");
+                one_json_value(cluster, &document, text, false).map(Held::Document)
+            }
         }
-        let read = parse_batch(&batch, name, cluster);
-        if reads.send((batch.number, read)).is_err() {
-            stop.store(true, Ordering::Relaxed);
-        }
-        // Refused only once the cutter is done, when no buffer is needed any more.
-        let _ = spares.send(batch.bytes);
     }
-}
-
-fn parse_batch(batch: &Batch, name: &str, cluster: &str) -> Option<Vec<Held>> {
-    let read = |piece: &Piece| match piece {
-        Piece::Item {
-            document,
-            index,
-            text,
-        } => {
-            let item = format!("{name}#{document}.items[{index}]");
-            one_json_value(cluster, &item, &batch.bytes[text.clone()], true).map(Held::Item)
-        }
-        Piece::Document { document, text } => {
-            let document = format!("{name}#{document}");
-            one_json_value(cluster, &document, text, false).map(Held::Document)
-        }
-    };
-    batch.pieces.iter().map(read).collect()
 }
 
 /// `text` as exactly one JSON value, read as a document or (`item`) an element of `items`.
@@ -194,43 +58,11 @@ fn one_json_value(cluster: &str, document: &str, text: &[u8], item: bool) -> Opt
     parsed
 }
 
-/// Hands what the batches held to `sink` in input order: a value's items as they come (taken
-/// back if its frame says it is not a List), then the value's own object if it is not one (as
-/// the single read decides after the value).
-fn assemble<S: Sink>(read: Receiver<BatchRead>, sink: &mut S) -> Result<(), Unusual> {
-    let mut early = BTreeMap::new();
-    let mut next = 0;
-    let mut value_start = sink.mark();
-    for (number, batch) in read {
-        early.insert(number, batch.ok_or(Unusual)?);
-        while let Some(batch) = early.remove(&next) {
-            next += 1;
-            for piece in batch {
-                match piece {
-                    Held::Item(parsed) => {
-                        parsed
-                            .into_iter()
-                            .for_each(|(at, object)| sink.add(at, object));
-                    }
-                    Held::Document(parsed) => {
-                        if !parsed.is_empty() {
-                            sink.roll_back(value_start);
-                            parsed
-                                .into_iter()
-                                .for_each(|(at, object)| sink.add(at, object));
-                        }
-                        value_start = sink.mark();
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{Object, Skip};
+    use crate::offline::blocks::{BLOCK, Sink, read_in_blocks};
     use serde_json::{Value, json};
 
     /// Objects of every outcome: evaluated, ignored, skipped, a nested List, the same object
@@ -289,7 +121,14 @@ mod tests {
 
     fn in_pieces(text: &str, threads: usize, block: usize) -> Result<Parsed, Unusual> {
         let mut parsed = Vec::new();
-        read_json(text.as_bytes(), "f", "local", (threads, block), &mut parsed)?;
+        let cut = JsonCut::default();
+        read_in_blocks(
+            text.as_bytes(),
+            ("f", "local"),
+            (threads, block),
+            cut,
+            &mut parsed,
+        )?;
         Ok(parsed)
     }
 
@@ -337,7 +176,8 @@ mod tests {
         text.extend_from_slice(br#""}}]}"#);
         for threads in [1, 2] {
             let mut parsed = Vec::new();
-            let read = read_json(&text[..], "f", "local", (threads, 4), &mut parsed);
+            let cut = JsonCut::default();
+            let read = read_in_blocks(&text[..], ("f", "local"), (threads, 4), cut, &mut parsed);
             assert_eq!(read, Err(Unusual));
         }
     }

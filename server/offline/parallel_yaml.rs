@@ -9,10 +9,11 @@
 //! too, each element read on its own (any the block reader gives up on sends the whole text
 //! to the single read).
 
-use super::block_yaml::{self, lines::next_line};
+use super::block_yaml;
+use super::blocks::{self, Cutter, Unusual};
 use super::depth;
-use super::json_cut::Unusual;
 use super::stream::{DocumentSeed, Parsed};
+use super::yaml_cut::{Document, YamlCut};
 use crate::model::{Object, Skip};
 use serde::de::DeserializeSeed;
 use std::collections::BTreeMap;
@@ -29,8 +30,8 @@ const CUT_ITEMS_FROM: usize = 1 << 20;
 /// A piece of the text that reads on its own, in input order.
 #[derive(Debug, PartialEq, Eq)]
 enum Piece {
-    /// Document `index` (counting those holding something: `file#index`).
-    Document { index: usize, text: Range<usize> },
+    /// A document read whole.
+    Document(Document),
     /// Element `item` of document `index`'s `items`.
     Item {
         index: usize,
@@ -47,6 +48,32 @@ enum Held {
     Document(Parsed),
     Item(Parsed),
     Frame(Parsed),
+}
+
+/// The cut of a YAML file read in blocks ([`blocks`]), never the whole text at once. A
+/// document large enough to be a List worth cutting into items gives up, as anything unusual
+/// does: the caller then reads the whole text ([`read_yaml`]).
+pub fn file_cut() -> YamlCut {
+    YamlCut::new(CUT_ITEMS_FROM)
+}
+
+impl Cutter for YamlCut {
+    type Piece = Document;
+
+    fn block(
+        &mut self,
+        block: &[u8],
+        _from: usize,
+        end: bool,
+        pieces: &mut Vec<Document>,
+    ) -> Result<usize, Unusual> {
+        self.cut(block, end, pieces)
+    }
+
+    fn read(piece: &Document, block: &[u8], name: &str, cluster: &str) -> Option<blocks::Held> {
+        let text = std::str::from_utf8(&block[piece.text.clone()]).ok()?;
+        read_whole_document(text, piece, name, cluster).map(blocks::Held::Document)
+    }
 }
 
 /// Reads the documents of `text` (named `name`) on `threads` threads, handing each object or
@@ -117,13 +144,9 @@ pub fn read_yaml(
 
 fn read_piece(text: &str, piece: &Piece, name: &str, cluster: &str) -> Option<Held> {
     match piece {
-        Piece::Document { index, text: range } => {
-            let document = &text[range.clone()];
-            // Too deep (or maybe so): the single read says where.
-            if !depth::yaml_document_within_limit(document, range.start > 0) {
-                return None;
-            }
-            read_document(document, &format!("{name}#{index}"), cluster).map(Held::Document)
+        Piece::Document(document) => {
+            read_whole_document(&text[document.text.clone()], document, name, cluster)
+                .map(Held::Document)
         }
         Piece::Item {
             index,
@@ -156,6 +179,20 @@ fn read_piece(text: &str, piece: &Piece, name: &str, cluster: &str) -> Option<He
     }
 }
 
+/// `text`, the text of `document`, if it nests no deeper than the single read allows (too
+/// deep, or maybe so: the single read says where).
+fn read_whole_document(
+    text: &str,
+    document: &Document,
+    name: &str,
+    cluster: &str,
+) -> Option<Parsed> {
+    if !depth::yaml_document_within_limit(text, document.marked) {
+        return None;
+    }
+    read_document(text, &format!("{name}#{}", document.index), cluster)
+}
+
 /// One document: by the block reader, else by serde_yaml alone (the same values wherever the
 /// document stands, as the cut keeps whatever could tie documents together whole); None when
 /// serde_yaml fails on it or does not read it as exactly one document.
@@ -176,15 +213,16 @@ fn read_document(text: &str, at: &str, cluster: &str) -> Option<Parsed> {
 
 /// The pieces of `text`: its documents, large ones with their items cut out.
 fn pieces(text: &str) -> Result<Vec<Piece>, Unusual> {
+    let mut documents = Vec::new();
+    YamlCut::new(usize::MAX).cut(text.as_bytes(), true, &mut documents)?;
     let mut pieces = Vec::new();
-    for (index, range) in documents(text)?.into_iter().enumerate() {
+    for document in documents {
+        let (index, range) = (document.index, document.text.clone());
         let cut = (range.len() >= CUT_ITEMS_FROM)
             .then(|| cut_items(text, range.clone()))
             .flatten();
         // Items cut apart are checked for depth together, here.
-        if cut.is_some()
-            && !depth::yaml_document_within_limit(&text[range.clone()], range.start > 0)
-        {
+        if cut.is_some() && !depth::yaml_document_within_limit(&text[range], document.marked) {
             return Err(Unusual);
         }
         match cut {
@@ -197,7 +235,7 @@ fn pieces(text: &str) -> Result<Vec<Piece>, Unusual> {
                 );
                 pieces.push(Piece::Frame { index, text: frame });
             }
-            None => pieces.push(Piece::Document { index, text: range }),
+            None => pieces.push(Piece::Document(document)),
         }
     }
     Ok(pieces)
@@ -254,40 +292,6 @@ fn is_entry(bytes: &[u8], at: usize) -> bool {
     bytes.get(at) == Some(&b'-') && matches!(bytes.get(at + 1), Some(b' ' | b'\n'))
 }
 
-/// The ranges of the documents that hold something (not only blank lines and comments),
-/// each from after its `---` line to the next, in order.
-fn documents(text: &str) -> Result<Vec<Range<usize>>, Unusual> {
-    let bytes = text.as_bytes();
-    let mut documents = Vec::new();
-    let mut start = 0;
-    let mut add = |range: Range<usize>| {
-        if next_line(&bytes[range.clone()], 0).is_some() {
-            documents.push(range);
-        }
-    };
-    let line_starts = std::iter::once(0).chain(memchr::memchr_iter(b'\n', bytes).map(|n| n + 1));
-    for line in line_starts {
-        let rest = &bytes[line..];
-        let marked = |mark: &[u8]| rest.starts_with(mark).then(|| rest.get(3).copied());
-        if let Some(next) = marked(b"---") {
-            match next {
-                None | Some(b'\n') => {
-                    add(start..line);
-                    start = (line + 4).min(bytes.len());
-                }
-                Some(b' ' | b'\t' | b'\r') => return Err(Unusual),
-                Some(_) => {}
-            }
-        } else if let Some(None | Some(b'\n' | b' ' | b'\t' | b'\r')) = marked(b"...") {
-            return Err(Unusual);
-        } else if rest.first() == Some(&b'%') {
-            return Err(Unusual);
-        }
-    }
-    add(start..bytes.len());
-    Ok(documents)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,6 +324,20 @@ mod tests {
         Ok(parsed)
     }
 
+    /// The streaming read of `text`, in blocks of `block` bytes on `threads` threads.
+    fn in_blocks(text: &str, threads: usize, block: usize) -> Result<Parsed, Unusual> {
+        let mut parsed = Vec::new();
+        let input = text.as_bytes();
+        blocks::read_in_blocks(
+            input,
+            ("f", "local"),
+            (threads, block),
+            file_cut(),
+            &mut parsed,
+        )?;
+        Ok(parsed)
+    }
+
     /// Whether the block reader reads every piece itself (serde_yaml never called).
     fn block_reader_reads_all(text: &str) -> bool {
         let seed = |item| DocumentSeed {
@@ -328,8 +346,8 @@ mod tests {
             item,
         };
         pieces(text).unwrap().iter().all(|piece| match piece {
-            Piece::Document { text: range, .. } => {
-                block_yaml::read_document(&text[range.clone()], seed(false)).is_ok()
+            Piece::Document(document) => {
+                block_yaml::read_document(&text[document.text.clone()], seed(false)).is_ok()
             }
             Piece::Item { text: range, .. } => {
                 block_yaml::read_entry(&text[range.clone()], seed(true)).is_ok()
@@ -385,6 +403,59 @@ mod tests {
     }
 
     #[test]
+    fn a_file_read_in_blocks_reads_as_in_one_go() {
+        let multi = format!(
+            "# head\n{}---\n---\n# only a comment\n---\n{}---\n{}",
+            FIXTURES[1], FIXTURES[2], FIXTURES[0]
+        );
+        let documents: String = FIXTURES.iter().map(|f| format!("---\n{f}")).collect();
+        for text in [multi, documents.repeat(3), FIXTURES[3].to_string()] {
+            let whole = in_one_go(&text);
+            assert!(!whole.is_empty());
+            for threads in [1, 2, 3] {
+                // Blocks smaller than a line too (each block copies the unfinished
+                // document again, so the tiny ones are slow on these fixtures).
+                for block in [13, 1000, blocks::BLOCK] {
+                    let read = in_blocks(&text, threads, block);
+                    assert_eq!(
+                        read.as_ref(),
+                        Ok(&whole),
+                        "{threads} threads, blocks of {block}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_file_read_in_blocks_leaves_large_lists_and_anything_unusual_to_the_whole_read() {
+        // A List worth cutting into items: the whole text's read cuts it.
+        let list = large_list("List");
+        assert_eq!(in_blocks(&list, 2, blocks::BLOCK), Err(Unusual));
+        assert!(in_pieces(&list, 2).is_ok());
+        for text in [
+            "%YAML 1.1\n---\na: 1\n",
+            "a: 1\n...\n---\nb: 1\n",
+            "a: 1\n---\nb: [1\n",
+            "kind: Pod\n---\n~\n",
+        ] {
+            for block in [3, 64] {
+                assert_eq!(in_blocks(text, 2, block), Err(Unusual), "{text}");
+            }
+        }
+        // Too deep, found in the block reader's piece.
+        let deep = format!("a: 1\n---\nb: {}\n", "[".repeat(depth::MAX_DEPTH + 1));
+        assert_eq!(in_blocks(&deep, 1, 16), Err(Unusual));
+        // Not UTF-8 inside a document.
+        let mut text = b"kind: Pod\nmetadata:\n  name: p".to_vec();
+        text.push(0xff);
+        let mut parsed = Vec::new();
+        let read =
+            blocks::read_in_blocks(&text[..], ("f", "local"), (1, 8), file_cut(), &mut parsed);
+        assert_eq!(read, Err(Unusual));
+    }
+
+    #[test]
     fn documents_the_block_reader_leaves_are_read_by_serde_yaml_alone() {
         let text = "a: &x 1\nb: *x\nkind: Pod\n---\nkind: Service\nmetadata: {name: s}\n---\n~\n";
         let whole = in_one_go(text);
@@ -415,9 +486,5 @@ mod tests {
         assert_eq!(in_pieces(&deep, 2), Err(Unusual));
         let spanning = format!("a: '{}\n---\nb: ' \n---\nc: 1\n", "[".repeat(10));
         assert_eq!(in_pieces(&spanning, 2), Err(Unusual));
-        assert_eq!(
-            documents("---\na: 1\n---\n\n# c\n---\nb: 2\n----: 3\n").unwrap(),
-            vec![4..9, 22..35]
-        );
     }
 }

@@ -3,8 +3,9 @@
 //! malformed objects are skipped with a reason, the same object given twice is kept once, and
 //! unreadable or too deeply nested input is one error line naming file and position.
 
+use super::blocks::{self, Cutter, Sink};
 use super::depth::{self, JsonDepthGuard, TooDeep};
-use super::parallel_json::{self, Sink};
+use super::json_cut::JsonCut;
 use super::parallel_yaml;
 use super::stream::DocumentSeed;
 use crate::model::{Kind, Object, ObjectId, Skip};
@@ -71,6 +72,7 @@ impl std::error::Error for InputError {}
 /// Reads every source in order (`-` is stdin), naming the objects' cluster `cluster`.
 pub fn read_inputs(sources: &[PathBuf], cluster: &str) -> Result<Inputs, InputError> {
     let mut gather = Gather::new(cluster);
+    gather.inputs.objects = Vec::with_capacity(objects_at_most(sources));
     for source in sources {
         let (name, mut reader) = open(source)?;
         let failed = |problem: String| InputError {
@@ -80,11 +82,14 @@ pub fn read_inputs(sources: &[PathBuf], cluster: &str) -> Result<Inputs, InputEr
         };
         // JSON when the text starts like JSON (its errors are clearer), else YAML documents.
         if starts_like_json(&mut reader).map_err(|e| failed(e.to_string()))? {
-            if json_file_on_every_core(source, &name, &mut gather) {
+            if file_on_every_core(source, &name, &mut gather, JsonCut::default()) {
                 continue;
             }
             json_documents(&name, reader, &mut gather)?;
         } else {
+            if file_on_every_core(source, &name, &mut gather, parallel_yaml::file_cut()) {
+                continue;
+            }
             // Sized once from the file: grown by doubling, a 184 MB text was copied and its
             // pages touched again at every step.
             let mut bytes = Vec::with_capacity(file_size(source).saturating_add(1));
@@ -124,6 +129,21 @@ fn file_size(source: &Path) -> usize {
         .map_or(0, |m| usize::try_from(m.len()).unwrap_or(0))
 }
 
+/// Room for the objects that files of this size are likely to hold, as many as objects of
+/// [`SMALL_OBJECT`] bytes would make (at most [`MANY_OBJECTS`]). Room never filled costs
+/// address space only, while a list grown by doubling copies every object at each step into
+/// fresh pages (100,000 objects: about 120 MB written for 46 MB kept).
+fn objects_at_most(sources: &[PathBuf]) -> usize {
+    let bytes: usize = sources.iter().map(|source| file_size(source)).sum();
+    (bytes / SMALL_OBJECT).min(MANY_OBJECTS)
+}
+
+/// A small object as `kubectl` prints it: name, labels, a short spec and status.
+const SMALL_OBJECT: usize = 512;
+
+/// Past this many objects the list grows as usual.
+const MANY_OBJECTS: usize = 1 << 20;
+
 /// Whether the first byte after leading whitespace opens a JSON object or array.
 fn starts_like_json(reader: &mut impl BufRead) -> std::io::Result<bool> {
     loop {
@@ -150,10 +170,11 @@ fn input_error(name: &str, problem: String, line: usize, column: usize) -> Input
     }
 }
 
-/// A JSON file cut into pieces parsed on every core ([`parallel_json`]); false, with nothing
-/// added, when it must be read in one go. Only a regular file: a pipe (`<(kubectl get …)`)
-/// cannot be read a second time, and its first bytes are already in the caller's buffer.
-fn json_file_on_every_core(path: &Path, name: &str, gather: &mut Gather) -> bool {
+/// A file cut by `cutter` into pieces read on every core ([`blocks`]), from its first byte
+/// that is not white space, as the single read starts; false, with nothing added, when it
+/// must be read in one go. Only a regular file: a pipe (`<(kubectl get …)`) cannot be read a
+/// second time, and its first bytes are already in the caller's buffer.
+fn file_on_every_core(path: &Path, name: &str, gather: &mut Gather, cutter: impl Cutter) -> bool {
     // Asked before opening: opening a pipe's read end again waits for a writer.
     if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
         return false;
@@ -161,10 +182,14 @@ fn json_file_on_every_core(path: &Path, name: &str, gather: &mut Gather) -> bool
     let Ok(file) = std::fs::File::open(path) else {
         return false;
     };
+    let mut file = BufReader::new(file);
+    if starts_like_json(&mut file).is_err() {
+        return false;
+    }
     let before = gather.mark();
     let cluster = gather.cluster.clone();
-    let pieces = (threads(), parallel_json::BLOCK);
-    let read = parallel_json::read_json(file, name, &cluster, pieces, gather);
+    let pieces = (threads(), blocks::BLOCK);
+    let read = blocks::read_in_blocks(file, (name, &cluster), pieces, cutter, gather);
     if read.is_err() {
         gather.roll_back(before);
     }

@@ -350,31 +350,74 @@ fn a_json_file_the_pieces_cannot_read_is_read_in_one_go_keeping_only_what_that_r
     assert!(inputs.skipped.is_empty(), "{:?}", inputs.skipped);
 }
 
-#[test]
-fn a_json_list_from_a_pipe_is_read_once_whole() {
-    let dir = std::env::temp_dir().join(format!("fleetglass-evaluate-fifo-{}", std::process::id()));
+/// What `read_inputs` reads of `text` written into a named pipe (read once, whole).
+fn read_through_a_pipe(name: &str, text: String) -> Inputs {
+    let dir = std::env::temp_dir().join(format!(
+        "fleetglass-evaluate-fifo-{}-{name}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
-    let fifo = dir.join("list.json");
+    let fifo = dir.join(name);
     let made = std::process::Command::new("mkfifo")
         .arg(&fifo)
         .status()
         .unwrap();
     assert!(made.success());
-    // Larger than the reader's first buffer, so a second reader of the pipe would miss items.
-    let items: Vec<_> = (0..500)
-        .map(|i| {
-            serde_json::json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
-                   "metadata": {"name": format!("r{i}"), "namespace": "flux-system"}})
-        })
-        .collect();
-    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string();
     let writer = {
         let fifo = fifo.clone();
-        std::thread::spawn(move || std::fs::write(fifo, list))
+        std::thread::spawn(move || std::fs::write(fifo, text))
     };
     let inputs = read_inputs(std::slice::from_ref(&fifo), LOCAL_CLUSTER).unwrap();
     writer.join().unwrap().unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
+    inputs
+}
+
+fn git_repository(i: usize) -> serde_json::Value {
+    serde_json::json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+           "metadata": {"name": format!("r{i}"), "namespace": "flux-system"}})
+}
+
+#[test]
+fn a_json_list_from_a_pipe_is_read_once_whole() {
+    // Larger than the reader's first buffer, so a second reader of the pipe would miss items.
+    let items: Vec<_> = (0..500).map(git_repository).collect();
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string();
+    let inputs = read_through_a_pipe("list.json", list);
     assert_eq!(inputs.objects.len(), 500);
     assert_eq!(inputs.objects[499].name, "r499");
+}
+
+#[test]
+fn a_yaml_file_read_in_blocks_reads_as_the_same_text_read_whole_from_a_pipe() {
+    // Leading blank lines (the whole read starts after them), more documents than a first
+    // buffer holds, an unknown kind, a malformed object, and the same object twice.
+    let mut text = "\n  \n---\n".to_string();
+    for i in 0..300 {
+        text += &format!(
+            "---\n{}",
+            serde_yaml::to_string(&git_repository(i)).unwrap()
+        );
+    }
+    text += "---\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n";
+    text += "---\napiVersion: v1\nkind: Pod\nmetadata: {namespace: default}\n";
+    let mut copy = git_repository(7);
+    copy["spec"] = serde_json::json!({"url": "https://elsewhere"});
+    text += &format!("---\n{}", serde_yaml::to_string(&copy).unwrap());
+    let file = TempFile::new("blocks.yaml", &text);
+    let read = read_inputs(std::slice::from_ref(&file.0), LOCAL_CLUSTER).unwrap();
+    let whole = read_through_a_pipe("blocks.yaml", text);
+    assert_eq!(read.objects.len(), 300);
+    assert_eq!(read.objects, whole.objects);
+    assert_eq!(read.ignored, whole.ignored);
+    assert_eq!(read.conflicting.len(), 1);
+    // Places as `file#document`, the file's path left out (the pipe has another).
+    let places = |inputs: &Inputs| -> Vec<String> {
+        let skipped = inputs.skipped.iter().map(|s| &s.document);
+        let copies = inputs.conflicting.values().flatten();
+        let document = |place: &String| place.rsplit('#').next().unwrap().to_string();
+        skipped.chain(copies).map(document).collect()
+    };
+    assert_eq!(places(&read), ["301", "7", "302"]);
+    assert_eq!(places(&read), places(&whole));
 }
