@@ -25,7 +25,7 @@ use fleetglass::health::{Dependency, State};
 use fleetglass::model::{Kind, ObjectId};
 use fleetglass::store::{
     ChangeSet, ClusterRow, DomainRow, JsonText, ObjectKey, ObjectRow, ObjectVerdict, RootCauseRow,
-    Store, replace_dependencies, replace_rollups, upsert_clusters, write_changes,
+    Store, TransitionRow, replace_dependencies, replace_rollups, upsert_clusters, write_changes,
 };
 use fleetglass::web::{self, AppState, Site};
 use http_body_util::BodyExt;
@@ -182,15 +182,31 @@ async fn seed(store: &Store) -> String {
             let kind = KINDS[i % KINDS.len()];
             let failed = i % 97 == 0;
             let domain = format!("domain-{}", i % DOMAINS);
+            let key = ObjectKey {
+                cluster: cluster.clone(),
+                kind,
+                namespace: format!("ns-{}", i % DOMAINS),
+                name: format!("object-{i}"),
+            };
+            let state = if failed {
+                State::Failed
+            } else {
+                State::Healthy
+            };
+            let since = now - TimeDelta::minutes(i as i64 % 600);
+            // The history a collector leaves: each object's first sighting.
+            changes.transitions.push(TransitionRow {
+                key: key.clone(),
+                from: None,
+                to: state,
+                reason: String::new(),
+                message: String::new(),
+                at: since,
+            });
             changes.upserts.push(ObjectRow {
-                key: ObjectKey {
-                    cluster: cluster.clone(),
-                    kind,
-                    namespace: format!("ns-{}", i % DOMAINS),
-                    name: format!("object-{i}"),
-                },
-                state: if failed { State::Failed } else { State::Healthy },
-                since: Some(now - TimeDelta::minutes(i as i64 % 600)),
+                key,
+                state,
+                since: Some(since),
                 reason: if failed { "install failed".into() } else { String::new() },
                 message: String::new(),
                 root_causes: Vec::new(),
@@ -203,11 +219,9 @@ async fn seed(store: &Store) -> String {
             .map(|k| {
                 let id = ObjectId(format!("{cluster}/Kustomization/ns-{k}/object-{}", k * 5));
                 RootCauseRow {
-                    affected: json!(
-                        (0..50)
-                            .map(|a| format!("{cluster}/Pod/ns-{k}/object-{}", a * 5 + 4))
-                            .collect::<Vec<_>>()
-                    ),
+                    affected: (0..50)
+                        .map(|a| format!("{cluster}/Pod/ns-{k}/object-{}", a * 5 + 4))
+                        .collect(),
                     verdict: ObjectVerdict::new(
                         id,
                         State::Failed,
@@ -232,9 +246,9 @@ async fn seed(store: &Store) -> String {
                 objects: (objects_per_cluster() / DOMAINS) as i32,
                 healthy: (objects_per_cluster() / DOMAINS) as i32 - 1,
                 blockers: if d % 5 == 0 {
-                    json!([causes[0].verdict.id])
+                    vec![causes[0].verdict.id.0.clone()]
                 } else {
-                    json!([])
+                    Vec::new()
                 },
             })
             .collect();

@@ -234,7 +234,7 @@ async fn rollups_are_replaced_per_cluster() {
             "controller down".into(),
             "ImagePullBackOff".into(),
         ),
-        affected: json!(["a", "b"]),
+        affected: vec!["a".into(), "b".into()],
     };
     let domain = |cluster: &str| DomainRow {
         domain: "gateway".into(),
@@ -244,7 +244,7 @@ async fn rollups_are_replaced_per_cluster() {
         fully_healthy: true,
         objects: 3,
         healthy: 3,
-        blockers: json!([]),
+        blockers: Vec::new(),
     };
     let mut conn = store.pool().acquire().await.unwrap();
     let both = ["a".to_string(), "b".to_string()];
@@ -315,7 +315,7 @@ async fn rollups_write_only_the_rows_that_changed_and_resolve_the_causes_that_we
             "BuildFailed".into(),
             message.into(),
         ),
-        affected: json!([name]),
+        affected: vec![name.into()],
     };
     let domain = |name: &str| DomainRow {
         domain: name.into(),
@@ -325,7 +325,7 @@ async fn rollups_write_only_the_rows_that_changed_and_resolve_the_causes_that_we
         fully_healthy: true,
         objects: 1,
         healthy: 1,
-        blockers: json!([]),
+        blockers: Vec::new(),
     };
     let (one, two, three) = (cause("one", "m"), cause("two", "m"), cause("three", "m"));
     let (gateway, payments) = (domain("gateway"), domain("payments"));
@@ -541,7 +541,7 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
             "BuildFailed".into(),
             String::new(),
         ),
-        affected: json!([]),
+        affected: Vec::new(),
     };
     replace_rollups(&mut conn, &["prod-eu-1".to_string()], &[cause], &[], now)
         .await
@@ -630,4 +630,70 @@ async fn an_alert_row_in_the_stored_members_format_loads_and_writes_back_the_sam
             .await
             .unwrap();
     assert_eq!(stored, members);
+}
+
+/// The flap read behind `/` and `/problems` (incident_history.rs `problem_entries`): only
+/// entries into a problem state from a state that was not one, within the window, and per
+/// object only the newest `ENTRIES_COUNTED`, so a flapping storm's history is never read whole.
+#[tokio::test(flavor = "multi_thread")]
+async fn problem_entries_count_each_objects_newest_entries_up_to_the_cap() {
+    use chrono::TimeDelta;
+    use fleetglass::incidents::ENTRIES_COUNTED;
+    let store = common::fresh_store().await;
+    let now = Utc::now();
+    let insert = |name: &'static str, from: Option<&'static str>, to: &'static str, minutes| {
+        let store = store.clone();
+        async move {
+            sqlx::query(
+                "INSERT INTO transitions (cluster, kind, namespace, name, from_state, to_state, reason, message, at)
+                 VALUES ('prod-eu-1', 'Kustomization', 'flux-system', $1, $2, $3, 'r', '', $4)",
+            )
+            .bind(name)
+            .bind(from)
+            .bind(to)
+            .bind(now - TimeDelta::minutes(minutes))
+            .execute(store.pool())
+            .await
+            .unwrap();
+        }
+    };
+    // Thirty failures a minute apart, each followed by a recovery (not an entry).
+    for minute in 11..41 {
+        insert("flapper", Some("healthy"), "failed", minute).await;
+        insert("flapper", Some("failed"), "healthy", minute - 1).await;
+    }
+    // First seen failed, then failed → degraded (still a problem: no new entry), recovered,
+    // failed again; and one entry before the window.
+    insert("steady", None, "failed", 50).await;
+    insert("steady", Some("failed"), "degraded", 40).await;
+    insert("steady", Some("degraded"), "healthy", 30).await;
+    insert("steady", Some("healthy"), "failed", 10).await;
+    insert("steady", Some("healthy"), "failed", 90).await;
+    let ids =
+        ["flapper", "steady", "quiet"].map(|n| format!("prod-eu-1/Kustomization/flux-system/{n}"));
+    let mut entries = store
+        .problem_entries(&ids, now - TimeDelta::hours(1))
+        .await
+        .unwrap();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let minutes_ago = |at: chrono::DateTime<Utc>| (now - at).num_minutes();
+    let summary: Vec<(&str, usize, i64, i64)> = entries
+        .iter()
+        .map(|(id, e)| {
+            (
+                id.rsplit('/').next().unwrap(),
+                e.times,
+                minutes_ago(e.first),
+                minutes_ago(e.last),
+            )
+        })
+        .collect();
+    let capped_first = 11 + ENTRIES_COUNTED as i64 - 1;
+    assert_eq!(
+        summary,
+        [
+            ("flapper", ENTRIES_COUNTED, capped_first, 11),
+            ("steady", 2, 50, 10)
+        ]
+    );
 }

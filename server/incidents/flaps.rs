@@ -9,32 +9,44 @@ use std::fmt;
 pub const FLAP_WINDOW: TimeDelta = TimeDelta::hours(1);
 /// Entries into a problem state within the window that make a cause flapping.
 const FLAPPING_AT: usize = 3;
+/// The newest entries counted per object, at most: enough to say that it flaps and how fast,
+/// while a flapping storm's whole hour of history (thousands of entries per object under
+/// churn) is never read on a page request.
+pub const ENTRIES_COUNTED: usize = 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Flap {
     pub times: usize,
     /// From the first of those entries to the last.
     pub within: TimeDelta,
+    /// `times` is [`ENTRIES_COUNTED`]: it failed at least that often.
+    pub at_least: bool,
 }
 
 impl fmt::Display for Flap {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // At least a minute: "in 0s" reads like a glitch.
         let within = human(self.within.max(TimeDelta::minutes(1)));
-        write!(f, "failed {} times in {within}", self.times)
+        let more = if self.at_least { "+" } else { "" };
+        write!(f, "failed {}{more} times in {within}", self.times)
     }
 }
 
+/// One object's newest entries into a problem state within [`FLAP_WINDOW`], at most
+/// [`ENTRIES_COUNTED`] of them: how many, and the first and the last of those.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entries {
+    pub times: usize,
+    pub first: DateTime<Utc>,
+    pub last: DateTime<Utc>,
+}
+
 /// Whether one object's entries into a problem state (within [`FLAP_WINDOW`]) make it flap.
-pub fn flapping(entries: &[DateTime<Utc>]) -> Option<Flap> {
-    if entries.len() < FLAPPING_AT {
-        return None;
-    }
-    let first = entries.iter().min()?;
-    let last = entries.iter().max()?;
-    Some(Flap {
-        times: entries.len(),
-        within: *last - *first,
+pub fn flapping(entries: &Entries) -> Option<Flap> {
+    (entries.times >= FLAPPING_AT).then(|| Flap {
+        times: entries.times,
+        within: entries.last - entries.first,
+        at_least: entries.times >= ENTRIES_COUNTED,
     })
 }
 
@@ -46,22 +58,51 @@ mod tests {
         DateTime::from_timestamp(1_800_000_000 + minute * 60, 0).unwrap()
     }
 
+    fn entries(times: usize, first: i64, last: i64) -> Entries {
+        Entries {
+            times,
+            first: at(first),
+            last: at(last),
+        }
+    }
+
     #[test]
     fn five_failures_in_sixteen_minutes_are_a_flap() {
-        let entries = [at(0), at(4), at(8), at(12), at(16)];
-        let flap = flapping(&entries).unwrap();
+        let flap = flapping(&entries(5, 0, 16)).unwrap();
         assert_eq!(flap.to_string(), "failed 5 times in 16m");
     }
 
     #[test]
     fn failing_once_or_twice_is_no_flap() {
-        assert_eq!(flapping(&[]), None);
-        assert_eq!(flapping(&[at(0), at(30)]), None);
+        assert_eq!(flapping(&entries(1, 0, 0)), None);
+        assert_eq!(flapping(&entries(2, 0, 30)), None);
+        assert_eq!(
+            flapping(&entries(3, 0, 30)),
+            Some(Flap {
+                times: 3,
+                within: TimeDelta::minutes(30),
+                at_least: false,
+            })
+        );
+    }
+
+    #[test]
+    fn a_count_that_reached_the_cap_says_at_least() {
+        let flap = flapping(&entries(ENTRIES_COUNTED, 0, 3)).unwrap();
+        assert_eq!(
+            flap.to_string(),
+            format!("failed {ENTRIES_COUNTED}+ times in 3m")
+        );
+        let below = flapping(&entries(ENTRIES_COUNTED - 1, 0, 3)).unwrap();
+        assert_eq!(
+            below.to_string(),
+            format!("failed {} times in 3m", ENTRIES_COUNTED - 1)
+        );
     }
 
     #[test]
     fn entries_in_the_same_second_still_read_as_a_minute() {
-        let flap = flapping(&[at(1), at(1), at(1)]).unwrap();
+        let flap = flapping(&entries(3, 1, 1)).unwrap();
         assert_eq!(flap.to_string(), "failed 3 times in 1m");
     }
 }

@@ -7,13 +7,14 @@ mod order;
 mod reason;
 mod resolved;
 
-pub use flaps::{FLAP_WINDOW, Flap, flapping};
+pub use flaps::{ENTRIES_COUNTED, Entries, FLAP_WINDOW, Flap, flapping};
 pub use order::RingOrder;
 pub use resolved::{RESOLVED_WINDOW, ResolvedCause, ResolvedIncident, recently_resolved};
 
 use crate::health::State;
 use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
+use rustc_hash::FxHashSet;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -70,11 +71,16 @@ pub struct Incident {
 /// cause that is an object counts as affected (it is not healthy either). Every page and API
 /// that says "affecting N objects" counts with this.
 pub fn affected_total<'a>(affected: impl IntoIterator<Item = &'a [String]>) -> usize {
-    affected
-        .into_iter()
-        .flatten()
-        .collect::<BTreeSet<&String>>()
-        .len()
+    // Hashed with Fx into a set sized once, not ordered: the fleet page counts some 10,000
+    // ids on every request, and ids share long prefixes (`cluster/Kind/namespace/`) that
+    // make each ordered comparison slow.
+    let lists: Vec<&[String]> = affected.into_iter().collect();
+    let mut seen = FxHashSet::with_capacity_and_hasher(
+        lists.iter().map(|list| list.len()).sum(),
+        Default::default(),
+    );
+    seen.extend(lists.into_iter().flatten().map(String::as_str));
+    seen.len()
 }
 
 /// `cluster/Kind/namespace/name` → (kind, namespace, name).

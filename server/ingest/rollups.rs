@@ -4,8 +4,8 @@
 
 use super::evaluations::Evaluations;
 use crate::health::{CoOwnership, Dependency, Evaluation};
+use crate::model::ObjectId;
 use crate::store::{DomainRow, ObjectVerdict, RollupWrite, RootCauseRow, RowChanges};
-use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// What each cluster's roll-ups were last handed to the store as.
@@ -191,7 +191,7 @@ fn rollup_of(cluster: &str, evaluation: &Evaluation) -> ClusterRollup {
                 cause.reason.clone(),
                 cause.message.clone(),
             ),
-            affected: json!(cause.affected),
+            affected: id_strings(&cause.affected),
         })
         .collect();
     let domains = evaluation
@@ -206,7 +206,7 @@ fn rollup_of(cluster: &str, evaluation: &Evaluation) -> ClusterRollup {
             fully_healthy: domain.fully_healthy,
             objects: domain.objects as i32,
             healthy: domain.healthy as i32,
-            blockers: json!(domain.blockers),
+            blockers: id_strings(&domain.blockers),
         })
         .collect();
     ClusterRollup {
@@ -227,11 +227,13 @@ fn rollup_of(cluster: &str, evaluation: &Evaluation) -> ClusterRollup {
     }
 }
 
+fn id_strings(ids: &[ObjectId]) -> Vec<String> {
+    ids.iter().map(|id| id.0.clone()).collect()
+}
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::health::State;
-    use crate::model::ObjectId;
 
     fn cause(name: &str, message: &str) -> RootCauseRow {
         RootCauseRow {
@@ -242,7 +244,7 @@ mod tests {
                 "BuildFailed".into(),
                 message.into(),
             ),
-            affected: json!([]),
+            affected: Vec::new(),
         }
     }
 

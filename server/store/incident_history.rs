@@ -6,6 +6,7 @@ use super::Store;
 use super::decode::Stored;
 use super::reads::typed;
 use crate::health::State;
+use crate::incidents::{ENTRIES_COUNTED, Entries};
 use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
@@ -91,13 +92,16 @@ impl Store {
         typed(rows)
     }
 
-    /// When each of the objects `ids` entered a problem state since `since` (from a state
-    /// that was not one), as (id, at).
+    /// Each of the objects `ids`' newest entries into a problem state since `since` (from a
+    /// state that was not one), at most [`ENTRIES_COUNTED`]: how many, the first and the last
+    /// of them; objects with no entry are left out. Bounded and counted here, one row per
+    /// object: a flapping object enters thousands of times an hour under churn, and the fleet
+    /// page reads this on every request.
     pub async fn problem_entries(
         &self,
         ids: &[String],
         since: DateTime<Utc>,
-    ) -> Result<Vec<(String, DateTime<Utc>)>, sqlx::Error> {
+    ) -> Result<Vec<(String, Entries)>, sqlx::Error> {
         let problems: Vec<&str> = State::BY_SEVERITY
             .into_iter()
             .filter(|s| s.is_problem())
@@ -105,33 +109,48 @@ impl Store {
             .collect();
         // Matched column by column so the lookup uses transitions_object (cluster, kind,
         // namespace, name, at): a concatenated id would scan every transition of the window.
-        let mut columns: [Vec<String>; 4] = Default::default();
+        let mut columns: [Vec<&str>; 4] = Default::default();
         for id in ids {
-            let id = ObjectId(id.clone());
-            if let Some((cluster, kind, namespace, name)) = id.parts() {
+            if let Some((cluster, kind, namespace, name)) = ObjectId::split(id) {
                 for (column, value) in columns.iter_mut().zip([cluster, kind, namespace, name]) {
-                    column.push(value.to_string());
+                    column.push(value);
                 }
             }
         }
         let [clusters, kinds, namespaces, names] = columns;
         let rows = sqlx::query!(
-            r#"SELECT t.cluster || '/' || t.kind || '/' || t.namespace || '/' || t.name AS "id!", t.at
+            r#"SELECT c.cluster || '/' || c.kind || '/' || c.namespace || '/' || c.name AS "id!",
+                      count(*) AS "times!", min(e.at) AS "first!", max(e.at) AS "last!"
              FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[])
                   AS c(cluster, kind, namespace, name)
-             JOIN transitions t ON t.cluster = c.cluster AND t.kind = c.kind
-                               AND t.namespace = c.namespace AND t.name = c.name
-             WHERE t.at >= $5 AND t.to_state = ANY($6)
-               AND (t.from_state IS NULL OR NOT (t.from_state = ANY($6)))"#,
-            &clusters,
-            &kinds,
-            &namespaces,
-            &names,
+             CROSS JOIN LATERAL (
+                 SELECT t.at FROM transitions t
+                 WHERE t.cluster = c.cluster AND t.kind = c.kind
+                   AND t.namespace = c.namespace AND t.name = c.name
+                   AND t.at >= $5 AND t.to_state = ANY($6)
+                   AND (t.from_state IS NULL OR NOT (t.from_state = ANY($6)))
+                 ORDER BY t.at DESC LIMIT $7) e
+             GROUP BY c.cluster, c.kind, c.namespace, c.name"#,
+            clusters as Vec<&str>,
+            kinds as Vec<&str>,
+            namespaces as Vec<&str>,
+            names as Vec<&str>,
             since,
             problems as Vec<&str>,
+            ENTRIES_COUNTED as i64,
         )
         .fetch_all(self.pool())
         .await?;
-        Ok(rows.into_iter().map(|row| (row.id, row.at)).collect())
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                let entries = Entries {
+                    times: usize::try_from(row.times).unwrap_or(0),
+                    first: row.first,
+                    last: row.last,
+                };
+                (row.id, entries)
+            })
+            .collect())
     }
 }

@@ -170,8 +170,8 @@ impl Store {
     pub async fn domain_verdicts(&self) -> Result<Vec<DomainRow>, sqlx::Error> {
         let rows = sqlx::query_as!(
             StoredDomain,
-            "SELECT domain, cluster, version, state, fully_healthy, objects, healthy, blockers
-             FROM domain_verdicts ORDER BY domain, cluster"
+            r#"SELECT domain, cluster, version, state, fully_healthy, objects, healthy, blockers AS "blockers: Json<Vec<String>>"
+             FROM domain_verdicts ORDER BY domain, cluster"#
         )
         .fetch_all(self.pool())
         .await?;
@@ -181,8 +181,8 @@ impl Store {
     pub async fn root_causes(&self) -> Result<Vec<RootCauseRow>, sqlx::Error> {
         let rows = sqlx::query_as!(
             StoredRootCause,
-            "SELECT id, state, since, reason, message, affected FROM root_causes
-             ORDER BY jsonb_array_length(affected) DESC, id"
+            r#"SELECT id, state, since, reason, message, affected AS "affected: Json<Vec<String>>" FROM root_causes
+             ORDER BY jsonb_array_length(affected) DESC, id"#
         )
         .fetch_all(self.pool())
         .await?;
@@ -264,8 +264,8 @@ impl Store {
     pub async fn domain_verdicts_of(&self, domain: &str) -> Result<Vec<DomainRow>, sqlx::Error> {
         let rows = sqlx::query_as!(
             StoredDomain,
-            "SELECT domain, cluster, version, state, fully_healthy, objects, healthy, blockers
-             FROM domain_verdicts WHERE domain = $1 ORDER BY cluster",
+            r#"SELECT domain, cluster, version, state, fully_healthy, objects, healthy, blockers AS "blockers: Json<Vec<String>>"
+             FROM domain_verdicts WHERE domain = $1 ORDER BY cluster"#,
             domain,
         )
         .fetch_all(self.pool())
@@ -279,8 +279,8 @@ impl Store {
     ) -> Result<Vec<RootCauseRow>, sqlx::Error> {
         let rows = sqlx::query_as!(
             StoredRootCause,
-            "SELECT id, state, since, reason, message, affected FROM root_causes
-             WHERE id = ANY($1) ORDER BY id",
+            r#"SELECT id, state, since, reason, message, affected AS "affected: Json<Vec<String>>" FROM root_causes
+             WHERE id = ANY($1) ORDER BY id"#,
             ids,
         )
         .fetch_all(self.pool())

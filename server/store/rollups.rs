@@ -6,14 +6,15 @@ use super::verdict::ObjectVerdict;
 use crate::health::{CoOwnership, Dependency, State};
 use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
-use serde_json::Value;
 use sqlx::PgConnection;
+use sqlx::types::Json;
 
 /// A root cause on its cluster (the cluster its id names) and what it affects.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RootCauseRow {
     pub verdict: ObjectVerdict,
-    pub affected: Value,
+    /// Ids of the objects whose verdict names this cause.
+    pub affected: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -25,7 +26,8 @@ pub struct DomainRow {
     pub fully_healthy: bool,
     pub objects: i32,
     pub healthy: i32,
-    pub blockers: Value,
+    /// Ids of the root causes that keep this domain version from being fully healthy.
+    pub blockers: Vec<String>,
 }
 
 /// A `root_causes` row as stored, before its state is read as the engine's.
@@ -35,7 +37,8 @@ pub(super) struct StoredRootCause {
     pub since: Option<DateTime<Utc>>,
     pub reason: String,
     pub message: String,
-    pub affected: Value,
+    // Decoded straight into strings: the fleet page reads every cause's list on each request.
+    pub affected: Json<Vec<String>>,
 }
 
 impl TryFrom<StoredRootCause> for RootCauseRow {
@@ -47,7 +50,7 @@ impl TryFrom<StoredRootCause> for RootCauseRow {
         let state = stored.parsed("state", &row.state)?;
         Ok(RootCauseRow {
             verdict: ObjectVerdict::new(id, state, row.since, row.reason, row.message),
-            affected: row.affected,
+            affected: row.affected.0,
         })
     }
 }
@@ -61,7 +64,7 @@ pub(super) struct StoredDomain {
     pub fully_healthy: bool,
     pub objects: i32,
     pub healthy: i32,
-    pub blockers: Value,
+    pub blockers: Json<Vec<String>>,
 }
 
 impl TryFrom<StoredDomain> for DomainRow {
@@ -78,7 +81,7 @@ impl TryFrom<StoredDomain> for DomainRow {
             fully_healthy: row.fully_healthy,
             objects: row.objects,
             healthy: row.healthy,
-            blockers: row.blockers,
+            blockers: row.blockers.0,
         })
     }
 }
@@ -195,7 +198,7 @@ async fn write_root_causes(
         rows.iter().map(|r| r.verdict.since).collect::<Vec<_>>() as Vec<Option<DateTime<Utc>>>,
         rows.iter().map(|r| r.verdict.reason.as_str()).collect::<Vec<_>>() as Vec<&str>,
         rows.iter().map(|r| r.verdict.message.as_str()).collect::<Vec<_>>() as Vec<&str>,
-        rows.iter().map(|r| &r.affected).collect::<Vec<_>>() as Vec<&Value>,
+        rows.iter().map(|r| Json(&r.affected)).collect::<Vec<_>>() as Vec<Json<&Vec<String>>>,
         now,
     )
     .execute(conn)
@@ -246,7 +249,7 @@ async fn write_domain_verdicts(
         &rows.iter().map(|r| r.fully_healthy).collect::<Vec<_>>(),
         &rows.iter().map(|r| r.objects).collect::<Vec<_>>(),
         &rows.iter().map(|r| r.healthy).collect::<Vec<_>>(),
-        rows.iter().map(|r| &r.blockers).collect::<Vec<_>>() as Vec<&Value>,
+        rows.iter().map(|r| Json(&r.blockers)).collect::<Vec<_>>() as Vec<Json<&Vec<String>>>,
         now,
     )
     .execute(conn)

@@ -240,7 +240,7 @@ impl FleetView {
 
 fn cause_view(row: RootCauseRow) -> CauseView {
     CauseView {
-        affected: serde_json::from_value(row.affected).unwrap_or_default(),
+        affected: row.affected,
         verdict: row.verdict,
     }
 }
@@ -301,7 +301,7 @@ fn domain_views(site: &Site, groups: &[Group], rows: Vec<DomainRow>) -> Vec<Doma
                 fully_healthy: row.fully_healthy,
                 objects: row.objects,
                 healthy: row.healthy,
-                blockers: serde_json::from_value(row.blockers).unwrap_or_default(),
+                blockers: row.blockers,
             });
     }
     by_domain
@@ -352,7 +352,7 @@ mod tests {
                 "UpgradeFailed".to_string(),
                 "timed out".to_string(),
             ),
-            affected: serde_json::json!(["prod-eu-1/Kustomization/flux-system/apps"]),
+            affected: vec!["prod-eu-1/Kustomization/flux-system/apps".to_string()],
         };
         assert_eq!(
             serde_json::to_string(&cause_view(row)).unwrap(),

@@ -112,7 +112,7 @@ pub fn domain_row(
         fully_healthy: healthy,
         objects: 3,
         healthy: if healthy { 3 } else { 2 },
-        blockers: json!(blockers),
+        blockers: blockers.iter().map(|b| b.to_string()).collect(),
     }
 }
 
@@ -125,7 +125,7 @@ pub fn cause_row(id: &str, reason: &str, affected: &[&str]) -> RootCauseRow {
             reason.to_string(),
             format!("{reason}: details"),
         ),
-        affected: json!(affected),
+        affected: affected.iter().map(|a| a.to_string()).collect(),
     }
 }
 

@@ -127,7 +127,7 @@ impl DomainDetail {
             })
             .map(|row| DomainCluster {
                 group: label_of(&row.cluster, &site.group_by).unwrap_or_else(|| "ungrouped".into()),
-                blockers: blockers(row.blockers, causes),
+                blockers: blockers(&row.blockers, causes),
                 state: row.state,
                 cluster: row.cluster,
                 version: row.version,
@@ -160,12 +160,8 @@ impl DomainDetail {
 }
 
 /// A domain verdict's stored blocker ids, each with its root cause's state and reason.
-pub fn blockers(ids: serde_json::Value, causes: &HashMap<String, RootCauseRow>) -> Vec<Blocker> {
-    serde_json::from_value::<Vec<String>>(ids)
-        .unwrap_or_default()
-        .iter()
-        .map(|id| blocker(id, causes.get(id)))
-        .collect()
+pub fn blockers(ids: &[String], causes: &HashMap<String, RootCauseRow>) -> Vec<Blocker> {
+    ids.iter().map(|id| blocker(id, causes.get(id))).collect()
 }
 
 fn blocker(id: &str, cause: Option<&RootCauseRow>) -> Blocker {
@@ -193,7 +189,7 @@ pub async fn blockers_of(
 ) -> Result<HashMap<String, RootCauseRow>, sqlx::Error> {
     let mut ids: Vec<String> = rows
         .iter()
-        .flat_map(|r| serde_json::from_value::<Vec<String>>(r.blockers.clone()).unwrap_or_default())
+        .flat_map(|r| r.blockers.iter().cloned())
         .collect();
     ids.sort();
     ids.dedup();

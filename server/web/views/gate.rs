@@ -107,7 +107,7 @@ pub async fn wait(
                 .cloned()
                 .map(|row| GateCluster {
                     at_version: row.fully_healthy && row.version.as_deref() == Some(version),
-                    blockers: blockers(row.blockers, &causes),
+                    blockers: blockers(&row.blockers, &causes),
                     state: row.state,
                     cluster: row.cluster,
                     version: row.version,

@@ -9,8 +9,8 @@ use crate::alerts::{Candidate, rules};
 use crate::config::Severity;
 use crate::health::State;
 use crate::incidents::{
-    self, Cause, DomainVersion, FLAP_WINDOW, Flap, Incident, RESOLVED_WINDOW, ResolvedCause,
-    ResolvedIncident, RingOrder,
+    self, Cause, DomainVersion, Entries, FLAP_WINDOW, Flap, Incident, RESOLVED_WINDOW,
+    ResolvedCause, ResolvedIncident, RingOrder,
 };
 use crate::model::ObjectId;
 use crate::store::{ClusterRow, DomainRow, ObjectVerdict, ResolvedRow, RootCauseRow, Store};
@@ -135,7 +135,7 @@ impl Incidents {
         causes: &[RootCauseRow],
         clusters: &[ClusterRow],
         domains: &[DomainRow],
-        entries: &[(String, DateTime<Utc>)],
+        entries: &[(String, Entries)],
         resolved: &[ResolvedRow],
         now: DateTime<Utc>,
     ) -> Incidents {
@@ -157,17 +157,16 @@ impl Incidents {
                 state: row.verdict.state,
                 since: row.verdict.since,
                 reason: row.verdict.reason.clone(),
-                affected: affected_of(row),
+                affected: row.affected.clone(),
                 blocks: blocked
                     .get(row.verdict.id.as_str())
                     .cloned()
                     .unwrap_or_default(),
             })
             .collect();
-        let mut entries_of: HashMap<&str, Vec<DateTime<Utc>>> = HashMap::new();
-        for (id, at) in entries {
-            entries_of.entry(id.as_str()).or_default().push(*at);
-        }
+        let entries_of: HashMap<&str, &Entries> =
+            entries.iter().map(|(id, e)| (id.as_str(), e)).collect();
+        let by_id: HashMap<&str, &Cause> = inputs.iter().map(|c| (c.id.as_str(), c)).collect();
         let grouped = incidents::group(&inputs, &RingOrder::new(&site.group_order));
         let recently_resolved = incidents::recently_resolved(
             &resolved.iter().map(resolved_cause).collect::<Vec<_>>(),
@@ -179,7 +178,7 @@ impl Incidents {
                 let members: Vec<&Cause> = incident
                     .root_causes
                     .iter()
-                    .filter_map(|id| inputs.iter().find(|c| c.id == *id))
+                    .filter_map(|id| by_id.get(id.as_str()).copied())
                     .collect();
                 let severity = members
                     .iter()
@@ -213,18 +212,11 @@ fn labels_of(cluster: &ClusterRow) -> BTreeMap<String, String> {
     serde_json::from_value(cluster.labels.clone()).unwrap_or_default()
 }
 
-fn affected_of(row: &RootCauseRow) -> Vec<String> {
-    serde_json::from_value(row.affected.clone()).unwrap_or_default()
-}
-
 /// Root-cause id → the domain versions it keeps from being fully healthy.
 fn blocked_domains(domains: &[DomainRow]) -> HashMap<&str, Vec<DomainVersion>> {
     let mut blocked: HashMap<&str, Vec<DomainVersion>> = HashMap::new();
     for row in domains {
-        let Some(blockers) = row.blockers.as_array() else {
-            continue;
-        };
-        for blocker in blockers.iter().filter_map(|b| b.as_str()) {
+        for blocker in &row.blockers {
             blocked.entry(blocker).or_default().push(DomainVersion {
                 domain: row.domain.clone(),
                 version: row.version.clone(),

@@ -86,7 +86,7 @@ impl ProblemsView {
         let mut wanted: Vec<String> = Vec::new();
         for cause in &causes {
             wanted.push(cause.verdict.id.0.clone());
-            wanted.extend(affected_ids(cause).into_iter().take(AFFECTED_SHOWN));
+            wanted.extend(cause.affected.iter().take(AFFECTED_SHOWN).cloned());
         }
         wanted.sort();
         wanted.dedup();
@@ -140,19 +140,15 @@ fn source_id(record: &ObjectRecord) -> Option<String> {
     Some(edge.target.0.clone())
 }
 
-fn affected_ids(cause: &RootCauseRow) -> Vec<String> {
-    serde_json::from_value(cause.affected.clone()).unwrap_or_default()
-}
-
 fn problem(
     cause: &RootCauseRow,
     records: &HashMap<String, ObjectRecord>,
     site: &Site,
     now: DateTime<Utc>,
 ) -> Problem {
-    let ids = affected_ids(cause);
     let cause_id = cause.verdict.id.as_str();
-    let shown: Vec<&ObjectRecord> = ids
+    let shown: Vec<&ObjectRecord> = cause
+        .affected
         .iter()
         .filter(|id| *id != cause_id)
         .take(AFFECTED_SHOWN)
@@ -223,7 +219,7 @@ fn problem(
         anchor: anchor(cause_id),
         since_moment: Moment::of(cause.verdict.since, now),
         root_causes: vec![cause.verdict.id.0.clone()],
-        affected_count: ids.iter().filter(|id| *id != cause_id).count(),
+        affected_count: cause.affected.iter().filter(|id| *id != cause_id).count(),
         verdict: cause.verdict.clone(),
         affected,
         revisions,
