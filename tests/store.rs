@@ -672,7 +672,7 @@ async fn problem_entries_count_each_objects_newest_entries_up_to_the_cap() {
     let ids =
         ["flapper", "steady", "quiet"].map(|n| format!("prod-eu-1/Kustomization/flux-system/{n}"));
     let mut entries = store
-        .problem_entries(&ids, now - TimeDelta::hours(1))
+        .problem_entries(&ids, now - TimeDelta::hours(1), ENTRIES_COUNTED)
         .await
         .unwrap();
     entries.sort_by(|a, b| a.0.cmp(&b.0));

@@ -2,7 +2,8 @@
 //! times in 16m"), read from the stored state transitions of its objects.
 
 use crate::model::human;
-use chrono::{DateTime, TimeDelta, Utc};
+use crate::store::ProblemEntries;
+use chrono::TimeDelta;
 use std::fmt;
 
 /// How far back the transitions are read.
@@ -32,17 +33,9 @@ impl fmt::Display for Flap {
     }
 }
 
-/// One object's newest entries into a problem state within [`FLAP_WINDOW`], at most
-/// [`ENTRIES_COUNTED`] of them: how many, and the first and the last of those.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Entries {
-    pub times: usize,
-    pub first: DateTime<Utc>,
-    pub last: DateTime<Utc>,
-}
-
-/// Whether one object's entries into a problem state (within [`FLAP_WINDOW`]) make it flap.
-pub fn flapping(entries: &Entries) -> Option<Flap> {
+/// Whether one object's newest entries into a problem state (within [`FLAP_WINDOW`], at most
+/// [`ENTRIES_COUNTED`] of them) make it flap.
+pub fn flapping(entries: &ProblemEntries) -> Option<Flap> {
     (entries.times >= FLAPPING_AT).then(|| Flap {
         times: entries.times,
         within: entries.last - entries.first,
@@ -53,13 +46,14 @@ pub fn flapping(entries: &Entries) -> Option<Flap> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::{DateTime, Utc};
 
     fn at(minute: i64) -> DateTime<Utc> {
         DateTime::from_timestamp(1_800_000_000 + minute * 60, 0).unwrap()
     }
 
-    fn entries(times: usize, first: i64, last: i64) -> Entries {
-        Entries {
+    fn entries(times: usize, first: i64, last: i64) -> ProblemEntries {
+        ProblemEntries {
             times,
             first: at(first),
             last: at(last),

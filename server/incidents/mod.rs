@@ -7,7 +7,7 @@ mod order;
 mod reason;
 mod resolved;
 
-pub use flaps::{ENTRIES_COUNTED, Entries, FLAP_WINDOW, Flap, flapping};
+pub use flaps::{ENTRIES_COUNTED, FLAP_WINDOW, Flap, flapping};
 pub use order::RingOrder;
 pub use resolved::{RESOLVED_WINDOW, ResolvedCause, ResolvedIncident, recently_resolved};
 

@@ -1,11 +1,11 @@
 //! Recently resolved incidents: root causes that cleared within [`RESOLVED_WINDOW`], grouped
 //! like active ones, leaving out any incident that is active again.
 
-use super::{Incident, key_of, object_of};
+use super::{key_of, object_of};
 use crate::health::State;
 use chrono::{DateTime, TimeDelta, Utc};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 /// How long a resolved incident stays listed.
 pub const RESOLVED_WINDOW: TimeDelta = TimeDelta::hours(24);
@@ -39,12 +39,16 @@ pub struct ResolvedIncident {
     pub resolved_at: DateTime<Utc>,
 }
 
-/// Newest resolution first.
-pub fn recently_resolved(resolved: &[ResolvedCause], active: &[Incident]) -> Vec<ResolvedIncident> {
+/// Newest resolution first; `active` are the keys of the incidents active now.
+pub fn recently_resolved<'a>(
+    resolved: &[ResolvedCause],
+    active: impl IntoIterator<Item = &'a str>,
+) -> Vec<ResolvedIncident> {
+    let active: HashSet<&str> = active.into_iter().collect();
     let mut by_key: BTreeMap<String, ResolvedIncident> = BTreeMap::new();
     for cause in resolved {
         let key = key_of(&cause.id, &cause.cluster, &cause.reason);
-        if active.iter().any(|i| i.key == key) {
+        if active.contains(key.as_str()) {
             continue;
         }
         let (kind, namespace, name) = object_of(&cause.id);

@@ -249,7 +249,7 @@ fn resolved_causes_group_like_active_ones_and_leave_out_what_is_active_again() {
         resolved("prod-eu-2", &pulls("tofu-controller-5c8dd4f7b9-mz9wd"), 50),
         resolved("prod-eu-1", oom, 5),
     ];
-    let listed = recently_resolved(&cleared, &[]);
+    let listed = recently_resolved(&cleared, []);
     assert_eq!(listed.len(), 2);
     assert_eq!(listed[0].reason, oom, "newest first");
     assert_eq!(listed[1].clusters, ["prod-eu-1", "prod-eu-2"]);
@@ -259,7 +259,7 @@ fn resolved_causes_group_like_active_ones_and_leave_out_what_is_active_again() {
         &[cause(&format!("prod-eu-3/{TOFU}"), "prod", oom, &[], &[])],
         &rings(),
     );
-    let listed = recently_resolved(&cleared, &active);
+    let listed = recently_resolved(&cleared, active.iter().map(|i| i.key.as_str()));
     assert_eq!(
         listed.len(),
         1,

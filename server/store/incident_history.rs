@@ -6,10 +6,18 @@ use super::Store;
 use super::decode::Stored;
 use super::reads::typed;
 use crate::health::State;
-use crate::incidents::{ENTRIES_COUNTED, Entries};
 use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
+
+/// One object's newest entries into a problem state since a moment: how many were counted,
+/// and the first and the last of those.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProblemEntries {
+    pub times: usize,
+    pub first: DateTime<Utc>,
+    pub last: DateTime<Utc>,
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResolvedRow {
@@ -93,15 +101,16 @@ impl Store {
     }
 
     /// Each of the objects `ids`' newest entries into a problem state since `since` (from a
-    /// state that was not one), at most [`ENTRIES_COUNTED`]: how many, the first and the last
-    /// of them; objects with no entry are left out. Bounded and counted here, one row per
-    /// object: a flapping object enters thousands of times an hour under churn, and the fleet
-    /// page reads this on every request.
+    /// state that was not one), at most `newest` of them: how many, the first and the last;
+    /// objects with no entry are left out. Bounded and counted here, one row per object: a
+    /// flapping object enters thousands of times an hour under churn, and the fleet page
+    /// reads this on every request.
     pub async fn problem_entries(
         &self,
         ids: &[String],
         since: DateTime<Utc>,
-    ) -> Result<Vec<(String, Entries)>, sqlx::Error> {
+        newest: usize,
+    ) -> Result<Vec<(String, ProblemEntries)>, sqlx::Error> {
         let problems: Vec<&str> = State::BY_SEVERITY
             .into_iter()
             .filter(|s| s.is_problem())
@@ -137,14 +146,14 @@ impl Store {
             names as Vec<&str>,
             since,
             problems as Vec<&str>,
-            ENTRIES_COUNTED as i64,
+            i64::try_from(newest).unwrap_or(i64::MAX),
         )
         .fetch_all(self.pool())
         .await?;
         Ok(rows
             .into_iter()
             .map(|row| {
-                let entries = Entries {
+                let entries = ProblemEntries {
                     times: usize::try_from(row.times).unwrap_or(0),
                     first: row.first,
                     last: row.last,

@@ -33,7 +33,7 @@ pub use clusters::{ClusterRow, upsert_clusters};
 pub use crossstack::{DependencyRow, record_crd_providers, replace_dependencies};
 pub use decode::BadStoredValue;
 pub use graph::Linked;
-pub use incident_history::ResolvedRow;
+pub use incident_history::{ProblemEntries, ResolvedRow};
 pub use objects::{ChangeSet, JsonText, ObjectKey, ObjectRow, TransitionRow, write_changes};
 pub use progress::{SightingChanges, write_seen_in_progress};
 pub use reads::{ObjectFilter, ObjectPage, ObjectRecord, TransitionRecord, key_of_id};

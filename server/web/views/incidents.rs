@@ -9,11 +9,13 @@ use crate::alerts::{Candidate, rules};
 use crate::config::Severity;
 use crate::health::State;
 use crate::incidents::{
-    self, Cause, DomainVersion, Entries, FLAP_WINDOW, Flap, Incident, RESOLVED_WINDOW,
+    self, Cause, DomainVersion, ENTRIES_COUNTED, FLAP_WINDOW, Flap, Incident, RESOLVED_WINDOW,
     ResolvedCause, ResolvedIncident, RingOrder,
 };
 use crate::model::ObjectId;
-use crate::store::{ClusterRow, DomainRow, ObjectVerdict, ResolvedRow, RootCauseRow, Store};
+use crate::store::{
+    ClusterRow, DomainRow, ObjectVerdict, ProblemEntries, ResolvedRow, RootCauseRow, Store,
+};
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -24,11 +26,12 @@ pub fn resolved_window_text() -> String {
     format!("{} h", RESOLVED_WINDOW.num_hours())
 }
 
-/// The active incidents and the recently resolved ones.
+/// The active incidents. The recently resolved ones are read apart
+/// ([`Incidents::recently_resolved`]): only `/problems` shows them, and under churn they are
+/// the fastest-growing history the fleet page would otherwise read on every request.
 #[derive(Debug)]
 pub struct Incidents {
     pub active: Vec<IncidentView>,
-    pub recently_resolved: Vec<ResolvedIncident>,
     /// Distinct objects the root causes affect: the one count of "affecting N objects".
     pub affected_total: usize,
 }
@@ -120,14 +123,21 @@ impl Incidents {
         now: DateTime<Utc>,
     ) -> Result<Incidents, sqlx::Error> {
         let ids: Vec<String> = causes.iter().map(|c| c.verdict.id.0.clone()).collect();
-        // Independent reads, at once (as the fleet view's).
-        let (entries, resolved) = tokio::try_join!(
-            store.problem_entries(&ids, now - FLAP_WINDOW),
-            store.resolved_since(now - RESOLVED_WINDOW)
-        )?;
+        let entries = store
+            .problem_entries(&ids, now - FLAP_WINDOW, ENTRIES_COUNTED)
+            .await?;
         Ok(Incidents::build(
-            site, causes, clusters, domains, &entries, &resolved, now,
+            site, causes, clusters, domains, &entries, now,
         ))
+    }
+
+    /// The root causes resolved within [`RESOLVED_WINDOW`] as incidents, leaving out those
+    /// active again.
+    pub fn recently_resolved(&self, resolved: &[ResolvedRow]) -> Vec<ResolvedIncident> {
+        incidents::recently_resolved(
+            &resolved.iter().map(resolved_cause).collect::<Vec<_>>(),
+            self.active.iter().map(|view| view.incident.key.as_str()),
+        )
     }
 
     pub fn build(
@@ -135,8 +145,7 @@ impl Incidents {
         causes: &[RootCauseRow],
         clusters: &[ClusterRow],
         domains: &[DomainRow],
-        entries: &[(String, Entries)],
-        resolved: &[ResolvedRow],
+        entries: &[(String, ProblemEntries)],
         now: DateTime<Utc>,
     ) -> Incidents {
         let labels: HashMap<&str, BTreeMap<String, String>> = clusters
@@ -164,14 +173,10 @@ impl Incidents {
                     .unwrap_or_default(),
             })
             .collect();
-        let entries_of: HashMap<&str, &Entries> =
+        let entries_of: HashMap<&str, &ProblemEntries> =
             entries.iter().map(|(id, e)| (id.as_str(), e)).collect();
         let by_id: HashMap<&str, &Cause> = inputs.iter().map(|c| (c.id.as_str(), c)).collect();
         let grouped = incidents::group(&inputs, &RingOrder::new(&site.group_order));
-        let recently_resolved = incidents::recently_resolved(
-            &resolved.iter().map(resolved_cause).collect::<Vec<_>>(),
-            &grouped,
-        );
         let active = grouped
             .into_iter()
             .map(|incident| {
@@ -202,7 +207,6 @@ impl Incidents {
             .collect();
         Incidents {
             active,
-            recently_resolved,
             affected_total: incidents::affected_total(inputs.iter().map(|c| c.affected.as_slice())),
         }
     }

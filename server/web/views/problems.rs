@@ -6,7 +6,7 @@ use super::incidents::{IncidentView, Incidents};
 use super::object::CommitUrls;
 use super::present::{Moment, ObjectItem, body_of, href_of_id, label_of_id};
 use crate::health::{EdgeKind, State};
-use crate::incidents::ResolvedIncident;
+use crate::incidents::{RESOLVED_WINDOW, ResolvedIncident};
 use crate::model::Kind;
 use crate::store::{ObjectRecord, ObjectVerdict, RootCauseRow, Store};
 use crate::web::state::Site;
@@ -114,14 +114,17 @@ impl ProblemsView {
                     &b.verdict.id,
                 ))
         });
-        let clusters = store.clusters().await?;
-        let domains = store.domain_verdicts().await?;
+        let (clusters, domains, resolved) = tokio::try_join!(
+            store.clusters(),
+            store.domain_verdicts(),
+            store.resolved_since(now - RESOLVED_WINDOW)
+        )?;
         let incidents = Incidents::load(store, site, &causes, &clusters, &domains, now).await?;
         Ok(ProblemsView {
             generated_at: now,
             affected_total: incidents.affected_total,
+            recently_resolved: incidents.recently_resolved(&resolved),
             incidents: incidents.active,
-            recently_resolved: incidents.recently_resolved,
             problems,
         })
     }
