@@ -572,6 +572,43 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
         (bad.table, bad.column, bad.value.as_str()),
         ("root_causes", "id", "prod-eu-1/apps")
     );
+
+    // Its affected ids are a list of strings; anything else names the row, not an empty list.
+    sqlx::query(
+        "UPDATE root_causes SET id = 'prod-eu-1/Kustomization/flux-system/apps', affected = '[1, 2]'",
+    )
+    .execute(&mut *conn)
+    .await
+    .unwrap();
+    let error = store.root_causes().await.unwrap_err();
+    let bad = bad_value(&error).expect("a bad stored value");
+    assert_eq!(
+        (bad.table, bad.row.as_str(), bad.column, bad.value.as_str()),
+        (
+            "root_causes",
+            "prod-eu-1/Kustomization/flux-system/apps",
+            "affected",
+            "[1, 2]"
+        )
+    );
+    sqlx::query(
+        "INSERT INTO domain_verdicts (domain, cluster, version, state, fully_healthy, objects, healthy, blockers, updated_at)
+         VALUES ('gateway', 'prod-eu-1', 'v1', 'failed', false, 1, 0, '\"prod-eu-1/apps\"', now())",
+    )
+    .execute(&mut *conn)
+    .await
+    .unwrap();
+    let error = store.domain_verdicts().await.unwrap_err();
+    let bad = bad_value(&error).expect("a bad stored value");
+    assert_eq!(
+        (bad.table, bad.row.as_str(), bad.column, bad.value.as_str()),
+        (
+            "domain_verdicts",
+            "gateway/prod-eu-1",
+            "blockers",
+            "\"prod-eu-1/apps\""
+        )
+    );
 }
 
 /// An open alert row written before the members shared the object-and-verdict shape: its

@@ -2,8 +2,12 @@
 //! vocabulary, written by another version or by hand, is an error that names the table, the
 //! row, the column and the value, logged where it is read; never a guess such as `unverifiable`.
 
+use serde::de::DeserializeOwned;
 use std::fmt;
 use std::str::FromStr;
+
+/// Characters of a bad stored value kept in its error.
+const SHOWN_OF_A_BAD_VALUE: usize = 200;
 
 /// A stored value that does not read back as one fleetglass writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,19 +52,32 @@ impl<I: fmt::Display> Stored<I> {
     ) -> Result<T, sqlx::Error> {
         match text.parse::<T>() {
             Ok(value) if value.to_string() == text => Ok(value),
-            _ => {
-                let bad = BadStoredValue {
-                    table: self.table,
-                    row: self.id.to_string(),
-                    column,
-                    value: text.to_string(),
-                };
-                tracing::error!(table = bad.table, row = %bad.row, column, value = %bad.value, "stored value cannot be read");
-                Err(sqlx::Error::ColumnDecode {
-                    index: column.to_string(),
-                    source: Box::new(bad),
-                })
-            }
+            _ => Err(self.bad(column, text)),
+        }
+    }
+
+    /// A JSON column's text as the type fleetglass writes there (a list of ids, say).
+    pub fn json<T: DeserializeOwned>(
+        &self,
+        column: &'static str,
+        text: &str,
+    ) -> Result<T, sqlx::Error> {
+        serde_json::from_str(text).map_err(|_| self.bad(column, text))
+    }
+
+    fn bad(&self, column: &'static str, text: &str) -> sqlx::Error {
+        // A JSON column can hold hundreds of kilobytes: its start says enough.
+        let value: String = text.chars().take(SHOWN_OF_A_BAD_VALUE).collect();
+        let bad = BadStoredValue {
+            table: self.table,
+            row: self.id.to_string(),
+            column,
+            value,
+        };
+        tracing::error!(table = bad.table, row = %bad.row, column, value = %bad.value, "stored value cannot be read");
+        sqlx::Error::ColumnDecode {
+            index: column.to_string(),
+            source: Box::new(bad),
         }
     }
 

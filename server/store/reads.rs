@@ -170,7 +170,7 @@ impl Store {
     pub async fn domain_verdicts(&self) -> Result<Vec<DomainRow>, sqlx::Error> {
         let rows = sqlx::query_as!(
             StoredDomain,
-            r#"SELECT domain, cluster, version, state, fully_healthy, objects, healthy, blockers AS "blockers: Json<Vec<String>>"
+            r#"SELECT domain, cluster, version, state, fully_healthy, objects, healthy, blockers::text AS "blockers!"
              FROM domain_verdicts ORDER BY domain, cluster"#
         )
         .fetch_all(self.pool())
@@ -181,7 +181,7 @@ impl Store {
     pub async fn root_causes(&self) -> Result<Vec<RootCauseRow>, sqlx::Error> {
         let rows = sqlx::query_as!(
             StoredRootCause,
-            r#"SELECT id, state, since, reason, message, affected AS "affected: Json<Vec<String>>" FROM root_causes
+            r#"SELECT id, state, since, reason, message, affected::text AS "affected!" FROM root_causes
              ORDER BY jsonb_array_length(affected) DESC, id"#
         )
         .fetch_all(self.pool())
@@ -264,7 +264,7 @@ impl Store {
     pub async fn domain_verdicts_of(&self, domain: &str) -> Result<Vec<DomainRow>, sqlx::Error> {
         let rows = sqlx::query_as!(
             StoredDomain,
-            r#"SELECT domain, cluster, version, state, fully_healthy, objects, healthy, blockers AS "blockers: Json<Vec<String>>"
+            r#"SELECT domain, cluster, version, state, fully_healthy, objects, healthy, blockers::text AS "blockers!"
              FROM domain_verdicts WHERE domain = $1 ORDER BY cluster"#,
             domain,
         )
@@ -279,7 +279,7 @@ impl Store {
     ) -> Result<Vec<RootCauseRow>, sqlx::Error> {
         let rows = sqlx::query_as!(
             StoredRootCause,
-            r#"SELECT id, state, since, reason, message, affected AS "affected: Json<Vec<String>>" FROM root_causes
+            r#"SELECT id, state, since, reason, message, affected::text AS "affected!" FROM root_causes
              WHERE id = ANY($1) ORDER BY id"#,
             ids,
         )

@@ -37,8 +37,9 @@ pub(super) struct StoredRootCause {
     pub since: Option<DateTime<Utc>>,
     pub reason: String,
     pub message: String,
-    // Decoded straight into strings: the fleet page reads every cause's list on each request.
-    pub affected: Json<Vec<String>>,
+    // As text, read straight into strings: the fleet page reads every cause's list on each
+    // request, and a bad list is an error naming its row.
+    pub affected: String,
 }
 
 impl TryFrom<StoredRootCause> for RootCauseRow {
@@ -50,7 +51,7 @@ impl TryFrom<StoredRootCause> for RootCauseRow {
         let state = stored.parsed("state", &row.state)?;
         Ok(RootCauseRow {
             verdict: ObjectVerdict::new(id, state, row.since, row.reason, row.message),
-            affected: row.affected.0,
+            affected: stored.json("affected", &row.affected)?,
         })
     }
 }
@@ -64,24 +65,25 @@ pub(super) struct StoredDomain {
     pub fully_healthy: bool,
     pub objects: i32,
     pub healthy: i32,
-    pub blockers: Json<Vec<String>>,
+    pub blockers: String,
 }
 
 impl TryFrom<StoredDomain> for DomainRow {
     type Error = sqlx::Error;
 
     fn try_from(row: StoredDomain) -> Result<DomainRow, sqlx::Error> {
-        let state = Stored::new("domain_verdicts", Key([&row.domain, &row.cluster]))
-            .parsed("state", &row.state)?;
+        let stored = Stored::new("domain_verdicts", Key([&row.domain, &row.cluster]));
+        let state = stored.parsed("state", &row.state)?;
+        let blockers = stored.json("blockers", &row.blockers)?;
         Ok(DomainRow {
             state,
+            blockers,
             domain: row.domain,
             cluster: row.cluster,
             version: row.version,
             fully_healthy: row.fully_healthy,
             objects: row.objects,
             healthy: row.healthy,
-            blockers: row.blockers.0,
         })
     }
 }
