@@ -56,7 +56,7 @@ async fn collectors_split_the_clusters_and_take_over_from_a_dead_one() {
                     .merged()
                     .objects
                     .iter()
-                    .map(|v| v.cluster.clone())
+                    .map(|v| v.cluster.to_string())
                     .collect();
                 (&clusters == held).then_some(())
             },

@@ -19,11 +19,11 @@ pub fn candidates(
 ) -> (Vec<Candidate>, BTreeSet<String>) {
     let mut covered: BTreeSet<String> = BTreeSet::new();
     for part in evaluation.parts() {
-        let clusters = part.objects.iter().map(|v| &v.cluster);
-        for cluster in clusters.chain(part.domains.iter().map(|d| &d.cluster)) {
+        let clusters = part.objects.iter().map(|v| v.cluster.as_str());
+        for cluster in clusters.chain(part.domains.iter().map(|d| d.cluster.as_str())) {
             // A part is mostly one cluster: one copy each, not one per object.
             if !covered.contains(cluster) {
-                covered.insert(cluster.clone());
+                covered.insert(cluster.to_string());
             }
         }
     }

@@ -98,9 +98,9 @@ impl Written {
                 still_present += 1;
             }
             let key = ObjectKey {
-                cluster: verdict.cluster.clone(),
+                cluster: verdict.cluster.to_string(),
                 kind: verdict.kind,
-                namespace: verdict.namespace.clone(),
+                namespace: verdict.namespace.to_string(),
                 name: verdict.name.clone(),
             };
             if previous.map(|p| p.state) != Some(verdict.state) {

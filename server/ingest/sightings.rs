@@ -79,7 +79,7 @@ impl Sightings {
                 !self.since.is_empty() && self.since.remove(&verdict.id).is_some()
             };
             if moved {
-                changed.insert(verdict.cluster.clone());
+                changed.insert(verdict.cluster.to_string());
             }
         }
         for key in deleted {

@@ -327,7 +327,7 @@ pub fn evaluation(clusters: &[&str], causes: Vec<RootCause>) -> Evaluation {
         .iter()
         .map(|c| Verdict {
             id: ObjectId::new(c, Kind::Kustomization, "flux-system", "flux-system"),
-            cluster: c.to_string(),
+            cluster: (*c).into(),
             kind: Kind::Kustomization,
             namespace: "flux-system".into(),
             name: "flux-system".into(),

@@ -255,7 +255,7 @@ fn healthy_reason(ready: &Condition) -> String {
     if ready.reason.is_empty() {
         "ready".into()
     } else {
-        ready.reason.clone()
+        ready.reason.to_string()
     }
 }
 

@@ -105,9 +105,9 @@ pub(super) fn verdicts(
             let (id, r, root_causes) = (ids[i].take()?, resolved[i].take()?, root_lists[i].take()?);
             Some(Verdict {
                 id,
-                cluster: object.cluster.to_string(),
+                cluster: object.cluster.clone(),
                 kind: object.kind,
-                namespace: object.namespace.to_string(),
+                namespace: object.namespace.clone(),
                 name: object.name.clone(),
                 state: r.finding.state,
                 since: r.finding.since,

@@ -1,7 +1,7 @@
 //! What the engine returns: a verdict per object, the root causes, and the domain roll-ups.
 
 use super::{EdgeKind, State};
-use crate::model::{Kind, ObjectId};
+use crate::model::{Kind, ObjectId, SharedStr};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -11,9 +11,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {
     pub id: ObjectId,
-    pub cluster: String,
+    /// Shared with the object's own copy, as every object of a namespace shares it.
+    pub cluster: SharedStr,
     pub kind: Kind,
-    pub namespace: String,
+    pub namespace: SharedStr,
     pub name: String,
     pub state: State,
     /// When the object entered this state, from the conditions' transition times.

@@ -21,7 +21,7 @@ pub use object::*;
 pub use parse::{Skip, object_from_raw, parse_object};
 pub use raw::RawObject;
 pub use schema::GoDuration;
-pub use shared::{Interner, SharedStr};
+pub use shared::{Interner, SharedStr, shared};
 pub use sparse::{Empty, Sparse};
 
 #[cfg(test)]

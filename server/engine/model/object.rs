@@ -304,10 +304,11 @@ impl Empty for FluxStatus {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Condition {
+    /// Types and reasons repeat across objects: shared, as the reader interns them.
     #[serde(rename = "type")]
-    pub type_: String,
+    pub type_: SharedStr,
     pub status: ConditionStatus,
-    pub reason: String,
+    pub reason: SharedStr,
     pub message: String,
     pub last_transition: Option<DateTime<Utc>>,
     /// `lastUpdateTime` (Deployments): bumped whenever the controller reports progress, while

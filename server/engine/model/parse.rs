@@ -7,7 +7,7 @@ use super::Sparse;
 use super::lenient::{Entries, Field, First, Integer};
 use super::object::*;
 use super::raw::*;
-use super::{Kind, Labels, parse_go_duration};
+use super::{Kind, Labels, parse_go_duration, shared};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::Value;
@@ -77,10 +77,10 @@ pub fn object_from_raw(cluster: &str, raw: RawObject) -> Result<Object, Skip> {
     let mut spec = r.map(spec, "", "spec");
     let status = r.map(status, "", "status");
     let mut object = Object {
-        cluster: cluster.into(),
+        cluster: shared(cluster),
         kind,
-        api_version: api_version.into(),
-        namespace: namespace.into(),
+        api_version: shared(&api_version),
+        namespace: shared(&namespace),
         name,
         generation: r.int(&mut meta.generation, "metadata", "generation"),
         labels: r.string_map(meta.labels, "metadata", "labels"),
@@ -124,17 +124,21 @@ fn recognise(kind: &str, api_version: &str) -> Option<Kind> {
 }
 
 fn owners(list: Field<Vec<Field<RawOwner>>>) -> Vec<OwnerRef> {
-    list.into_got()
-        .into_iter()
-        .flatten()
-        .filter_map(|owner| {
-            let owner = owner.into_got()?;
-            Some(OwnerRef {
-                kind: owner.kind.into_got()?,
-                name: owner.name.into_got()?,
-            })
+    kept(list.into_got().unwrap_or_default(), |owner| {
+        let owner = owner.into_got()?;
+        Some(OwnerRef {
+            kind: owner.kind.into_got()?,
+            name: owner.name.into_got()?,
         })
-        .collect()
+    })
+}
+
+/// What `keep` makes of each item, in a list with room for exactly that many: collected from
+/// a filtering iterator, a list of one gets room for four (a pod's one container: a kilobyte).
+fn kept<T, U>(items: Vec<T>, keep: impl FnMut(T) -> Option<U>) -> Vec<U> {
+    let mut kept = Vec::with_capacity(items.len());
+    kept.extend(items.into_iter().filter_map(keep));
+    kept
 }
 
 fn read_spec(r: &mut Reader, object: &mut Object, spec: &mut RawSpec) {
@@ -284,12 +288,9 @@ fn source_reference(r: &mut Reader, reference: &mut RawSourceRef) -> Option<Stri
 }
 
 fn images(containers: Field<Vec<Field<RawContainer>>>) -> Vec<String> {
-    containers
-        .into_got()
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c.into_got()?.image.into_got())
-        .collect()
+    kept(containers.into_got().unwrap_or_default(), |c| {
+        c.into_got()?.image.into_got()
+    })
 }
 
 fn read_status(r: &mut Reader, object: &mut Object, mut status: RawStatus) {
@@ -330,11 +331,8 @@ fn read_status(r: &mut Reader, object: &mut Object, mut status: RawStatus) {
         );
     }
     if let Some(inventory) = r.map(std::mem::take(&mut status.inventory), "status", "inventory") {
-        flux.inventory = r
-            .array(inventory.entries, "status.inventory", "entries")
-            .into_iter()
-            .filter_map(|e| e.into_got()?.id.into_got())
-            .collect();
+        let entries = r.array(inventory.entries, "status.inventory", "entries");
+        flux.inventory = kept(entries, |e| e.into_got()?.id.into_got());
     }
     if kind == Kind::HelmRelease {
         flux.release = r
@@ -365,12 +363,12 @@ fn read_status(r: &mut Reader, object: &mut Object, mut status: RawStatus) {
             "status",
             "containerStatuses",
         );
-        let containers = init
-            .into_iter()
-            .map(|c| (true, c))
-            .chain(app.into_iter().map(|c| (false, c)))
-            .filter_map(|(init, c)| Some(container_state(c.into_got()?, init)))
-            .collect();
+        // Sized for both lists at once (see `kept`).
+        let mut containers = Vec::with_capacity(init.len() + app.len());
+        for (is_init, list) in [(true, init), (false, app)] {
+            let states = list.into_iter().filter_map(|c| c.into_got());
+            containers.extend(states.map(|c| container_state(c, is_init)));
+        }
         st.pod = Some(Box::new(PodStatus {
             // Kept with the pod's status only: one copy.
             phase: st.phase.take(),
@@ -479,6 +477,15 @@ fn container_state(c: RawContainerStatus, init: bool) -> ContainerState {
     }
 }
 
+/// `status.conditions[i]`, written out only when one of its fields is malformed.
+struct ConditionPath(usize);
+
+impl fmt::Display for ConditionPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "status.conditions[{}]", self.0)
+    }
+}
+
 /// Reads typed fields and records a defect for every field present with the wrong shape.
 #[derive(Default)]
 struct Reader {
@@ -486,7 +493,9 @@ struct Reader {
 }
 
 impl Reader {
-    fn defect(&mut self, parent: &str, key: &str, problem: &str) {
+    /// `parent` is formatted only here, when a field is malformed: most objects have none.
+    fn defect(&mut self, parent: &(impl fmt::Display + ?Sized), key: &str, problem: &str) {
+        let parent = parent.to_string();
         let path = if parent.is_empty() {
             key.to_string()
         } else {
@@ -496,7 +505,13 @@ impl Reader {
     }
 
     /// The value of a field, or a defect saying what `problem` it had.
-    fn take<T>(&mut self, field: Field<T>, parent: &str, key: &str, problem: &str) -> Option<T> {
+    fn take<T>(
+        &mut self,
+        field: Field<T>,
+        parent: &(impl fmt::Display + ?Sized),
+        key: &str,
+        problem: &str,
+    ) -> Option<T> {
         match field {
             Field::Absent => None,
             Field::Got(value) => Some(value),
@@ -507,24 +522,49 @@ impl Reader {
         }
     }
 
-    fn str(&mut self, field: &mut Field<String>, parent: &str, key: &str) -> Option<String> {
+    fn str(
+        &mut self,
+        field: &mut Field<String>,
+        parent: &(impl fmt::Display + ?Sized),
+        key: &str,
+    ) -> Option<String> {
         self.take(std::mem::take(field), parent, key, "expected a string")
     }
 
-    fn int(&mut self, field: &mut Field<Integer>, parent: &str, key: &str) -> Option<i64> {
+    fn int(
+        &mut self,
+        field: &mut Field<Integer>,
+        parent: &(impl fmt::Display + ?Sized),
+        key: &str,
+    ) -> Option<i64> {
         let value = self.take(std::mem::take(field), parent, key, "expected an integer");
         value.map(|Integer(v)| v)
     }
 
-    fn bool(&mut self, field: &mut Field<bool>, parent: &str, key: &str) -> Option<bool> {
+    fn bool(
+        &mut self,
+        field: &mut Field<bool>,
+        parent: &(impl fmt::Display + ?Sized),
+        key: &str,
+    ) -> Option<bool> {
         self.take(std::mem::take(field), parent, key, "expected true or false")
     }
 
-    fn map<T>(&mut self, field: Field<T>, parent: &str, key: &str) -> Option<T> {
+    fn map<T>(
+        &mut self,
+        field: Field<T>,
+        parent: &(impl fmt::Display + ?Sized),
+        key: &str,
+    ) -> Option<T> {
         self.take(field, parent, key, "expected a mapping")
     }
 
-    fn array<T>(&mut self, field: Field<Vec<T>>, parent: &str, key: &str) -> Vec<T> {
+    fn array<T>(
+        &mut self,
+        field: Field<Vec<T>>,
+        parent: &(impl fmt::Display + ?Sized),
+        key: &str,
+    ) -> Vec<T> {
         self.take(field, parent, key, "expected a list")
             .unwrap_or_default()
     }
@@ -548,7 +588,7 @@ impl Reader {
     fn time(
         &mut self,
         field: &mut Field<String>,
-        parent: &str,
+        parent: &(impl fmt::Display + ?Sized),
         key: &str,
     ) -> Option<DateTime<Utc>> {
         let text = self.str(field, parent, key)?;
@@ -631,7 +671,7 @@ impl Reader {
         let items = self.array(field, "status", "conditions");
         let mut conditions = Vec::with_capacity(items.len());
         for (index, item) in items.into_iter().enumerate() {
-            let path = format!("status.conditions[{index}]");
+            let path = ConditionPath(index);
             let Some(mut entry) = item.into_got() else {
                 self.defects.push(format!("{path}: expected a mapping"));
                 continue;
@@ -651,12 +691,11 @@ impl Reader {
                     ConditionStatus::Unknown
                 }
             };
+            let reason = self.str(&mut entry.reason, &path, "reason");
             conditions.push(Condition {
-                type_,
+                type_: shared(&type_),
                 status,
-                reason: self
-                    .str(&mut entry.reason, &path, "reason")
-                    .unwrap_or_default(),
+                reason: shared(reason.as_deref().unwrap_or_default()),
                 message: self
                     .str(&mut entry.message, &path, "message")
                     .unwrap_or_default(),

@@ -217,3 +217,54 @@ fn sources_keep_their_url_and_what_they_follow() {
     let kustomization = parse_object("prod", &kustomization()).unwrap();
     assert_eq!(kustomization.spec.flux.url, None, "only sources have one");
 }
+
+/// Lists collected through a filter start with room for four entries: a pod's one container
+/// status held a kilobyte, 42 MB of a 100,000-object `fleetglass evaluate` (PERFORMANCE §8).
+#[test]
+fn a_pods_lists_have_room_for_what_they_hold_not_more() {
+    let pod = json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "web-1", "namespace": "shop", "ownerReferences": [{"kind": "ReplicaSet", "name": "web-5d9"}]},
+        "spec": {"containers": [{"name": "web", "image": "web:1.2.0"}]},
+        "status": {"phase": "Running",
+            "initContainerStatuses": [{"name": "migrate", "ready": true, "restartCount": 0}],
+            "containerStatuses": [{"name": "web", "ready": true, "restartCount": 0}]}
+    });
+    let pod = parse_object("c", &pod).unwrap();
+    let containers = &pod.status.pod.as_ref().unwrap().containers;
+    let names: Vec<_> = containers
+        .iter()
+        .map(|c| (c.name.as_str(), c.init))
+        .collect();
+    assert_eq!(
+        names,
+        [("migrate", true), ("web", false)],
+        "init containers first"
+    );
+    assert_eq!(containers.capacity(), 2);
+    assert_eq!((pod.owners.len(), pod.owners.capacity()), (1, 1));
+    assert_eq!((pod.spec.images.len(), pod.spec.images.capacity()), (1, 1));
+}
+
+/// The cluster, namespace, API version and each condition's type and reason repeat across
+/// objects: parsed on one thread, they are one allocation, not one per object.
+#[test]
+fn texts_that_objects_repeat_are_held_once() {
+    let pod = |name: &str| {
+        let value = json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "shop"},
+            "status": {"conditions": [{"type": "Ready", "status": "False", "reason": "ContainersNotReady"}]}
+        });
+        parse_object("prod-eu-1", &value).unwrap()
+    };
+    let (a, b) = (pod("web-1"), pod("web-2"));
+    let same = |x: &str, y: &str| x == y && std::ptr::eq(x, y);
+    assert!(same(&a.cluster, &b.cluster));
+    assert!(same(&a.namespace, &b.namespace));
+    assert!(same(&a.api_version, &b.api_version));
+    let (ready_a, ready_b) = (a.condition("Ready").unwrap(), b.condition("Ready").unwrap());
+    assert!(same(&ready_a.type_, &ready_b.type_));
+    assert!(same(&ready_a.reason, &ready_b.reason));
+    assert_eq!(ready_a.reason, "ContainersNotReady");
+}

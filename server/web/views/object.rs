@@ -213,9 +213,9 @@ impl ObjectDetail {
                     s.conditions
                         .iter()
                         .map(|c| ConditionRow {
-                            type_: c.type_.clone(),
+                            type_: c.type_.to_string(),
                             status: format!("{:?}", c.status),
-                            reason: c.reason.clone(),
+                            reason: c.reason.to_string(),
                             message: c.message.clone(),
                             since: c.last_transition,
                             observed_generation: c.observed_generation,
