@@ -329,6 +329,10 @@ fn opens_block_scalar(line: &str, last: u8) -> bool {
     if !matches!(last, b'|' | b'>' | b'-' | b'+' | b'0'..=b'9') {
         return false;
     }
+    // Most lines ending so are numbers (`replicas: 3`): no `|` or `>`, no indicator.
+    if memchr::memchr2(b'|', b'>', line.as_bytes()).is_none() {
+        return false;
+    }
     let code = line.split(" #").next().unwrap_or(line).trim_end();
     let indicator = code.rsplit([' ', '\t']).next().unwrap_or(code);
     let mut chars = indicator.chars();
@@ -449,6 +453,31 @@ mod tests {
              - - nested\n      command: [\"a\"]\n    script: |\n      # [[[\n      x: [\n  \
              note: a#b # c\n  time: 2026-11-29T12:00:00Z\n  url: http://a:80/b?c=d,e\n",
         );
+    }
+
+    #[test]
+    fn block_scalar_indicators_open_text_and_numbers_do_not() {
+        let cases = [
+            ("script: |", true),
+            ("- >-", true),
+            ("key: |2+ # comment", true),
+            ("key: >1", true),
+            ("replicas: 3", false),
+            ("note: a|b 2", false),
+            ("x: 1 # |2", false),
+            ("|2", false),
+        ];
+        for (line, opens) in cases {
+            let last = *line
+                .split(" #")
+                .next()
+                .unwrap()
+                .trim_end()
+                .as_bytes()
+                .last()
+                .unwrap();
+            assert_eq!(opens_block_scalar(line, last), opens, "{line}");
+        }
     }
 
     #[test]
