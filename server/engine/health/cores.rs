@@ -32,9 +32,48 @@ pub(super) fn map_indices<T: Send>(len: usize, f: impl Fn(usize) -> T + Sync) ->
     })
 }
 
+/// `(a(), b())`, the two on two cores when `len` items make each worth a thread: steps of one
+/// large evaluation that read the same tables and not each other's results.
+pub(super) fn join<A: Send, B: Send>(
+    len: usize,
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    let threads = std::thread::available_parallelism().map_or(1, NonZero::get);
+    if len < WORTH_SPLITTING || threads == 1 {
+        return (a(), b());
+    }
+    std::thread::scope(|scope| {
+        let other = scope.spawn(b);
+        let first = a();
+        let second = other
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (first, second)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn joined_steps_give_each_its_own_result_large_or_small() {
+        let cores = std::thread::available_parallelism().map_or(1, NonZero::get);
+        let caller = std::thread::current().id();
+        let on_caller = || std::thread::current().id() == caller;
+        for len in [3, WORTH_SPLITTING] {
+            let ((a, a_on_caller), (b, b_on_caller)) = join(
+                len,
+                || (len * 2, on_caller()),
+                || (len.to_string(), on_caller()),
+            );
+            assert_eq!((a, b), (len * 2, len.to_string()));
+            assert!(a_on_caller, "the first step runs on the caller's thread");
+            let apart = len >= WORTH_SPLITTING && cores > 1;
+            assert_eq!(b_on_caller, !apart, "{len} items on {cores} cores");
+        }
+    }
 
     #[test]
     fn large_and_small_inputs_map_in_order() {
