@@ -609,6 +609,25 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
             "\"prod-eu-1/apps\""
         )
     );
+
+    // What an object waits on is a list of edges; anything else names the row too.
+    sqlx::query(
+        "UPDATE objects SET kind = 'Kustomization', edges = '{\"to\": 1}' WHERE name = 'apps'",
+    )
+    .execute(&mut *conn)
+    .await
+    .unwrap();
+    let error = store.object(&key("apps")).await.unwrap_err();
+    let bad = bad_value(&error).expect("a bad stored value");
+    assert_eq!(
+        (bad.table, bad.row.as_str(), bad.column, bad.value.as_str()),
+        (
+            "objects",
+            "prod-eu-1/Kustomization/flux-system/apps",
+            "edges",
+            "{\"to\": 1}"
+        )
+    );
 }
 
 /// An open alert row written before the members shared the object-and-verdict shape: its

@@ -230,6 +230,7 @@ fn rollup_of(cluster: &str, evaluation: &Evaluation) -> ClusterRollup {
 fn id_strings(ids: &[ObjectId]) -> Vec<String> {
     ids.iter().map(|id| id.0.clone()).collect()
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,6 @@ use super::reads::{ObjectRecord, StoredObject, typed};
 use crate::health::{EdgeKind, ObjectEdge};
 use crate::model::ObjectId;
 use serde_json::json;
-use sqlx::types::Json;
 
 /// One end of an edge: the object at it, or None when it is not in the store (a reference to
 /// nothing, an absent controller).
@@ -124,7 +123,7 @@ impl Store {
     ) -> Result<Vec<ObjectRecord>, sqlx::Error> {
         let rows = sqlx::query_as!(
             StoredObject,
-            r#"SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges AS "edges: Json<Vec<ObjectEdge>>"
+            r#"SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges::text AS "edges!"
              FROM objects WHERE edges @> $1
              ORDER BY kind, namespace, name LIMIT $2"#,
             edges,

@@ -38,7 +38,8 @@ pub(super) struct StoredObject {
     pub domains: Vec<String>,
     pub body: Value,
     pub updated_at: DateTime<Utc>,
-    pub edges: Json<Vec<ObjectEdge>>,
+    /// As text: a value that is not a list of edges names its row ([`Stored::json`]).
+    pub edges: String,
 }
 
 impl TryFrom<StoredObject> for ObjectRecord {
@@ -58,7 +59,7 @@ impl TryFrom<StoredObject> for ObjectRecord {
             domains: row.domains,
             body: row.body,
             updated_at: row.updated_at,
-            edges: row.edges,
+            edges: Json(stored.json("edges", &row.edges)?),
         })
     }
 }
@@ -193,7 +194,7 @@ impl Store {
         let rows = filtered_objects!(
             query_as!(
                 StoredObject,
-                r#"SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges AS "edges: Json<Vec<ObjectEdge>>""#,
+                r#"SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges::text AS "edges!""#,
                 "ORDER BY cluster, kind, namespace, name LIMIT $9 OFFSET $10"
             ),
             filter,
@@ -216,7 +217,7 @@ impl Store {
     pub async fn object(&self, key: &ObjectKey) -> Result<Option<ObjectRecord>, sqlx::Error> {
         let row = sqlx::query_as!(
             StoredObject,
-            r#"SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges AS "edges: Json<Vec<ObjectEdge>>"
+            r#"SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges::text AS "edges!"
              FROM objects
              WHERE cluster = $1 AND kind = $2 AND namespace = $3 AND name = $4"#,
             key.cluster,
@@ -294,7 +295,7 @@ impl Store {
         let column = |part: fn(&ObjectKey) -> &str| keys.iter().map(part).collect::<Vec<_>>();
         let rows = sqlx::query_as!(
             StoredObject,
-            r#"SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges AS "edges: Json<Vec<ObjectEdge>>"
+            r#"SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges::text AS "edges!"
              FROM objects o
              JOIN UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) AS t(c, k, ns, n)
                ON o.cluster = t.c AND o.kind = t.k AND o.namespace = t.ns AND o.name = t.n
@@ -317,7 +318,7 @@ impl Store {
     ) -> Result<Vec<ObjectRecord>, sqlx::Error> {
         let rows = sqlx::query_as!(
             StoredObject,
-            r#"SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges AS "edges: Json<Vec<ObjectEdge>>"
+            r#"SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges::text AS "edges!"
              FROM objects WHERE cluster = $1 AND kind = ANY($2)
              ORDER BY kind, namespace, name"#,
             cluster,

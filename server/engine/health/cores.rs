@@ -7,9 +7,18 @@ use std::num::NonZero;
 /// Below this many items, starting threads costs more than it saves.
 const WORTH_SPLITTING: usize = 10_000;
 
+/// The cores this process may use.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, NonZero::get)
+}
+
 /// `f(0)`, `f(1)`, … `f(len - 1)`, in that order, computed on every core when `len` is large.
 pub(super) fn map_indices<T: Send>(len: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    let threads = std::thread::available_parallelism().map_or(1, NonZero::get);
+    map_on(cores(), len, f)
+}
+
+/// [`map_indices`] on `threads` threads.
+fn map_on<T: Send>(threads: usize, len: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
     if len < WORTH_SPLITTING || threads == 1 {
         return (0..len).map(f).collect();
     }
@@ -39,8 +48,7 @@ pub(super) fn join<A: Send, B: Send>(
     a: impl FnOnce() -> A + Send,
     b: impl FnOnce() -> B + Send,
 ) -> (A, B) {
-    let threads = std::thread::available_parallelism().map_or(1, NonZero::get);
-    if len < WORTH_SPLITTING || threads == 1 {
+    if len < WORTH_SPLITTING || cores() == 1 {
         return (a(), b());
     }
     std::thread::scope(|scope| {
@@ -59,7 +67,7 @@ mod tests {
 
     #[test]
     fn joined_steps_give_each_its_own_result_large_or_small() {
-        let cores = std::thread::available_parallelism().map_or(1, NonZero::get);
+        let cores = cores();
         let caller = std::thread::current().id();
         let on_caller = || std::thread::current().id() == caller;
         for len in [3, WORTH_SPLITTING] {
@@ -72,6 +80,35 @@ mod tests {
             assert!(a_on_caller, "the first step runs on the caller's thread");
             let apart = len >= WORTH_SPLITTING && cores > 1;
             assert_eq!(b_on_caller, !apart, "{len} items on {cores} cores");
+        }
+    }
+
+    /// Three threads as a larger machine would have them: each takes its own share, none twice.
+    #[test]
+    fn large_inputs_are_shared_among_the_threads_in_order() {
+        let caller = std::thread::current().id();
+        for (threads, len, shared) in [
+            (3, 25_001, true),
+            (2, WORTH_SPLITTING, true),
+            (2, 9_999, false),
+        ] {
+            let mapped = map_on(threads, len, |i| (i, std::thread::current().id()));
+            let order: Vec<usize> = mapped.iter().map(|&(i, _)| i).collect();
+            assert_eq!(
+                order,
+                (0..len).collect::<Vec<_>>(),
+                "{threads} threads, {len} items"
+            );
+            let apart = mapped
+                .iter()
+                .filter(|(_, thread)| *thread != caller)
+                .count();
+            let expected = if shared {
+                len - len.div_ceil(threads)
+            } else {
+                0
+            };
+            assert_eq!(apart, expected, "{threads} threads, {len} items");
         }
     }
 
@@ -123,7 +160,6 @@ mod tests {
     fn a_large_input_is_mapped_on_more_than_one_thread_when_there_are_cores() {
         let threads = map_indices(4 * WORTH_SPLITTING, |_| std::thread::current().id());
         let distinct: std::collections::HashSet<_> = threads.into_iter().collect();
-        let cores = std::thread::available_parallelism().map_or(1, NonZero::get);
-        assert_eq!(distinct.len(), cores);
+        assert_eq!(distinct.len(), cores());
     }
 }
