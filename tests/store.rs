@@ -482,6 +482,12 @@ fn bad_value(error: &sqlx::Error) -> Option<&BadStoredValue> {
     }
 }
 
+/// Table, row, column and value of the bad stored value a read failed with.
+fn bad_parts(error: &sqlx::Error) -> (&str, &str, &str, &str) {
+    let bad = bad_value(error).unwrap_or_else(|| panic!("not a bad stored value: {error}"));
+    (bad.table, &bad.row, bad.column, &bad.value)
+}
+
 /// A state or kind outside the vocabulary (another version wrote it, or a hand) is read as an
 /// error naming the row and the value, never as `unverifiable`.
 #[tokio::test(flavor = "multi_thread")]
@@ -551,12 +557,12 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
         .await
         .unwrap();
     let error = store.root_causes().await.unwrap_err();
-    let bad = bad_value(&error).expect("a bad stored value");
     assert_eq!(
-        (bad.table, bad.row.as_str(), bad.value.as_str()),
+        bad_parts(&error),
         (
             "root_causes",
             "prod-eu-1/Kustomization/flux-system/apps",
+            "state",
             "Failed"
         )
     );
@@ -581,9 +587,8 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
     .await
     .unwrap();
     let error = store.root_causes().await.unwrap_err();
-    let bad = bad_value(&error).expect("a bad stored value");
     assert_eq!(
-        (bad.table, bad.row.as_str(), bad.column, bad.value.as_str()),
+        bad_parts(&error),
         (
             "root_causes",
             "prod-eu-1/Kustomization/flux-system/apps",
@@ -599,9 +604,8 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
     .await
     .unwrap();
     let error = store.domain_verdicts().await.unwrap_err();
-    let bad = bad_value(&error).expect("a bad stored value");
     assert_eq!(
-        (bad.table, bad.row.as_str(), bad.column, bad.value.as_str()),
+        bad_parts(&error),
         (
             "domain_verdicts",
             "gateway/prod-eu-1",
@@ -618,9 +622,8 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
     .await
     .unwrap();
     let error = store.object(&key("apps")).await.unwrap_err();
-    let bad = bad_value(&error).expect("a bad stored value");
     assert_eq!(
-        (bad.table, bad.row.as_str(), bad.column, bad.value.as_str()),
+        bad_parts(&error),
         (
             "objects",
             "prod-eu-1/Kustomization/flux-system/apps",
