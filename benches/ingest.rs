@@ -88,6 +88,7 @@ fn deployment(i: usize) -> Value {
 fn memory_per_object() {
     let count = support::size(50_000, 500);
     let objects: Vec<Value> = (0..count).map(deployment).collect();
+    support::settle_allocator();
     let before = rss_bytes();
     let mut snapshot = Snapshot::default();
     for (i, value) in objects.iter().enumerate() {
@@ -98,6 +99,7 @@ fn memory_per_object() {
             snapshot.take_touched();
         }
     }
+    support::settle_allocator();
     let after = rss_bytes();
     let per_object = after.saturating_sub(before) / count;
     println!(

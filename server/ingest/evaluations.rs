@@ -192,9 +192,7 @@ fn evaluate_each(round: &Round, clusters: &[(&str, Option<&ClusterInfo>)]) -> Ve
         .iter()
         .map(|(cluster, _)| round.objects.get(cluster).map_or(0, |o| o.len()))
         .sum();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(clusters.len());
+    let threads = health::cores().min(clusters.len());
     if threads < 2 || objects < SHARED_OUT_FROM_OBJECTS {
         return clusters.iter().map(one).collect();
     }

@@ -8,13 +8,13 @@ use super::depth::{self, JsonDepthGuard, TooDeep};
 use super::json_cut::JsonCut;
 use super::parallel_yaml;
 use super::stream::DocumentSeed;
+use crate::health;
 use crate::model::{Kind, Object, ObjectId, Skip};
 use serde::de::DeserializeSeed;
 use std::collections::BTreeMap;
 use std::collections::hash_map::{Entry, HashMap};
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
-use std::num::NonZero;
 use std::path::{Path, PathBuf};
 
 /// The cluster name objects read from files get until the caller names one.
@@ -188,17 +188,12 @@ fn file_on_every_core(path: &Path, name: &str, gather: &mut Gather, cutter: impl
     }
     let before = gather.mark();
     let cluster = gather.cluster.clone();
-    let pieces = (threads(), blocks::BLOCK);
+    let pieces = (health::cores(), blocks::BLOCK);
     let read = blocks::read_in_blocks(file, (name, &cluster), pieces, cutter, gather);
     if read.is_err() {
         gather.roll_back(before);
     }
     read.is_ok()
-}
-
-/// The threads worth parsing on: the cores this process may use.
-fn threads() -> usize {
-    std::thread::available_parallelism().map_or(1, NonZero::get)
 }
 
 /// JSON values one after another, streamed from the reader (never the whole text in memory)
@@ -241,7 +236,7 @@ fn json_documents(name: &str, reader: impl Read, gather: &mut Gather) -> Result<
 fn yaml_documents(name: &str, text: &str, gather: &mut Gather) -> Result<(), InputError> {
     let before = gather.mark();
     let cluster = gather.cluster.clone();
-    let read = parallel_yaml::read_yaml(text, name, &cluster, threads(), |at, object| {
+    let read = parallel_yaml::read_yaml(text, name, &cluster, health::cores(), |at, object| {
         gather.add(at, object);
     });
     if read.is_ok() {

@@ -94,6 +94,7 @@ pub mod testkit;
 mod workload_tests;
 
 pub use clusters::interchangeable;
+pub use cores::cores;
 pub use crossstack::InventoryEntry;
 pub use finding::EdgeKind;
 pub use fleet::{Fleet, Parts};
