@@ -7,7 +7,7 @@
 # tests/dockerfile.rs replays this stage without a container engine.
 FROM rust:1.95-slim-bookworm AS build
 WORKDIR /src
-COPY Cargo.toml Cargo.lock ./
+COPY Cargo.toml Cargo.lock build.rs ./
 # The query macros compile against .sqlx/ (SQLX_OFFLINE in .cargo/config.toml): no database.
 COPY .cargo .cargo
 COPY .sqlx .sqlx

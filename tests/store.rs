@@ -128,6 +128,48 @@ async fn unchanged_rows_are_not_rewritten() {
     );
 }
 
+/// A verdict change rewrites the object's row; with no index on `state` and room left on each
+/// page (migration 0011), Postgres writes such an update beside the old row without touching an
+/// index. Twelve rows of 1.6 kB, as a Kustomization's: at fillfactor 70 a page holds three and
+/// has room for one more version (4 of 12 updates in place, one per page); full pages
+/// (fillfactor 100: four rows each) would leave room for none, nor would an index on `state`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_state_change_is_written_in_place_without_index_entries() {
+    let store = common::fresh_store().await;
+    let names: Vec<String> = (0..12).map(|i| format!("app-{i}")).collect();
+    let sized = |name: &str, state: State| ObjectRow {
+        body: JsonText::of(&json!({"name": name, "status": "x".repeat(1_400)})),
+        ..row(name, state)
+    };
+    let now = Utc.with_ymd_and_hms(2026, 11, 29, 10, 0, 0).unwrap();
+    let mut conn = store.pool().acquire().await.unwrap();
+    let all = |state: State| ChangeSet {
+        upserts: names.iter().map(|n| sized(n, state)).collect(),
+        ..ChangeSet::default()
+    };
+    write_changes(&mut conn, &all(State::Healthy), now)
+        .await
+        .unwrap();
+
+    let mut tx = store.pool().begin().await.unwrap();
+    write_changes(&mut tx, &all(State::Failed), now)
+        .await
+        .unwrap();
+    let (updated, in_place): (i64, i64) = sqlx::query_as(
+        "SELECT pg_stat_get_xact_tuples_updated('objects'::regclass),
+                pg_stat_get_xact_tuples_hot_updated('objects'::regclass)",
+    )
+    .fetch_one(&mut *tx)
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(updated, 12, "every row's state changed");
+    assert!(
+        in_place >= 4,
+        "{in_place} of 12 state changes were written in place (HOT)"
+    );
+}
+
 /// The runner sends each changed object as JSON text (no `serde_json::Value` per row): what
 /// Postgres stores must be the very jsonb the object's value was, escapes and nesting
 /// included, and the other JSON columns (root causes, domains, edges) must read back as given.
