@@ -6,20 +6,23 @@
 use super::Snapshot;
 use super::evaluations::Evaluations;
 use super::rollups::{RollupChanges, WrittenRollups};
-use crate::health::{ClusterInfo, Evaluation, ObjectEdge, State, Verdict};
+use crate::health::{ClusterInfo, Evaluation, Verdict};
 use crate::model::ObjectId;
 use crate::store::{
     ChangeSet, ClusterRow, JsonText, ObjectKey, ObjectRecord, ObjectRow, TransitionRow, key_of_id,
 };
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// What was last handed to the store, to write only differences.
 #[derive(Debug, Default)]
 pub struct Written {
-    /// Per cluster, per object.
-    verdicts: HashMap<String, HashMap<ObjectId, WrittenVerdict>>,
+    /// Per cluster, the evaluation whose verdicts were last written: the one the round shares
+    /// (no copy), or for a cluster taken over, what the store held. Its verdicts are sorted
+    /// by id, as a new evaluation's are, so the two are compared in one pass without hashing.
+    verdicts: HashMap<String, Arc<Evaluation>>,
     rollups: WrittenRollups,
     clusters: HashMap<String, ClusterRow>,
     /// Per cluster, its objects by state in its latest evaluation (the cluster row's counts).
@@ -30,124 +33,62 @@ pub struct Written {
     clusters_forgotten: bool,
 }
 
-#[derive(Debug, PartialEq)]
-struct WrittenVerdict {
-    state: State,
-    since: Option<DateTime<Utc>>,
-    reason: String,
-    message: String,
-    root_causes: Vec<ObjectId>,
-    domains: Vec<String>,
-    edges: Vec<ObjectEdge>,
-}
-
-impl WrittenVerdict {
-    /// Compares without copying: most verdicts are unchanged every round.
-    fn matches(&self, v: &Verdict) -> bool {
-        self.state == v.state
-            && self.since == v.since
-            && self.reason == v.reason
-            && self.message == v.message
-            && self.root_causes == v.root_causes
-            && self.domains == v.domains
-            && self.edges == v.edges
-    }
-
-    fn new(v: &Verdict) -> Self {
-        WrittenVerdict {
-            state: v.state,
-            since: v.since,
-            reason: v.reason.clone(),
-            message: v.message.clone(),
-            root_causes: v.root_causes.clone(),
-            domains: v.domains.clone(),
-            edges: v.edges.clone(),
-        }
-    }
+/// Whether an object's row would be written the same from either verdict of it.
+fn same_row(written: &Verdict, next: &Verdict) -> bool {
+    written.state == next.state
+        && written.since == next.since
+        && written.reason == next.reason
+        && written.message == next.message
+        && written.root_causes == next.root_causes
+        && written.domains == next.domains
+        && written.edges == next.edges
 }
 
 impl Written {
     /// Object rows and transitions of one re-evaluated cluster (None: it is gone); `touched`
-    /// are the ids whose object body changed. The caller leaves out the clusters it holds but
-    /// has not heard from yet: nothing of theirs is written.
+    /// are the ids of its objects whose body changed, sorted. The caller leaves out the
+    /// clusters it holds but has not heard from yet: nothing of theirs is written.
     pub fn object_changes(
         &mut self,
         cluster: &str,
-        evaluation: Option<&Evaluation>,
+        evaluation: Option<&Arc<Evaluation>>,
         snapshot: &Snapshot,
-        touched: &HashSet<ObjectId>,
+        touched: &[&ObjectId],
         now: DateTime<Utc>,
         changes: &mut ChangeSet,
     ) {
+        let previous = match evaluation {
+            Some(evaluation) => self
+                .verdicts
+                .insert(cluster.to_string(), evaluation.clone()),
+            None => self.verdicts.remove(cluster),
+        };
+        let written = previous
+            .as_deref()
+            .map_or(&[][..], |e| e.objects.as_slice());
         let verdicts = evaluation.map_or(&[][..], |e| e.objects.as_slice());
-        let written = self.verdicts.entry(cluster.to_string()).or_default();
-        // Written verdicts still in the evaluation; when all are, nothing is gone and the
-        // cluster costs a lookup per object, no copies.
-        let mut still_present = 0;
+        debug_assert!(
+            verdicts.is_sorted_by(|a, b| a.id < b.id),
+            "verdicts sorted by id"
+        );
+        let mut written = written.iter().peekable();
+        let mut touched = touched.iter().peekable();
         for verdict in verdicts {
-            let previous = written.get(&verdict.id);
-            if previous.is_some() {
-                still_present += 1;
+            // Both lists are sorted by id: written verdicts before this one are gone.
+            while let Some(gone) = written.next_if(|w| w.id < verdict.id) {
+                // Written from a verdict, so its id always reads back as a key.
+                changes.deletes.extend(key_of_id(gone.id.as_str()));
             }
-            if previous.is_some_and(|p| p.matches(verdict)) && !touched.contains(&verdict.id) {
+            let before = written.next_if(|w| w.id == verdict.id);
+            while touched.next_if(|id| ***id < verdict.id).is_some() {}
+            let body_changed = touched.next_if(|id| ***id == verdict.id).is_some();
+            if before.is_some_and(|b| same_row(b, verdict)) && !body_changed {
                 continue;
             }
-            let next = WrittenVerdict::new(verdict);
-            if previous.is_none() {
-                // Counted as present from here on, like the verdicts written before.
-                still_present += 1;
-            }
-            let key = ObjectKey {
-                cluster: verdict.cluster.to_string(),
-                kind: verdict.kind,
-                namespace: verdict.namespace.to_string(),
-                name: verdict.name.clone(),
-            };
-            if previous.map(|p| p.state) != Some(verdict.state) {
-                changes.transitions.push(TransitionRow {
-                    key: key.clone(),
-                    from: previous.map(|p| p.state),
-                    to: verdict.state,
-                    reason: verdict.reason.clone(),
-                    message: verdict.message.clone(),
-                    // The first sighting dates from the evidence; later changes from now.
-                    at: match previous {
-                        None => verdict.since.filter(|s| *s <= now).unwrap_or(now),
-                        Some(_) => now,
-                    },
-                });
-            }
-            // Straight from the slim object to JSON text: no `Value` tree per changed object.
-            let body = match snapshot.get(&verdict.id) {
-                Some(object) => JsonText::of(object),
-                None => JsonText::of(&Value::Null),
-            };
-            changes.upserts.push(ObjectRow {
-                key,
-                state: verdict.state,
-                since: verdict.since,
-                reason: verdict.reason.clone(),
-                message: verdict.message.clone(),
-                root_causes: verdict.root_causes.iter().map(|id| id.0.clone()).collect(),
-                domains: next.domains.clone(),
-                edges: next.edges.clone(),
-                body,
-            });
-            written.insert(verdict.id.clone(), next);
+            row_changes(before, verdict, snapshot, now, changes);
         }
-        if still_present < written.len() {
-            let present: HashSet<&ObjectId> = verdicts.iter().map(|v| &v.id).collect();
-            written.retain(|id, _| {
-                let keep = present.contains(id);
-                if !keep {
-                    // Written from a verdict, so its id always reads back as a key.
-                    changes.deletes.extend(key_of_id(id.as_str()));
-                }
-                keep
-            });
-        }
-        if written.is_empty() {
-            self.verdicts.remove(cluster);
+        for gone in written {
+            changes.deletes.extend(key_of_id(gone.id.as_str()));
         }
     }
 
@@ -249,8 +190,13 @@ impl Written {
     /// Starts from what the store holds for a cluster just taken over, so only real changes
     /// become transitions and rows of objects that vanished meanwhile are deleted.
     pub fn seed(&mut self, records: &[ObjectRecord]) {
+        let mut by_cluster: BTreeMap<&str, Vec<Verdict>> = BTreeMap::new();
         for record in records {
-            let verdict = &record.verdict;
+            let stored = &record.verdict;
+            // Read from a row whose kind was read, so it reads again.
+            let Ok(kind) = stored.kind.parse() else {
+                continue;
+            };
             let root_causes = record
                 .root_causes
                 .as_array()
@@ -258,21 +204,31 @@ impl Written {
                 .flatten()
                 .filter_map(|v| v.as_str().map(|s| ObjectId(s.to_string())))
                 .collect();
-            self.verdicts
-                .entry(verdict.cluster.clone())
+            by_cluster
+                .entry(&stored.cluster)
                 .or_default()
-                .insert(
-                    verdict.id.clone(),
-                    WrittenVerdict {
-                        state: verdict.state,
-                        since: verdict.since,
-                        reason: verdict.reason.clone(),
-                        message: verdict.message.clone(),
-                        root_causes,
-                        domains: record.domains.clone(),
-                        edges: record.edges.0.clone(),
-                    },
-                );
+                .push(Verdict {
+                    id: stored.id.clone(),
+                    cluster: stored.cluster.as_str().into(),
+                    kind,
+                    namespace: stored.namespace.as_str().into(),
+                    name: stored.name.clone(),
+                    state: stored.state,
+                    since: stored.since,
+                    reason: stored.reason.clone(),
+                    message: stored.message.clone(),
+                    root_causes,
+                    domains: record.domains.clone(),
+                    edges: record.edges.0.clone(),
+                });
+        }
+        for (cluster, mut objects) in by_cluster {
+            objects.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+            let stored = Evaluation {
+                objects,
+                ..Evaluation::default()
+            };
+            self.verdicts.insert(cluster.to_string(), Arc::new(stored));
         }
     }
 
@@ -281,4 +237,51 @@ impl Written {
         self.clusters.clear();
         self.clusters_forgotten = true;
     }
+}
+
+/// The row (and, when its state changed, the transition) of an object whose verdict or body
+/// changed since `before` was written (None: never written).
+fn row_changes(
+    before: Option<&Verdict>,
+    verdict: &Verdict,
+    snapshot: &Snapshot,
+    now: DateTime<Utc>,
+    changes: &mut ChangeSet,
+) {
+    let key = ObjectKey {
+        cluster: verdict.cluster.to_string(),
+        kind: verdict.kind,
+        namespace: verdict.namespace.to_string(),
+        name: verdict.name.clone(),
+    };
+    if before.map(|b| b.state) != Some(verdict.state) {
+        changes.transitions.push(TransitionRow {
+            key: key.clone(),
+            from: before.map(|b| b.state),
+            to: verdict.state,
+            reason: verdict.reason.clone(),
+            message: verdict.message.clone(),
+            // The first sighting dates from the evidence; later changes from now.
+            at: match before {
+                None => verdict.since.filter(|s| *s <= now).unwrap_or(now),
+                Some(_) => now,
+            },
+        });
+    }
+    // Straight from the slim object to JSON text: no `Value` tree per changed object.
+    let body = match snapshot.get(&verdict.id) {
+        Some(object) => JsonText::of(object),
+        None => JsonText::of(&Value::Null),
+    };
+    changes.upserts.push(ObjectRow {
+        key,
+        state: verdict.state,
+        since: verdict.since,
+        reason: verdict.reason.clone(),
+        message: verdict.message.clone(),
+        root_causes: verdict.root_causes.iter().map(|id| id.0.clone()).collect(),
+        domains: verdict.domains.clone(),
+        edges: verdict.edges.clone(),
+        body,
+    });
 }

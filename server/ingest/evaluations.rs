@@ -147,9 +147,12 @@ impl Evaluations {
 
     /// One cluster's current evaluation.
     pub fn of(&self, cluster: &str) -> Option<&Evaluation> {
-        self.clusters
-            .get(cluster)
-            .map(|kept| kept.evaluation.as_ref())
+        self.shared(cluster).map(Arc::as_ref)
+    }
+
+    /// One cluster's current evaluation, to keep beside the round's without a copy.
+    pub fn shared(&self, cluster: &str) -> Option<&Arc<Evaluation>> {
+        self.clusters.get(cluster).map(|kept| &kept.evaluation)
     }
 
     /// The fleet's evaluation, as `health::evaluate` over every object would give it once

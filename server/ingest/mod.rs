@@ -2,6 +2,8 @@
 //! change tracking that writes only differences to the store.
 
 mod changes;
+#[cfg(test)]
+mod changes_tests;
 mod crd_history;
 mod evaluations;
 #[cfg(test)]

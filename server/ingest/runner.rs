@@ -16,10 +16,11 @@ use super::write_behind::{Batch, Outcome, WriteBehind, put_back};
 use super::{RunnerSettings, Snapshot};
 use crate::health::{ClusterInfo, Fleet, Parts};
 use crate::metrics;
+use crate::model::ObjectId;
 use crate::sources::{EventReceiver, SourceEvent};
 use crate::store::{ChangeSet, ObjectFilter, Store};
 use chrono::{DateTime, Utc};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -284,16 +285,21 @@ impl Runner {
         }
         let touched = self.snapshot.take_touched();
         let mut changed = std::mem::take(&mut self.resighted);
-        // Each cluster's name copied once, not once per touched object.
-        let touched_clusters: BTreeSet<&str> = touched
-            .iter()
-            .filter_map(|id| id.parts())
-            .map(|(cluster, ..)| cluster)
-            .collect();
-        for &cluster in &touched_clusters {
+        // Each cluster's name copied once, not once per touched object; its ids sorted, as
+        // its verdicts are, so they are matched to them without hashing.
+        let mut touched_by_cluster: BTreeMap<&str, Vec<&ObjectId>> = BTreeMap::new();
+        for id in &touched {
+            if let Some((cluster, ..)) = id.parts() {
+                touched_by_cluster.entry(cluster).or_default().push(id);
+            }
+        }
+        for ids in touched_by_cluster.values_mut() {
+            ids.sort_unstable();
+        }
+        for &cluster in touched_by_cluster.keys() {
             metrics::set_objects_tracked(cluster, |kind| self.snapshot.tracked(cluster, kind));
         }
-        changed.extend(touched_clusters.into_iter().map(str::to_string));
+        changed.extend(touched_by_cluster.keys().map(|c| c.to_string()));
         let reported = self.snapshot.take_reported();
         // Only these clusters' objects or infos can have changed (or their evaluation fell
         // due): the round looks at them alone, however many clusters are held.
@@ -334,12 +340,13 @@ impl Runner {
             .unwrap_or_default();
         let mut changes = ChangeSet::default();
         for cluster in redone.evaluated.iter().filter(|c| !held.contains(*c)) {
-            let evaluation = self.evaluations.of(cluster);
+            let evaluation = self.evaluations.shared(cluster);
+            let touched = touched_by_cluster.get(cluster.as_str());
             self.written.object_changes(
                 cluster,
                 evaluation,
                 &self.snapshot,
-                &touched,
+                touched.map_or(&[][..], Vec::as_slice),
                 now,
                 &mut changes,
             );
