@@ -195,7 +195,20 @@ async fn json_columns_sent_as_text_are_stored_as_the_values_they_serialise() {
         target: ObjectId("prod-eu-1/Kustomization/flux-system/infra".into()),
     };
     let written = ObjectRow {
-        domains: vec!["shop".into(), "pay\"ments".into()],
+        // Each travels inside an array literal: quotes, backslashes, its separators and
+        // braces, the word NULL, blanks and the empty name must read back as given.
+        domains: [
+            "shop",
+            "pay\"ments",
+            "back\\slash\\",
+            "a,b}{c",
+            "NULL",
+            " spaced ",
+            "",
+            "ü ✗",
+        ]
+        .map(String::from)
+        .to_vec(),
         edges: vec![edge.clone()],
         body: JsonText::of(&object),
         ..row("apps", State::Failed)
