@@ -5,8 +5,8 @@
 use super::Snapshot;
 use super::changes::Written;
 use crate::health::testkit::*;
-use crate::health::{Evaluation, Input, State, evaluate};
-use crate::model::{Object, ObjectId};
+use crate::health::{Evaluation, State};
+use crate::model::ObjectId;
 use crate::sources::SourceEvent;
 use crate::store::{ChangeSet, JsonText, ObjectRecord, ObjectVerdict};
 use serde_json::{Value, json};
@@ -36,20 +36,19 @@ fn fleet(apps_ready: bool) -> Vec<Value> {
 }
 
 fn evaluation_of(values: &[Value]) -> (Arc<Evaluation>, Snapshot) {
-    let objects: Vec<Object> = values.iter().map(parse).collect();
-    let evaluation = evaluate(&Input {
-        objects: &objects,
-        clusters: &[],
-        domains: &[],
-        thresholds: &Default::default(),
-        now: now(),
-        seen_in_progress: &Default::default(),
-    });
     let mut snapshot = Snapshot::default();
-    for object in objects {
-        snapshot.apply(SourceEvent::Apply(Box::new(object)));
+    for value in values {
+        snapshot.apply(SourceEvent::Apply(Box::new(parse(value))));
     }
-    (Arc::new(evaluation), snapshot)
+    (Arc::new(run(values).evaluation), snapshot)
+}
+
+/// What was written after a first round of the healthy fleet, and that round's evaluation.
+fn written_once() -> (Written, Arc<Evaluation>) {
+    let mut written = Written::default();
+    let (first, snapshot) = evaluation_of(&fleet(true));
+    written_rows(&mut written, Some(&first), &snapshot, &[]);
+    (written, first)
 }
 
 fn written_rows(
@@ -109,9 +108,7 @@ fn the_first_write_of_a_cluster_gives_every_row_and_a_first_transition_each() {
 
 #[test]
 fn an_equal_evaluation_gives_no_rows_and_a_changed_verdict_gives_its_own() {
-    let mut written = Written::default();
-    let (first, snapshot) = evaluation_of(&fleet(true));
-    written_rows(&mut written, Some(&first), &snapshot, &[]);
+    let (mut written, first) = written_once();
     let (again, snapshot) = evaluation_of(&fleet(true));
     assert!(!Arc::ptr_eq(&first, &again));
     let unchanged = written_rows(&mut written, Some(&again), &snapshot, &[]);
@@ -130,9 +127,7 @@ fn an_equal_evaluation_gives_no_rows_and_a_changed_verdict_gives_its_own() {
 
 #[test]
 fn a_body_change_alone_rewrites_that_row_without_a_transition() {
-    let mut written = Written::default();
-    let (first, snapshot) = evaluation_of(&fleet(true));
-    written_rows(&mut written, Some(&first), &snapshot, &[]);
+    let (mut written, _) = written_once();
     let (again, snapshot) = evaluation_of(&fleet(true));
     let infra = id_of(&again, "infra");
     let changes = written_rows(&mut written, Some(&again), &snapshot, &[&infra]);
@@ -141,9 +136,7 @@ fn a_body_change_alone_rewrites_that_row_without_a_transition() {
 
 #[test]
 fn objects_that_went_and_a_cluster_that_went_are_deleted() {
-    let mut written = Written::default();
-    let (first, snapshot) = evaluation_of(&fleet(true));
-    written_rows(&mut written, Some(&first), &snapshot, &[]);
+    let (mut written, _) = written_once();
     let mut fewer = fleet(true);
     fewer.remove(2);
     let (fewer, snapshot) = evaluation_of(&fewer);
