@@ -41,9 +41,9 @@ impl<'a> Assessor<'a> {
         let mut finding = self
             .precondition(i, object)
             .unwrap_or_else(|| self.by_kind(i, object));
-        // A controller whose clock runs ahead writes transition times in the future: the state
-        // began no later than now.
-        finding.since = finding.since.map(|since| self.clock.not_after(since));
+        // A controller whose clock runs ahead writes transition times in the future: no start
+        // the state can be said to have had yet.
+        finding.since = finding.since.and_then(|since| self.clock.trusted(since));
         with_defects(object, finding)
     }
 

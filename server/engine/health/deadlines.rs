@@ -58,14 +58,16 @@ impl<'a> Clock<'a> {
         human(age)
     }
 
-    /// `at`, but never later than now: a time in the future reads as now, which moves with
-    /// every evaluation, so such an evaluation is due again at once.
-    pub fn not_after(&self, at: DateTime<Utc>) -> DateTime<Utc> {
+    /// `at` when it is not after now. A time in the future (written by a clock running ahead)
+    /// is no start the engine can count from: none until it arrives, and the evaluation is due
+    /// again then, not at once (every evaluation reading it as "now" would change the verdict
+    /// each round, and its cluster would be re-evaluated and re-written without pause).
+    pub fn trusted(&self, at: DateTime<Utc>) -> Option<DateTime<Utc>> {
         if at > self.now {
-            self.due_at(self.now + TICK);
-            return self.now;
+            self.due_at(at);
+            return None;
         }
-        at
+        Some(at)
     }
 
     fn due_at(&self, at: DateTime<Utc>) {
@@ -134,19 +136,24 @@ mod tests {
     }
 
     #[test]
-    fn a_future_time_reads_as_now_and_is_due_at_once() {
+    fn a_future_time_is_untrusted_until_it_arrives_and_due_then() {
         let due = Due::default();
         let now = at("2026-12-01T12:00:00Z");
         let clock = Clock::new(now, &due);
         assert_eq!(
-            clock.not_after(at("2026-12-01T11:00:00Z")),
-            at("2026-12-01T11:00:00Z")
+            clock.trusted(at("2026-12-01T11:00:00Z")),
+            Some(at("2026-12-01T11:00:00Z"))
         );
         assert_eq!(due.get(), None);
-        // Now itself is no future time: nothing to redo at once.
-        assert_eq!(clock.not_after(now), now);
+        // Now itself is no future time.
+        assert_eq!(clock.trusted(now), Some(now));
         assert_eq!(due.get(), None);
-        assert_eq!(clock.not_after(at("2026-12-01T13:00:00Z")), now);
-        assert_eq!(due.get(), Some(now + TICK));
+        assert_eq!(clock.trusted(at("2026-12-01T13:00:00Z")), None);
+        assert_eq!(due.get(), Some(at("2026-12-01T13:00:00Z")));
+        let arrived = Clock::new(at("2026-12-01T13:00:00Z"), &due);
+        assert_eq!(
+            arrived.trusted(at("2026-12-01T13:00:00Z")),
+            Some(at("2026-12-01T13:00:00Z"))
+        );
     }
 }

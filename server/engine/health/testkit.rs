@@ -4,6 +4,7 @@
 
 use super::{
     ClusterInfo, DomainSpec, Evaluation, Input, RootCause, State, Thresholds, Verdict, evaluate,
+    evaluate_timed,
 };
 use crate::model::{Object, parse_object};
 use crate::objects::{
@@ -320,6 +321,8 @@ pub fn parse(value: &Value) -> Object {
 
 pub struct Run {
     pub evaluation: Evaluation,
+    /// When time alone would change the evaluation ([`super::Timed::due`]).
+    pub due: Option<DateTime<Utc>>,
 }
 
 impl Run {
@@ -400,7 +403,7 @@ pub fn run_seen(
     seen_in_progress: &super::SeenInProgress,
 ) -> Run {
     let objects: Vec<Object> = values.iter().map(parse).collect();
-    let evaluation = evaluate(&Input {
+    let timed = evaluate_timed(&Input {
         objects: &objects,
         clusters,
         domains,
@@ -408,7 +411,10 @@ pub fn run_seen(
         now: now(),
         seen_in_progress,
     });
-    Run { evaluation }
+    Run {
+        evaluation: timed.evaluation,
+        due: timed.due,
+    }
 }
 
 /// Evaluates objects spread over clusters: `(cluster, object)`.

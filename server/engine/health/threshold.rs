@@ -67,17 +67,27 @@ impl Timing<'_> {
                 .cause(cause);
         }
         Finding::new(State::Progressing, reason, message)
-            .since(since.or(self.seen_since))
+            .since(self.start(since))
             .cause(cause)
     }
 
     /// The start of work begun at `since` (else first seen in progress) and its age as people
     /// read it, when it has been in progress for longer than the threshold.
     pub fn overdue(&self, since: Option<DateTime<Utc>>) -> Option<(DateTime<Utc>, String)> {
-        let since = since.or(self.seen_since)?;
+        let since = self.start(since)?;
         self.clock
             .past(since, self.threshold)
             .then(|| (since, self.clock.age(since)))
+    }
+
+    /// Where the work's age counts from: its own start, unless that lies in the future (its
+    /// controller's clock runs ahead), else when it was first seen in progress. A clock ahead
+    /// by more than the threshold can turn `stuck` back into `progressing` when its start
+    /// arrives; counting from the sighting until then still flags work stuck that long.
+    fn start(&self, since: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
+        since
+            .and_then(|since| self.clock.trusted(since))
+            .or(self.seen_since)
     }
 }
 
@@ -210,6 +220,28 @@ mod tests {
         assert_eq!((finding.state, finding.since), (State::Stuck, Some(past)));
         // The object's own start wins over the sighting.
         assert_eq!(state_after(&seen, Some(now)), State::Progressing);
+    }
+
+    #[test]
+    fn a_start_from_a_clock_ahead_gives_way_to_the_first_sighting() {
+        let now: DateTime<Utc> = "2026-11-29T12:00:00Z".parse().unwrap();
+        let ahead = Some(now + TimeDelta::hours(2));
+        let unseen = timing(None).in_progress("Progressing", "", ahead, EdgeSet::NONE);
+        assert_eq!((unseen.state, unseen.since), (State::Progressing, None));
+        let recently = now - TimeDelta::minutes(1);
+        let seen = timing(Some(recently)).in_progress("Progressing", "", ahead, EdgeSet::NONE);
+        assert_eq!(
+            (seen.state, seen.since),
+            (State::Progressing, Some(recently))
+        );
+        let long_ago = now - TimeDelta::minutes(16);
+        let timing = timing(Some(long_ago));
+        let stuck = timing.in_progress("Progressing", "", ahead, EdgeSet::NONE);
+        assert_eq!((stuck.state, stuck.since), (State::Stuck, Some(long_ago)));
+        assert_eq!(
+            timing.overdue(ahead).map(|(since, _)| since),
+            Some(long_ago)
+        );
     }
 
     #[test]
