@@ -170,8 +170,8 @@ async fn a_state_change_is_written_in_place_without_index_entries() {
     );
 }
 
-/// The runner sends each changed object as JSON text (no `serde_json::Value` per row): what
-/// Postgres stores must be the very jsonb the object's value was, escapes and nesting
+/// The runner sends each changed object as JSON text (no `serde_json::Value` per row), stored
+/// as that text (migration 0012): it must read back as the object's value, escapes and nesting
 /// included, and the other JSON columns (root causes, domains, edges) must read back as given.
 #[tokio::test(flavor = "multi_thread")]
 async fn json_columns_sent_as_text_are_stored_as_the_values_they_serialise() {
@@ -684,6 +684,22 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
             "prod-eu-1/Kustomization/flux-system/apps",
             "edges",
             "{\"to\": 1}"
+        )
+    );
+
+    // Its body is stored as the text the collector wrote: text that is not JSON names the row.
+    sqlx::query("UPDATE objects SET edges = '[]', body = '{\"kind\": ' WHERE name = 'apps'")
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    let error = store.object(&key("apps")).await.unwrap_err();
+    assert_eq!(
+        bad_parts(&error),
+        (
+            "objects",
+            "prod-eu-1/Kustomization/flux-system/apps",
+            "body",
+            "{\"kind\": "
         )
     );
 }

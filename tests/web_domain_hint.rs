@@ -5,7 +5,9 @@ mod common;
 
 use common::web::{app, demo_app, demo_config, get};
 use fleetglass::store::{ObjectFilter, ObjectRecord};
+use fleetglass::web::{self, AppState, Site};
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 /// Who applied a stored Kustomization, from Flux's labels on it.
 fn applier(record: &ObjectRecord) -> Option<(String, String)> {
@@ -84,5 +86,39 @@ async fn without_domains_the_fleet_page_suggests_one_per_top_level_kustomization
     assert!(
         suggested.is_subset(&top_level),
         "{suggested:?} vs {top_level:?}"
+    );
+}
+
+/// Loading the hint parses every Kustomization's stored body (a third of a second at 100,000
+/// of them), so the fleet page reuses a loaded hint for a minute: within it the suggestions
+/// stand though their Kustomizations are gone; once the hint is older, it is read again.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_hint_is_read_again_once_a_minute_old_not_on_every_page() {
+    let (_, store) = demo_app().await;
+    let mut config = demo_config();
+    config.domains.clear();
+    let state = AppState::new(store.clone(), Site::from_config(&config));
+    let app = web::router(state.clone());
+    let suggests = |page: &str| page.contains("select: {root: ");
+    let (_, first) = get(&app, "/").await;
+    assert!(suggests(&first), "{first}");
+
+    sqlx::query("DELETE FROM objects WHERE kind = 'Kustomization'")
+        .execute(store.pool())
+        .await
+        .unwrap();
+    let (_, within) = get(&app, "/").await;
+    assert!(suggests(&within), "the hint loaded a moment ago is reused");
+
+    if let Some((loaded, _)) = state.domain_hint.lock().await.as_mut() {
+        *loaded = loaded
+            .checked_sub(Duration::from_secs(61))
+            .expect("this machine has been up for a minute");
+    }
+    let (_, later) = get(&app, "/").await;
+    assert!(later.contains("No domains configured yet"), "{later}");
+    assert!(
+        !suggests(&later),
+        "read again: no Kustomization left to suggest"
     );
 }

@@ -146,12 +146,13 @@ async fn upsert_objects(
 ) -> Result<(), sqlx::Error> {
     let keys = Columns::of(rows.iter().map(|r| &r.key));
     // The JSON columns travel as text and are parsed by Postgres: the same jsonb as a bound
-    // `serde_json::Value`, without building one per row. Domains travel as one array literal
-    // per row, because Postgres has no ragged text[][] for UNNEST to split per row.
+    // `serde_json::Value`, without building one per row. The body is stored as that text
+    // (migration 0012). Domains travel as one array literal per row, because Postgres has no
+    // ragged text[][] for UNNEST to split per row.
     let json = |column: fn(&ObjectRow) -> String| rows.iter().map(column).collect::<Vec<_>>();
     sqlx::query!(
         "INSERT INTO objects (cluster, kind, namespace, name, state, since, reason, message, root_causes, body, updated_at, domains, edges)
-         SELECT c, k, ns, n, s, si, r, m, rc::jsonb, b::jsonb, $11,
+         SELECT c, k, ns, n, s, si, r, m, rc::jsonb, b, $11,
                 d::text[], e::jsonb
          FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[],
                      $7::text[], $8::text[], $9::text[], $10::text[], $12::text[], $13::text[]) AS t(c, k, ns, n, s, si, r, m, rc, b, d, e)

@@ -36,7 +36,8 @@ pub(super) struct StoredObject {
     pub message: String,
     pub root_causes: Value,
     pub domains: Vec<String>,
-    pub body: Value,
+    /// As stored, text: a value that is not JSON names its row ([`Stored::json`]).
+    pub body: String,
     pub updated_at: DateTime<Utc>,
     /// As text: a value that is not a list of edges names its row ([`Stored::json`]).
     pub edges: String,
@@ -57,7 +58,7 @@ impl TryFrom<StoredObject> for ObjectRecord {
             verdict: ObjectVerdict::new(id, state, row.since, row.reason, row.message),
             root_causes: row.root_causes,
             domains: row.domains,
-            body: row.body,
+            body: stored.json("body", &row.body)?,
             updated_at: row.updated_at,
             edges: Json(stored.json("edges", &row.edges)?),
         })

@@ -24,10 +24,11 @@ impl Store {
         sqlx::query_as!(
             SuggestedDomain,
             r#"WITH k AS (
-                SELECT cluster, namespace, name, body->'spec'->'source_ref' AS source,
-                       body->'labels'->>'kustomize.toolkit.fluxcd.io/namespace' AS by_namespace,
-                       body->'labels'->>'kustomize.toolkit.fluxcd.io/name' AS by_name
-                FROM objects WHERE kind = 'Kustomization'),
+                SELECT cluster, namespace, name, b->'spec'->'source_ref' AS source,
+                       b->'labels'->>'kustomize.toolkit.fluxcd.io/namespace' AS by_namespace,
+                       b->'labels'->>'kustomize.toolkit.fluxcd.io/name' AS by_name
+                FROM (SELECT cluster, namespace, name, body::jsonb AS b
+                      FROM objects WHERE kind = 'Kustomization') stored),
              bootstrap AS (
                 SELECT cluster, namespace, name FROM k
                 WHERE by_namespace = namespace AND by_name = name)

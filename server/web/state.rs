@@ -4,6 +4,7 @@
 use super::csrf::CsrfKey;
 use super::hosts::HostPolicy;
 use super::views::commits::CommitLinks;
+use super::views::domain_hint::DomainHint;
 use super::waits::{Waits, WakeSource};
 use crate::config::{AlertRule, AuthConfig, AuthMode, Config, WebLimits};
 use crate::health::{DomainSpec, Thresholds};
@@ -19,6 +20,8 @@ pub struct AppState {
     pub site: Arc<Site>,
     pub csrf_key: Arc<CsrfKey>,
     pub waits: Arc<Waits>,
+    /// The fleet page's hint while no domains are configured, as last loaded and when.
+    pub domain_hint: Arc<tokio::sync::Mutex<Option<(std::time::Instant, DomainHint)>>>,
 }
 
 impl AppState {
@@ -34,6 +37,7 @@ impl AppState {
             site: Arc::new(site),
             csrf_key: Arc::new(CsrfKey::generate()),
             waits: Arc::new(waits),
+            domain_hint: Arc::default(),
         }
     }
 

@@ -10,6 +10,7 @@ use askama::Template;
 use axum::extract::State;
 use axum::response::Response;
 use chrono::Utc;
+use std::time::Instant;
 
 #[derive(Template)]
 #[template(path = "fleet.html")]
@@ -29,7 +30,7 @@ struct FleetFragment {
 pub async fn page(State(state): State<AppState>) -> PageResult<Response> {
     let view = FleetView::load(&state.store, &state.site, Utc::now()).await?;
     let hint = if state.site.domains.is_empty() {
-        Some(DomainHint::load(&state.store).await?)
+        Some(DomainHint::cached(&state.domain_hint, &state.store, Instant::now()).await?)
     } else {
         None
     };
