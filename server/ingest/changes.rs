@@ -45,26 +45,23 @@ fn same_row(written: &Verdict, next: &Verdict) -> bool {
 }
 
 impl Written {
-    /// Object rows and transitions of one re-evaluated cluster (None: it is gone); `touched`
-    /// are the ids of its objects whose body changed, sorted. The caller leaves out the
-    /// clusters it holds but has not heard from yet: nothing of theirs is written.
+    /// Object rows and transitions of one re-evaluated cluster (None: it is gone) against
+    /// what was last written of it; `touched` are the ids of its objects whose body changed,
+    /// sorted. It only reads, so each cluster of a round is compared on the thread that
+    /// evaluated it (`Evaluations::update_then`). The caller leaves out the clusters it holds
+    /// but has not heard from yet: nothing of theirs is written.
     pub fn object_changes(
-        &mut self,
+        &self,
         cluster: &str,
-        evaluation: Option<&Arc<Evaluation>>,
+        evaluation: Option<&Evaluation>,
         snapshot: &Snapshot,
         touched: &[&ObjectId],
         now: DateTime<Utc>,
-        changes: &mut ChangeSet,
-    ) {
-        let previous = match evaluation {
-            Some(evaluation) => self
-                .verdicts
-                .insert(cluster.to_string(), evaluation.clone()),
-            None => self.verdicts.remove(cluster),
-        };
-        let written = previous
-            .as_deref()
+    ) -> ChangeSet {
+        let mut changes = ChangeSet::default();
+        let written = self
+            .verdicts
+            .get(cluster)
             .map_or(&[][..], |e| e.objects.as_slice());
         let verdicts = evaluation.map_or(&[][..], |e| e.objects.as_slice());
         debug_assert!(
@@ -85,11 +82,23 @@ impl Written {
             if before.is_some_and(|b| same_row(b, verdict)) && !body_changed {
                 continue;
             }
-            row_changes(before, verdict, snapshot, now, changes);
+            row_changes(before, verdict, snapshot, now, &mut changes);
         }
         for gone in written {
             changes.deletes.extend(key_of_id(gone.id.as_str()));
         }
+        changes
+    }
+
+    /// Records `evaluation` (None: the cluster is gone) as the one whose verdicts were handed
+    /// to the store, once its `object_changes` are on their way.
+    pub fn handed_over(&mut self, cluster: &str, evaluation: Option<&Arc<Evaluation>>) {
+        match evaluation {
+            Some(evaluation) => self
+                .verdicts
+                .insert(cluster.to_string(), evaluation.clone()),
+            None => self.verdicts.remove(cluster),
+        };
     }
 
     /// The roll-up rows of each of `clusters` (re-evaluated this round) that changed.

@@ -57,8 +57,9 @@ fn written_rows(
     snapshot: &Snapshot,
     touched: &[&ObjectId],
 ) -> ChangeSet {
-    let mut changes = ChangeSet::default();
-    written.object_changes(CLUSTER, evaluation, snapshot, touched, now(), &mut changes);
+    let evaluated = evaluation.map(Arc::as_ref);
+    let changes = written.object_changes(CLUSTER, evaluated, snapshot, touched, now());
+    written.handed_over(CLUSTER, evaluation);
     changes
 }
 

@@ -60,6 +60,18 @@ impl Evaluations {
     /// whose info changed in a way that can matter, those due by now and those new; forgets
     /// clusters that have neither objects nor info.
     pub fn update(&mut self, round: &Round, changed: &BTreeSet<String>) -> Redone {
+        self.update_then(round, changed, |_, _| ()).0
+    }
+
+    /// As `update`, and runs `then` on each cluster's new evaluation on the thread that made
+    /// it, right after: its verdicts are still in that core's cache, and the calls share the
+    /// cores as the evaluations do. What each call returned, by cluster.
+    pub fn update_then<T: Send>(
+        &mut self,
+        round: &Round,
+        changed: &BTreeSet<String>,
+        then: impl Fn(&str, &Evaluation) -> T + Sync,
+    ) -> (Redone, BTreeMap<String, T>) {
         let infos: BTreeMap<&str, &ClusterInfo> =
             round.infos.iter().map(|i| (i.name.as_str(), i)).collect();
         // Owned: the kept evaluations change below.
@@ -107,25 +119,30 @@ impl Evaluations {
         for cluster in &redone.evaluated {
             self.forget(cluster);
         }
-        let evaluated = evaluate_each(round, &stale);
-        for ((cluster, info), timed) in stale.into_iter().zip(evaluated) {
+        let before: Vec<Option<&Evaluation>> = stale
+            .iter()
+            .map(|(cluster, _)| self.clusters.get(*cluster).map(|k| k.evaluation.as_ref()))
+            .collect();
+        let evaluated = evaluate_each(round, &stale, &before, &then);
+        let mut results = BTreeMap::new();
+        for ((cluster, info), fresh) in stale.into_iter().zip(evaluated) {
             let kept = Kept {
-                evaluation: Arc::new(timed.evaluation),
-                due: timed.due,
+                evaluation: Arc::new(fresh.timed.evaluation),
+                due: fresh.timed.due,
                 info: info.cloned(),
             };
-            let before = self.forget(cluster);
+            self.forget(cluster);
             if let Some(due) = kept.due {
                 self.due.insert((due, cluster.to_string()));
             }
             self.clusters.insert(cluster.to_string(), kept);
-            let after = &self.clusters[cluster].evaluation;
-            if before.is_none_or(|b| b.evaluation != *after) {
+            if fresh.differs {
                 redone.changed.insert(cluster.to_string());
             }
             redone.evaluated.insert(cluster.to_string());
+            results.insert(cluster.to_string(), fresh.then);
         }
-        redone
+        (redone, results)
     }
 
     /// The clusters whose kept evaluation is due by `now`.
@@ -177,19 +194,39 @@ impl Evaluations {
 /// threaded path against the whole fleet's evaluation.
 const SHARED_OUT_FROM_OBJECTS: usize = if cfg!(test) { 1 } else { 2_000 };
 
-/// Evaluates each of `clusters` on its own, results in their order. A cluster's evaluation
-/// reads nothing of another's, so with several cores a big round (a flood touching most of the
-/// fleet) is shared out between scoped threads, each taking the next cluster when done.
-fn evaluate_each(round: &Round, clusters: &[(&str, Option<&ClusterInfo>)]) -> Vec<Timed> {
-    let one = |&(cluster, info): &(&str, Option<&ClusterInfo>)| {
-        health::evaluate_timed(&Input {
+/// One cluster evaluated again: the evaluation, whether it differs from the one kept (none
+/// kept: it does), and what the caller's `then` made of it.
+struct Fresh<T> {
+    timed: Timed,
+    differs: bool,
+    then: T,
+}
+
+/// Evaluates each of `clusters` on its own (`before`: each one's kept evaluation), results in
+/// their order. A cluster's evaluation reads nothing of another's, so with several cores a big
+/// round (a flood touching most of the fleet) is shared out between scoped threads, each
+/// taking the next cluster when done.
+fn evaluate_each<T: Send>(
+    round: &Round,
+    clusters: &[(&str, Option<&ClusterInfo>)],
+    before: &[Option<&Evaluation>],
+    then: &(impl Fn(&str, &Evaluation) -> T + Sync),
+) -> Vec<Fresh<T>> {
+    let one = |i: usize| {
+        let (cluster, info) = clusters[i];
+        let timed = health::evaluate_timed(&Input {
             objects: round.objects.get(cluster).copied().unwrap_or_default(),
             clusters: info.map(std::slice::from_ref).unwrap_or_default(),
             domains: round.domains,
             thresholds: round.thresholds,
             now: round.now,
             seen_in_progress: round.seen_in_progress,
-        })
+        });
+        Fresh {
+            differs: before[i].is_none_or(|kept| *kept != timed.evaluation),
+            then: then(cluster, &timed.evaluation),
+            timed,
+        }
     };
     let objects: usize = clusters
         .iter()
@@ -197,20 +234,20 @@ fn evaluate_each(round: &Round, clusters: &[(&str, Option<&ClusterInfo>)]) -> Ve
         .sum();
     let threads = health::cores().min(clusters.len());
     if threads < 2 || objects < SHARED_OUT_FROM_OBJECTS {
-        return clusters.iter().map(one).collect();
+        return (0..clusters.len()).map(one).collect();
     }
     let next = AtomicUsize::new(0);
-    let mut done: Vec<(usize, Timed)> = std::thread::scope(|scope| {
+    let mut done: Vec<(usize, Fresh<T>)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
                     let mut mine = Vec::new();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(cluster) = clusters.get(i) else {
+                        if i >= clusters.len() {
                             return mine;
-                        };
-                        mine.push((i, one(cluster)));
+                        }
+                        mine.push((i, one(i)));
                     }
                 })
             })
@@ -225,7 +262,7 @@ fn evaluate_each(round: &Round, clusters: &[(&str, Option<&ClusterInfo>)]) -> Ve
             .collect()
     });
     done.sort_unstable_by_key(|&(i, _)| i);
-    done.into_iter().map(|(_, timed)| timed).collect()
+    done.into_iter().map(|(_, fresh)| fresh).collect()
 }
 
 fn same_info(before: Option<&ClusterInfo>, after: Option<&ClusterInfo>, round: &Round) -> bool {

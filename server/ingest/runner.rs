@@ -14,7 +14,7 @@ use super::schedule::{REFRESH, Schedule, Work};
 use super::sightings::Sightings;
 use super::write_behind::{Batch, Outcome, WriteBehind, put_back};
 use super::{RunnerSettings, Snapshot};
-use crate::health::{ClusterInfo, Fleet, Parts};
+use crate::health::{ClusterInfo, Evaluation, Fleet, Parts};
 use crate::metrics;
 use crate::model::ObjectId;
 use crate::sources::{EventReceiver, SourceEvent};
@@ -311,8 +311,21 @@ impl Runner {
             .chain(self.evaluations.due_by(now))
             .map(str::to_string)
             .collect();
+        let held = self
+            .ownership
+            .as_ref()
+            .map(|o| o.held.clone())
+            .unwrap_or_default();
         let evaluating = Instant::now();
-        let redone = tokio::task::block_in_place(|| {
+        // Each cluster's rows are diffed on the thread that evaluated it, right after.
+        let (written, snapshot) = (&self.written, &self.snapshot);
+        let diff = |cluster: &str, evaluation: Option<&Evaluation>| {
+            let touched = touched_by_cluster
+                .get(cluster)
+                .map_or(&[][..], Vec::as_slice);
+            written.object_changes(cluster, evaluation, snapshot, touched, now)
+        };
+        let (redone, mut diffs) = tokio::task::block_in_place(|| {
             let mut clusters: Vec<_> = candidates
                 .iter()
                 .filter_map(|c| self.snapshot.cluster(c).cloned())
@@ -330,26 +343,26 @@ impl Runner {
                 seen_in_progress: self.sightings.seen(),
                 now,
             };
-            self.evaluations.update(&round, &changed)
+            self.evaluations
+                .update_then(&round, &changed, |cluster, evaluation| {
+                    (!held.contains(cluster)).then(|| diff(cluster, Some(evaluation)))
+                })
         });
         let diffing = Instant::now();
-        let held = self
-            .ownership
-            .as_ref()
-            .map(|o| o.held.clone())
-            .unwrap_or_default();
         let mut changes = ChangeSet::default();
-        for cluster in redone.evaluated.iter().filter(|c| !held.contains(*c)) {
-            let evaluation = self.evaluations.shared(cluster);
-            let touched = touched_by_cluster.get(cluster.as_str());
-            self.written.object_changes(
-                cluster,
-                evaluation,
-                &self.snapshot,
-                touched.map_or(&[][..], Vec::as_slice),
-                now,
-                &mut changes,
-            );
+        let diffed: Vec<&String> = redone
+            .evaluated
+            .iter()
+            .filter(|c| !held.contains(*c))
+            .collect();
+        for &cluster in &diffed {
+            // A cluster gone was not evaluated: its rows are diffed here.
+            let rows = diffs.remove(cluster).flatten();
+            changes.append(rows.unwrap_or_else(|| diff(cluster, self.evaluations.of(cluster))));
+        }
+        for cluster in diffed {
+            self.written
+                .handed_over(cluster, self.evaluations.shared(cluster));
         }
         let evaluations = &self.evaluations;
         let reevaluated = redone.evaluated.iter().filter_map(|c| evaluations.of(c));

@@ -73,6 +73,13 @@ impl ChangeSet {
         self.upserts.len() + self.deletes.len() + self.transitions.len()
     }
 
+    /// Appends the changes of objects none of whose rows are here yet (another cluster's).
+    pub fn append(&mut self, other: ChangeSet) {
+        self.upserts.extend(other.upserts);
+        self.deletes.extend(other.deletes);
+        self.transitions.extend(other.transitions);
+    }
+
     /// Appends a later change set (used when a write failed and must be retried with more).
     pub fn absorb(&mut self, later: ChangeSet) {
         let replaced: std::collections::HashSet<&ObjectKey> = later
