@@ -669,39 +669,30 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
         )
     );
 
-    // What an object waits on is a list of edges; anything else names the row too.
-    sqlx::query(
-        "UPDATE objects SET kind = 'Kustomization', edges = '{\"to\": 1}' WHERE name = 'apps'",
-    )
-    .execute(&mut *conn)
-    .await
-    .unwrap();
-    let error = store.object(&key("apps")).await.unwrap_err();
-    assert_eq!(
-        bad_parts(&error),
-        (
-            "objects",
-            "prod-eu-1/Kustomization/flux-system/apps",
-            "edges",
-            "{\"to\": 1}"
-        )
-    );
-
-    // Its body is stored as the text the collector wrote: text that is not JSON names the row.
-    sqlx::query("UPDATE objects SET edges = '[]', body = '{\"kind\": ' WHERE name = 'apps'")
-        .execute(&mut *conn)
-        .await
-        .unwrap();
-    let error = store.object(&key("apps")).await.unwrap_err();
-    assert_eq!(
-        bad_parts(&error),
-        (
-            "objects",
-            "prod-eu-1/Kustomization/flux-system/apps",
-            "body",
-            "{\"kind\": "
-        )
-    );
+    // What an object waits on is a list of edges, and its body is the JSON text the collector
+    // wrote: anything else in either names the row too.
+    let bad_object_columns = [
+        ("edges = '{\"to\": 1}'", "edges", "{\"to\": 1}"),
+        ("edges = '[]', body = '{\"kind\": '", "body", "{\"kind\": "),
+    ];
+    for (set, column, value) in bad_object_columns {
+        let update =
+            format!("UPDATE objects SET kind = 'Kustomization', {set} WHERE name = 'apps'");
+        sqlx::query(sqlx::AssertSqlSafe(update))
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+        let error = store.object(&key("apps")).await.unwrap_err();
+        assert_eq!(
+            bad_parts(&error),
+            (
+                "objects",
+                "prod-eu-1/Kustomization/flux-system/apps",
+                column,
+                value
+            )
+        );
+    }
 }
 
 /// An open alert row written before the members shared the object-and-verdict shape: its

@@ -4,7 +4,7 @@
 use super::csrf::CsrfKey;
 use super::hosts::HostPolicy;
 use super::views::commits::CommitLinks;
-use super::views::domain_hint::DomainHint;
+use super::views::domain_hint::HintCache;
 use super::waits::{Waits, WakeSource};
 use crate::config::{AlertRule, AuthConfig, AuthMode, Config, WebLimits};
 use crate::health::{DomainSpec, Thresholds};
@@ -21,7 +21,7 @@ pub struct AppState {
     pub csrf_key: Arc<CsrfKey>,
     pub waits: Arc<Waits>,
     /// The fleet page's hint while no domains are configured, as last loaded and when.
-    pub domain_hint: Arc<tokio::sync::Mutex<Option<(std::time::Instant, DomainHint)>>>,
+    pub domain_hint: Arc<HintCache>,
 }
 
 impl AppState {

@@ -9,6 +9,9 @@ use tokio::sync::Mutex;
 /// How long a loaded hint is shown before it is read again.
 const HINT_REUSED_FOR: Duration = Duration::from_secs(60);
 
+/// The hint as last loaded, and when.
+pub type HintCache = Mutex<Option<(Instant, DomainHint)>>;
+
 #[derive(Debug, Clone)]
 pub struct DomainHint {
     pub suggestions: Vec<SuggestedDomain>,
@@ -28,7 +31,7 @@ impl DomainHint {
     /// stored body, a third of a second at 100,000 of them; a suggestion a minute old serves
     /// as well.
     pub async fn cached(
-        cache: &Mutex<Option<(Instant, DomainHint)>>,
+        cache: &HintCache,
         store: &Store,
         now: Instant,
     ) -> Result<DomainHint, sqlx::Error> {
