@@ -50,6 +50,7 @@ const LATE: Duration = Duration::from_secs(60);
 
 #[tokio::main]
 async fn main() {
+    support::configure_allocator();
     let clusters = flag("--clusters").unwrap_or(support::size(1_000, 6));
     let churn = flag("--churn").unwrap_or(support::size(2_000, 50));
     let samples = support::size(200, 4);

@@ -35,6 +35,7 @@ struct Measured {
 
 #[tokio::main]
 async fn main() {
+    support::configure_allocator();
     let asked = clusters_asked();
     let sizes: Vec<usize> = if !asked.is_empty() {
         asked

@@ -189,6 +189,7 @@ async fn write_throughput() {
 }
 
 fn main() {
+    support::configure_allocator();
     memory_per_object();
     tokio::runtime::Runtime::new()
         .expect("runtime")

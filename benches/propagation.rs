@@ -41,6 +41,7 @@ const LOAD_DEADLINE: Duration = Duration::from_secs(600);
 
 #[tokio::main]
 async fn main() {
+    support::configure_allocator();
     let full = support::full();
     let objects = support::size(2_000, 20);
     let clusters = support::size(3, 1);

@@ -66,6 +66,7 @@ const KINDS: [Kind; 5] = [
 
 #[tokio::main]
 async fn main() {
+    support::configure_allocator();
     let store = common::fresh_store().await;
     let started = Instant::now();
     let config_yaml = seed(&store).await;

@@ -29,13 +29,18 @@ pub fn percentiles(times: &mut [std::time::Duration]) -> [f64; 3] {
 /// code in their own process, and with the system allocator they measured a different program
 /// (glibc's malloc and the page faults of its trimming were a third of the growth bench's CPU).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: fleetglass_allocator::MiMalloc = fleetglass_allocator::MiMalloc;
+
+/// Tunes the allocator as the shipped binary's `main` does; each benchmark's `main` calls it
+/// first.
+pub fn configure_allocator() {
+    fleetglass_allocator::configure();
+}
 
 /// Returns the memory the allocator holds freed but not yet given back: mimalloc gives it
-/// back some milliseconds after it was freed, on a later call, as a running collector's next
-/// round does; a reading taken right after a tight loop would count the loop's temporaries.
+/// back some time after it was freed, on a later call, as a running collector's next round
+/// does; a reading taken right after a tight loop would count the loop's temporaries.
 #[allow(dead_code)] // for the benchmarks that read memory
 pub fn settle_allocator() {
-    // SAFETY: `mi_collect` only frees what mimalloc itself holds unused; no pointer is passed.
-    unsafe { libmimalloc_sys::mi_collect(true) }
+    fleetglass_allocator::settle();
 }
