@@ -48,9 +48,11 @@ const DEADLINE: Duration = Duration::from_secs(900);
 /// A flip not visible this long after its event is reported as the ingest falling behind.
 const LATE: Duration = Duration::from_secs(60);
 
-#[tokio::main]
-async fn main() {
-    support::configure_allocator();
+fn main() {
+    support::run_async(bench());
+}
+
+async fn bench() {
     let clusters = flag("--clusters").unwrap_or(support::size(1_000, 6));
     let churn = flag("--churn").unwrap_or(support::size(2_000, 50));
     let samples = support::size(200, 4);

@@ -19,7 +19,7 @@ const REVISION: &str = "main@sha1:1111111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 mod support;
 
 fn main() {
-    support::configure_allocator();
+    fleetglass_allocator::configure();
     let wanted: Vec<usize> = std::env::args()
         .skip(1)
         .filter_map(|a| a.parse().ok())

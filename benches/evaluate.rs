@@ -18,7 +18,7 @@ const NOW: &str = "2026-11-29T12:00:00Z";
 const AN_HOUR_AGO: &str = "2026-11-29T11:00:00Z";
 
 fn main() {
-    support::configure_allocator();
+    fleetglass_allocator::configure();
     let wanted: Vec<usize> = std::env::args()
         .skip(1)
         .filter_map(|a| a.parse().ok())

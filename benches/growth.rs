@@ -33,9 +33,11 @@ struct Measured {
     write_us_per_change: f64,
 }
 
-#[tokio::main]
-async fn main() {
-    support::configure_allocator();
+fn main() {
+    support::run_async(bench());
+}
+
+async fn bench() {
     let asked = clusters_asked();
     let sizes: Vec<usize> = if !asked.is_empty() {
         asked

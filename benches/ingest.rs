@@ -88,7 +88,7 @@ fn deployment(i: usize) -> Value {
 fn memory_per_object() {
     let count = support::size(50_000, 500);
     let objects: Vec<Value> = (0..count).map(deployment).collect();
-    support::settle_allocator();
+    fleetglass_allocator::settle();
     let before = rss_bytes();
     let mut snapshot = Snapshot::default();
     for (i, value) in objects.iter().enumerate() {
@@ -99,7 +99,7 @@ fn memory_per_object() {
             snapshot.take_touched();
         }
     }
-    support::settle_allocator();
+    fleetglass_allocator::settle();
     let after = rss_bytes();
     let per_object = after.saturating_sub(before) / count;
     println!(
@@ -189,7 +189,7 @@ async fn write_throughput() {
 }
 
 fn main() {
-    support::configure_allocator();
+    fleetglass_allocator::configure();
     memory_per_object();
     tokio::runtime::Runtime::new()
         .expect("runtime")

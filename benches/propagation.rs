@@ -39,9 +39,11 @@ const DOMAIN: &str = "shop";
 const REVISION: &str = "v1.4.2@sha256:0123456789abcdef";
 const LOAD_DEADLINE: Duration = Duration::from_secs(600);
 
-#[tokio::main]
-async fn main() {
-    support::configure_allocator();
+fn main() {
+    support::run_async(bench());
+}
+
+async fn bench() {
     let full = support::full();
     let objects = support::size(2_000, 20);
     let clusters = support::size(3, 1);

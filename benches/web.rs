@@ -64,9 +64,11 @@ const KINDS: [Kind; 5] = [
     Kind::Pod,
 ];
 
-#[tokio::main]
-async fn main() {
-    support::configure_allocator();
+fn main() {
+    support::run_async(bench());
+}
+
+async fn bench() {
     let store = common::fresh_store().await;
     let started = Instant::now();
     let config_yaml = seed(&store).await;

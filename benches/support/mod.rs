@@ -31,16 +31,12 @@ pub fn percentiles(times: &mut [std::time::Duration]) -> [f64; 3] {
 #[global_allocator]
 static ALLOCATOR: fleetglass_allocator::MiMalloc = fleetglass_allocator::MiMalloc;
 
-/// Tunes the allocator as the shipped binary's `main` does; each benchmark's `main` calls it
-/// first.
-pub fn configure_allocator() {
+/// Runs an async benchmark as the binary runs: the allocator tuned first, before the runtime
+/// starts its threads (mimalloc's option setters are not synchronised with allocations).
+#[allow(dead_code)] // for the async benchmarks
+pub fn run_async<F: std::future::Future>(bench: F) -> F::Output {
     fleetglass_allocator::configure();
-}
-
-/// Returns the memory the allocator holds freed but not yet given back: mimalloc gives it
-/// back some time after it was freed, on a later call, as a running collector's next round
-/// does; a reading taken right after a tight loop would count the loop's temporaries.
-#[allow(dead_code)] // for the benchmarks that read memory
-pub fn settle_allocator() {
-    fleetglass_allocator::settle();
+    tokio::runtime::Runtime::new()
+        .expect("tokio runtime")
+        .block_on(bench)
 }

@@ -9,8 +9,8 @@
 //! allocates as much again for the next, a few hundred milliseconds later. With the default
 //! those pages went back to the OS between rounds and the kernel zeroed them again on the next
 //! touch: a quarter of the growth bench's CPU in `perf`, about 140,000 page faults per run
-//! (docs/PERFORMANCE.md §9.20). Ten seconds keeps them between rounds and still gives memory
-//! back to the OS within seconds of a quiet spell.
+//! (docs/PERFORMANCE.md §9.20). Ten seconds keeps them between rounds; memory freed after a
+//! burst still goes back to the OS about ten seconds later.
 #![deny(unsafe_code)]
 
 pub use mimalloc::MiMalloc;
@@ -36,8 +36,8 @@ pub fn configure() {
 
 fn set_purge_delay(milliseconds: c_long) {
     #[allow(unsafe_code)]
-    // SAFETY: sets one of mimalloc's options by its index; no pointer is passed. Called before
-    // other threads allocate, as mimalloc asks.
+    // SAFETY: sets one of mimalloc's options by its index; no pointer is passed. `configure`'s
+    // callers run it before starting any other thread, as mimalloc asks.
     unsafe {
         libmimalloc_sys::mi_option_set(OPTION_PURGE_DELAY, milliseconds)
     }
