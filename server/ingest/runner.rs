@@ -498,7 +498,7 @@ impl Runner {
         }) = self.finishing.take()
         {
             if let Some(publication) = publication {
-                self.latest.send_replace(Arc::new(publication));
+                drop_aside(self.latest.send_replace(Arc::new(publication)));
             }
             record.times.write = took;
             record.committed = committed;
@@ -523,8 +523,42 @@ impl Runner {
     }
 }
 
+/// Frees `value` on a thread of its own. A replaced publication often holds the last
+/// reference to every re-evaluated cluster's previous verdicts: after a flood, hundreds of
+/// thousands of small frees the runner's next round need not wait for. If no thread can be
+/// started, the failed spawn drops it here.
+fn drop_aside<T: Send + 'static>(value: T) {
+    let _ = std::thread::Builder::new()
+        .name("fleetglass-free".into())
+        .spawn(move || drop(value));
+}
+
 /// The instant on the runtime's clock for a UTC time (now when it is past).
 fn instant_of(at: DateTime<Utc>) -> Instant {
     let ahead = (at - Utc::now()).to_std().unwrap_or_default();
     Instant::now() + ahead
+}
+
+#[cfg(test)]
+mod tests {
+    use super::drop_aside;
+    use std::sync::mpsc;
+    use std::thread::ThreadId;
+
+    /// Says on which thread it was dropped.
+    struct Tells(mpsc::Sender<ThreadId>);
+
+    impl Drop for Tells {
+        fn drop(&mut self) {
+            let _ = self.0.send(std::thread::current().id());
+        }
+    }
+
+    #[test]
+    fn a_replaced_publication_is_freed_off_the_runners_thread() {
+        let (sender, dropped) = mpsc::channel();
+        drop_aside(Tells(sender));
+        let on = dropped.recv().expect("the value is dropped, not leaked");
+        assert_ne!(on, std::thread::current().id());
+    }
 }

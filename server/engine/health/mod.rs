@@ -91,6 +91,8 @@ mod suspension_tests;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 #[cfg(test)]
+mod verdict_tests;
+#[cfg(test)]
 mod workload_tests;
 
 pub use clusters::interchangeable;

@@ -77,7 +77,7 @@ pub struct DomainVerdict {
     pub blockers: Vec<ObjectId>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Evaluation {
     /// Sorted by id.
     pub objects: Vec<Verdict>,
@@ -96,6 +96,32 @@ pub struct Evaluation {
     /// namespace, and those objects need that are absent; sorted. For the cluster pages.
     #[serde(skip)]
     pub controllers: Vec<ObjectId>,
+}
+
+/// Every field compared, the short lists first. The collector compares each re-evaluated
+/// cluster with its kept evaluation; when a verdict that matters changed, the root causes or
+/// the domain verdicts usually changed with it, and those lists are a few entries where the
+/// verdicts are the whole cluster.
+impl PartialEq for Evaluation {
+    fn eq(&self, other: &Self) -> bool {
+        // Destructured, so a field added later cannot be left out of the comparison.
+        let Evaluation {
+            objects,
+            root_causes,
+            domains,
+            dependencies,
+            co_ownerships,
+            crd_providers,
+            controllers,
+        } = self;
+        *root_causes == other.root_causes
+            && *domains == other.domains
+            && *dependencies == other.dependencies
+            && *co_ownerships == other.co_ownerships
+            && *crd_providers == other.crd_providers
+            && *controllers == other.controllers
+            && *objects == other.objects
+    }
 }
 
 /// `consumer` needs `object` (`CustomResourceDefinition.apiextensions.k8s.io/<name>` or

@@ -1,0 +1,78 @@
+//! Two evaluations are equal exactly when every field is: the collector republishes a
+//! cluster, and writes its roll-ups, only when its evaluation differs from the kept one.
+
+use super::testkit::*;
+use super::verdict::{CoOwnership, CrdProvider, Dependency, DomainVerdict};
+use super::{Evaluation, State};
+use crate::model::ObjectId;
+
+/// A failing Kustomization with its source and the controllers: verdicts, a root cause and
+/// the controllers found; one entry is added to each of the other lists.
+fn evaluation() -> Evaluation {
+    let mut values = flux_controllers();
+    values.push(git_repository("apps", "main@sha1:1111111"));
+    values.push(with_conditions(
+        kustomization("apps", &[]),
+        vec![not_ready("BuildFailed", "kustomize build failed", 30)],
+    ));
+    let mut evaluation = run(&values).evaluation;
+    let some_id = evaluation.objects[0].id.clone();
+    evaluation.domains.push(DomainVerdict {
+        domain: "payments".into(),
+        cluster: "prod".into(),
+        version: Some("1.4.2".into()),
+        state: State::Healthy,
+        fully_healthy: true,
+        objects: 1,
+        healthy: 1,
+        blockers: vec![],
+    });
+    evaluation.dependencies.push(Dependency {
+        cluster: "prod".into(),
+        provider: some_id.clone(),
+        consumer: some_id.clone(),
+        object: "Namespace/apps".into(),
+    });
+    evaluation.co_ownerships.push(CoOwnership {
+        cluster: "prod".into(),
+        object: "Namespace/apps".into(),
+        providers: vec![some_id.clone()],
+    });
+    evaluation.crd_providers.push(CrdProvider {
+        cluster: "prod".into(),
+        group: "example.io".into(),
+        kind: "Widget".into(),
+        crd: "widgets.example.io".into(),
+        provider: some_id,
+    });
+    evaluation
+}
+
+/// One field of an evaluation changed in place.
+type Change = fn(&mut Evaluation);
+
+#[test]
+fn an_evaluation_differs_when_any_one_of_its_lists_differs() {
+    let base = evaluation();
+    assert!(!base.objects.is_empty() && !base.root_causes.is_empty());
+    assert!(!base.controllers.is_empty(), "the controllers were matched");
+    assert_eq!(base, base.clone());
+    let changes: [(&str, Change); 7] = [
+        ("objects", |e| e.objects[0].message.push('!')),
+        ("root_causes", |e| e.root_causes[0].message.push('!')),
+        ("domains", |e| e.domains[0].healthy = 0),
+        ("dependencies", |e| e.dependencies[0].object.push('!')),
+        ("co_ownerships", |e| e.co_ownerships.clear()),
+        ("crd_providers", |e| e.crd_providers[0].kind.push('!')),
+        ("controllers", |e| e.controllers.push(ObjectId("x".into()))),
+    ];
+    for (field, change) in changes {
+        let mut changed = base.clone();
+        change(&mut changed);
+        assert_ne!(base, changed, "a change in {field} alone");
+        assert_ne!(
+            changed, base,
+            "a change in {field} alone, compared the other way"
+        );
+    }
+}
