@@ -8,6 +8,7 @@ mod crd_history;
 mod evaluations;
 #[cfg(test)]
 mod evaluations_tests;
+mod free_aside;
 mod leases;
 mod ownership;
 pub mod retention;

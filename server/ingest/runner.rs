@@ -8,6 +8,7 @@
 use super::changes::Written;
 use super::crd_history::CrdHistory;
 use super::evaluations::{Evaluations, Round};
+use super::free_aside::FreeAside;
 use super::ownership::{ClusterSet, Ownership, leases_changed};
 use super::round_log::{RoundLog, RoundRecord};
 use super::schedule::{REFRESH, Schedule, Work};
@@ -76,6 +77,8 @@ pub struct Runner {
     writing: WriteBehind,
     finishing: Option<Finishing>,
     latest: watch::Sender<Arc<Evaluated>>,
+    /// Frees replaced publications off the runner's thread.
+    free_aside: FreeAside<Arc<Evaluated>>,
     /// The fleet as last evaluated (published once its round's write ends).
     fleet: Arc<Fleet>,
     /// Set when collectors share the fleet: only leased clusters are collected and written.
@@ -111,6 +114,7 @@ impl Runner {
             writing: WriteBehind::default(),
             finishing: None,
             latest,
+            free_aside: FreeAside::start(),
             fleet: Arc::default(),
             ownership: None,
             crd_history: CrdHistory::default(),
@@ -498,7 +502,8 @@ impl Runner {
         }) = self.finishing.take()
         {
             if let Some(publication) = publication {
-                drop_aside(self.latest.send_replace(Arc::new(publication)));
+                self.free_aside
+                    .free(self.latest.send_replace(Arc::new(publication)));
             }
             record.times.write = took;
             record.committed = committed;
@@ -523,42 +528,8 @@ impl Runner {
     }
 }
 
-/// Frees `value` on a thread of its own. A replaced publication often holds the last
-/// reference to every re-evaluated cluster's previous verdicts: after a flood, hundreds of
-/// thousands of small frees the runner's next round need not wait for. If no thread can be
-/// started, the failed spawn drops it here.
-fn drop_aside<T: Send + 'static>(value: T) {
-    let _ = std::thread::Builder::new()
-        .name("fleetglass-free".into())
-        .spawn(move || drop(value));
-}
-
 /// The instant on the runtime's clock for a UTC time (now when it is past).
 fn instant_of(at: DateTime<Utc>) -> Instant {
     let ahead = (at - Utc::now()).to_std().unwrap_or_default();
     Instant::now() + ahead
-}
-
-#[cfg(test)]
-mod tests {
-    use super::drop_aside;
-    use std::sync::mpsc;
-    use std::thread::ThreadId;
-
-    /// Says on which thread it was dropped.
-    struct Tells(mpsc::Sender<ThreadId>);
-
-    impl Drop for Tells {
-        fn drop(&mut self) {
-            let _ = self.0.send(std::thread::current().id());
-        }
-    }
-
-    #[test]
-    fn a_replaced_publication_is_freed_off_the_runners_thread() {
-        let (sender, dropped) = mpsc::channel();
-        drop_aside(Tells(sender));
-        let on = dropped.recv().expect("the value is dropped, not leaked");
-        assert_ne!(on, std::thread::current().id());
-    }
 }
