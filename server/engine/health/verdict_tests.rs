@@ -1,5 +1,6 @@
-//! Two evaluations are equal exactly when every field is: the collector republishes a
-//! cluster, and writes its roll-ups, only when its evaluation differs from the kept one.
+//! Two evaluations are equal exactly when every field is: the collector publishes the fleet
+//! again when a re-evaluated cluster's evaluation differs from the one it kept (otherwise
+//! only on its periodic refresh).
 
 use super::testkit::*;
 use super::verdict::{CoOwnership, CrdProvider, Dependency, DomainVerdict};
