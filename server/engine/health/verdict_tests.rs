@@ -77,3 +77,32 @@ fn an_evaluation_differs_when_any_one_of_its_lists_differs() {
         );
     }
 }
+
+/// The false green the order of comparison must not cause: a Deployment whose status, as the
+/// Deployment controller writes it during a rollout, has 3 replicas updated and 2 available is
+/// no longer healthy, while the cluster's lists beside the verdicts stay the same. The
+/// evaluation must differ from the one kept while it was healthy, or the collector would keep
+/// publishing `healthy`.
+#[test]
+fn a_change_in_the_verdicts_alone_makes_the_evaluation_differ() {
+    let healthy = run(&[deployment("apps", "web", 2, 2)]);
+    let rolling = run(&[deployment("apps", "web", 3, 2)]);
+    healthy.assert_verdict("Deployment", "apps", "web", State::Healthy, "2/2 available");
+    rolling.assert_verdict(
+        "Deployment",
+        "apps",
+        "web",
+        State::Progressing,
+        "2/3 available, 3 updated",
+    );
+    let (before, after) = (&healthy.evaluation, &rolling.evaluation);
+    assert!(
+        before.root_causes.is_empty() && after.root_causes.is_empty(),
+        "a rollout in progress is no root cause: only the verdicts differ"
+    );
+    assert_eq!(
+        (&before.domains, &before.controllers),
+        (&after.domains, &after.controllers)
+    );
+    assert_ne!(*before, *after);
+}
