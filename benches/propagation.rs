@@ -47,17 +47,43 @@ async fn bench() {
     let full = support::full();
     let objects = support::size(2_000, 20);
     let clusters = support::size(3, 1);
-    let bed = Testbed::up(&format!("bench-{clusters}"), clusters);
+    let bed = TakenDownAfter::up(&format!("bench-{clusters}"), clusters);
     let (store, collector, app) = collect(&bed, objects).await;
     propagation(&bed, &app, &collector.rounds, support::size(200, 4)).await;
     side_by_side(&bed, &app, support::size(20, 2)).await;
     collector.stop().await;
     drop(store);
+    // Down before the ten clusters come up: the three would load the machine beside them.
+    drop(bed);
     if full {
-        let bed = Testbed::up("bench-10", 10);
+        let bed = TakenDownAfter::up("bench-10", 10);
         let (_store, collector, app) = collect(&bed, 500).await;
         side_by_side(&bed, &app, 20).await;
         collector.stop().await;
+    }
+}
+
+/// A test bed the bench brings up and takes down when done with it, also when it fails: left
+/// running, its API servers and etcd would load the machine under every bench run after it.
+struct TakenDownAfter(Testbed);
+
+impl TakenDownAfter {
+    fn up(name: &str, clusters: usize) -> TakenDownAfter {
+        TakenDownAfter(Testbed::up(name, clusters))
+    }
+}
+
+impl std::ops::Deref for TakenDownAfter {
+    type Target = Testbed;
+
+    fn deref(&self) -> &Testbed {
+        &self.0
+    }
+}
+
+impl Drop for TakenDownAfter {
+    fn drop(&mut self) {
+        self.0.down();
     }
 }
 

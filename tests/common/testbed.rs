@@ -41,15 +41,19 @@ fn run(state: &Path, args: &[&str]) -> Output {
     output
 }
 
+/// The beds this process brought up or reused, by name.
+fn beds() -> std::sync::MutexGuard<'static, HashMap<String, Testbed>> {
+    static BEDS: OnceLock<Mutex<HashMap<String, Testbed>>> = OnceLock::new();
+    BEDS.get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
 impl Testbed {
     /// Brings up (or reuses) the bed `name` with `clusters` clusters; fails the test with the
     /// test bed's own error when it cannot start.
     pub fn up(name: &str, clusters: usize) -> Testbed {
-        static BEDS: OnceLock<Mutex<HashMap<String, Testbed>>> = OnceLock::new();
-        let mut beds = BEDS
-            .get_or_init(Default::default)
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut beds = beds();
         if let Some(bed) = beds.get(name) {
             return bed.clone();
         }
@@ -74,6 +78,25 @@ impl Testbed {
         };
         beds.insert(name.to_string(), bed.clone());
         bed
+    }
+
+    /// Stops the bed's API servers and etcd and removes its state. It does not panic, so a
+    /// guard may call it while a failed bench unwinds; a failure is printed instead.
+    pub fn down(&self) {
+        beds().retain(|_, bed| bed.state != self.state);
+        let stopped = Command::new(script())
+            .arg("down")
+            .env("TESTBED_STATE", &self.state)
+            .output();
+        match stopped {
+            Ok(output) if output.status.success() => {}
+            Ok(output) => eprintln!(
+                "testbed down ({}) failed:\n{}",
+                self.state.display(),
+                String::from_utf8_lossy(&output.stderr)
+            ),
+            Err(error) => eprintln!("testbed down ({}): {error}", self.state.display()),
+        }
     }
 
     /// Only the binaries (helm, kubectl), built or reused from the cache; no cluster.
