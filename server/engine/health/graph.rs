@@ -92,9 +92,10 @@ impl Builder<'_, '_> {
     /// kind is unknown to fleetglass or unreadable on the cluster (then there is no evidence),
     /// or absent from the input altogether (recorded as uncovered).
     fn required(&mut self, kind: EdgeKind, what: &str, reference: &Ref) -> Option<usize> {
-        let target_kind: Kind = reference.kind.parse().ok()?;
+        let target_kind = Kind::named(&reference.kind)?;
         let cluster = &self.object.cluster;
-        if let Some(found) = self.index.resolve(cluster, reference) {
+        let (namespace, name) = (&reference.namespace, &reference.name);
+        if let Some(found) = self.index.get(cluster, target_kind, namespace, name) {
             self.edge(kind, found);
             return Some(found);
         }
@@ -129,7 +130,7 @@ impl Builder<'_, '_> {
         for reference in &self.object.spec.flux.health_checks {
             if let Some(found) = self.index.resolve(&self.object.cluster, reference) {
                 self.edge(EdgeKind::HealthCheck, found);
-            } else if let Ok(target_kind) = reference.kind.parse() {
+            } else if let Some(target_kind) = Kind::named(&reference.kind) {
                 self.dangle(EdgeKind::HealthCheck, target_kind, reference);
             }
         }

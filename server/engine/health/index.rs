@@ -129,7 +129,7 @@ impl<'a> Index<'a> {
 
     /// The object a reference names, when its kind is one fleetglass knows.
     pub fn resolve(&self, cluster: &str, reference: &Ref) -> Option<usize> {
-        let kind = reference.kind.parse().ok()?;
+        let kind = Kind::named(&reference.kind)?;
         self.get(cluster, kind, &reference.namespace, &reference.name)
     }
 

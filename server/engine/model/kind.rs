@@ -44,6 +44,15 @@ impl Kind {
         Kind::Namespace,
     ];
 
+    /// The kind `text` names, as Kubernetes spells it or in any case; None for a kind fleetglass
+    /// does not know, without building an error for it: health checks and references name
+    /// Services, ConfigMaps and the like on every evaluation.
+    pub fn named(text: &str) -> Option<Kind> {
+        Kind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str().eq_ignore_ascii_case(text))
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Kustomization => "Kustomization",
@@ -128,10 +137,7 @@ impl FromStr for Kind {
 
     /// Accepts the kind as Kubernetes spells it, case-insensitively (`helmrelease` works too).
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        Kind::ALL
-            .into_iter()
-            .find(|kind| kind.as_str().eq_ignore_ascii_case(text))
-            .ok_or_else(|| UnknownKind(text.to_string()))
+        Kind::named(text).ok_or_else(|| UnknownKind(text.to_string()))
     }
 }
 
@@ -188,6 +194,8 @@ mod tests {
             assert_eq!(kind.as_str().parse::<Kind>().unwrap(), kind);
         }
         assert_eq!("helmrelease".parse::<Kind>().unwrap(), Kind::HelmRelease);
+        assert_eq!(Kind::named("gitRepository"), Some(Kind::GitRepository));
+        assert_eq!(Kind::named("ConfigMap"), None);
         assert!(
             "Gadget"
                 .parse::<Kind>()

@@ -118,7 +118,7 @@ pub fn object_from_raw(cluster: &str, raw: RawObject) -> Result<Object, Skip> {
 
 /// The kind, if its API group is the one fleetglass knows it under.
 fn recognise(kind: &str, api_version: &str) -> Option<Kind> {
-    let known: Kind = kind.parse().ok()?;
+    let known = Kind::named(kind)?;
     let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
     (known.as_str() == kind && group == known.group()).then_some(known)
 }
