@@ -170,6 +170,76 @@ async fn a_state_change_is_written_in_place_without_index_entries() {
     );
 }
 
+/// Every view of an object asks "what waits on it" and "what applied it" (`edges @>`, the GIN
+/// index of migration 0008). Right after a collector's first write the table has no statistics
+/// until autovacuum analyses it, up to a minute later; Postgres then answered the ordered,
+/// limited lookup by walking every row in `kind` order (100-250 ms at 201,000 objects, and a
+/// CPU the collector needed: docs/PERFORMANCE.md 9.22). The lookups must go through the edges
+/// index whatever the statistics. One connection, so this backend's counters are the ones read.
+#[tokio::test(flavor = "multi_thread")]
+async fn edge_lookups_use_the_edges_index_before_the_table_is_analysed() {
+    let url = common::fresh_database_url().await;
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(1)
+        .connect(&url)
+        .await
+        .unwrap();
+    let store = fleetglass::store::Store::from_pool(pool);
+    store.migrate().await.unwrap();
+    let id =
+        |kind: &str, namespace: &str, name: &str| format!("prod-eu-1/{kind}/{namespace}/{name}");
+    let edge = |kind: EdgeKind, target: String| ObjectEdge {
+        kind,
+        target: ObjectId(target),
+    };
+    let repository = id("GitRepository", "flux-system", "repo");
+    let app = |i: usize| ObjectRow {
+        edges: vec![
+            edge(EdgeKind::Source, repository.clone()),
+            edge(
+                EdgeKind::Applied,
+                id("Deployment", "apps", &format!("app-{i}")),
+            ),
+        ],
+        ..row(&format!("app-{i}"), State::Healthy)
+    };
+    let changes = ChangeSet {
+        upserts: (0..20_000).map(app).collect(),
+        ..ChangeSet::default()
+    };
+    let mut conn = store.pool().acquire().await.unwrap();
+    write_changes(&mut conn, &changes, Utc::now())
+        .await
+        .unwrap();
+    drop(conn);
+
+    let waiting = store
+        .waited_on_by(&ObjectId(repository.clone()), 500)
+        .await
+        .unwrap();
+    assert_eq!(waiting.len(), 500, "the first 500 of the 20,000 waiting");
+    let kustomization = ObjectId(id("Kustomization", "flux-system", "app-0"));
+    assert!(store.applier(&kustomization).await.unwrap().is_none());
+    sqlx::query("SELECT pg_stat_force_next_flush()")
+        .execute(store.pool())
+        .await
+        .unwrap();
+    let scans: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT indexrelname::text, idx_scan FROM pg_stat_user_indexes
+         WHERE relname = 'objects' AND idx_scan > 0 ORDER BY 1",
+    )
+    .fetch_all(store.pool())
+    .await
+    .unwrap();
+    assert!(
+        scans
+            .iter()
+            .any(|(index, n)| index == "objects_edges" && *n >= 2)
+            && scans.iter().all(|(index, _)| index != "objects_kind"),
+        "index scans: {scans:?}"
+    );
+}
+
 /// The runner sends each changed object as JSON text (no `serde_json::Value` per row), stored
 /// as that text (migration 0012): it must read back as the object's value, escapes and nesting
 /// included, and the other JSON columns (root causes, domains, edges) must read back as given.
