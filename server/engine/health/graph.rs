@@ -128,10 +128,14 @@ impl Builder<'_, '_> {
 
     fn health_checks(&mut self) {
         for reference in &self.object.spec.flux.health_checks {
-            if let Some(found) = self.index.resolve(&self.object.cluster, reference) {
-                self.edge(EdgeKind::HealthCheck, found);
-            } else if let Some(target_kind) = Kind::named(&reference.kind) {
-                self.dangle(EdgeKind::HealthCheck, target_kind, reference);
+            let Some(target_kind) = Kind::named(&reference.kind) else {
+                continue;
+            };
+            let (cluster, namespace, name) =
+                (&self.object.cluster, &reference.namespace, &reference.name);
+            match self.index.get(cluster, target_kind, namespace, name) {
+                Some(found) => self.edge(EdgeKind::HealthCheck, found),
+                None => self.dangle(EdgeKind::HealthCheck, target_kind, reference),
             }
         }
     }
