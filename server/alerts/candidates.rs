@@ -2,7 +2,7 @@
 //! the domains it blocks and a sample of what it affects.
 
 use super::Candidate;
-use crate::health::Parts;
+use crate::health::{Parts, cluster_id};
 use crate::store::ObjectVerdict;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -11,7 +11,8 @@ pub const SAMPLE: usize = 5;
 
 /// The root causes worth alerting on, and the clusters the evaluation covered (an alert on a
 /// covered cluster whose root cause is absent has cleared; other clusters' alerts belong to
-/// whichever collector evaluates them). Reads the evaluation's parts in place: nothing is
+/// whichever collector evaluates them). A cluster whose data cannot be trusted (the cluster
+/// itself a root cause) covers nothing: what was open there is not known to have cleared. Reads the evaluation's parts in place: nothing is
 /// copied but what the candidates say.
 pub fn candidates(
     evaluation: &impl Parts,
@@ -67,5 +68,12 @@ pub fn candidates(
             }
         })
         .collect();
+    for cause in evaluation.root_causes() {
+        if let Some((cluster, ..)) = cause.id.parts()
+            && cause.id == cluster_id(cluster)
+        {
+            covered.remove(cluster);
+        }
+    }
     (causes, covered)
 }

@@ -67,7 +67,24 @@ fn report(view: &Value) -> ExitCode {
         text(&view["namespace"]),
         text(&view["name"])
     );
-    let total = view["consumers_total"].as_u64().unwrap_or(0);
+    // An answer without its count, or with clusters it could not verify, proves nothing.
+    let Some(total) = view["consumers_total"].as_u64() else {
+        eprintln!("fleetglass impact: the server's answer has no consumers_total");
+        return ExitCode::from(2);
+    };
+    let unverified: Vec<String> = view["unverified"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|u| format!("{}: {}", text(&u["cluster"]), text(&u["reason"])))
+        .collect();
+    if !unverified.is_empty() {
+        eprintln!(
+            "fleetglass impact: cannot tell what depends on {stack}: {}",
+            unverified.join("; ")
+        );
+        return ExitCode::from(2);
+    }
     if total == 0 {
         println!("nothing else depends on what {stack} provides");
     } else {

@@ -315,11 +315,7 @@ impl Runner {
             .chain(self.evaluations.due_by(now))
             .map(str::to_string)
             .collect();
-        let held = self
-            .ownership
-            .as_ref()
-            .map(|o| o.held.clone())
-            .unwrap_or_default();
+        let held = self.held_back();
         let evaluating = Instant::now();
         // Each cluster's rows are diffed on the thread that evaluated it, right after.
         let (written, snapshot) = (&self.written, &self.snapshot);
@@ -464,6 +460,20 @@ impl Runner {
         } else {
             self.writing.start(self.store.clone(), batch);
         }
+    }
+
+    /// Clusters whose rows are not written yet: those a lease brought but no source has
+    /// reported on, and those whose first full list has not completed (what the store holds
+    /// of them, written before a restart or by the previous owner, stands until then and is
+    /// judged by its age; a cluster that cannot be reached at all is written, with why).
+    fn held_back(&self) -> BTreeSet<String> {
+        let leased = self.ownership.iter().flat_map(|o| o.held.iter().cloned());
+        let unlisted = self
+            .snapshot
+            .clusters()
+            .filter(|info| info.last_good.is_none() && info.error.is_none())
+            .map(|info| info.name.clone());
+        leased.chain(unlisted).collect()
     }
 
     /// Waits for the write under way, if any, and finishes its round.

@@ -16,6 +16,8 @@ pub struct Snapshot {
     /// Ids seen since a `SyncStart`, per (cluster, kind); the rest are swept at `SyncDone`.
     listing: HashMap<(String, Kind), HashSet<ObjectId>>,
     clusters: BTreeMap<String, ClusterInfo>,
+    /// The (cluster, kind)s whose first full list completed: a relist of one is not partial.
+    listed_once: HashSet<(String, Kind)>,
     /// Ids applied or deleted since the last `take_touched`.
     touched: HashSet<ObjectId>,
     /// Clusters whose info was added or reported on since the last `take_reported`.
@@ -90,6 +92,7 @@ impl Snapshot {
         self.clusters.remove(name);
         self.reported.remove(name);
         self.listing.retain(|(cluster, _), _| cluster != name);
+        self.listed_once.retain(|(cluster, _)| cluster != name);
         for object in self.objects.remove(name).unwrap_or_default() {
             self.index.remove(&object.id());
         }
@@ -135,11 +138,30 @@ impl Snapshot {
             }
             SourceEvent::Delete(id) => self.remove(&id),
             SourceEvent::SyncDone { cluster, kind } => self.sweep(cluster, kind),
+            SourceEvent::FirstList {
+                cluster,
+                kind,
+                complete,
+            } => {
+                if complete {
+                    self.listed_once.insert((cluster.clone(), kind));
+                    self.cluster_mut(&cluster).unlisted.remove(&kind)
+                } else if self.listed_once.contains(&(cluster.clone(), kind)) {
+                    false
+                } else {
+                    self.cluster_mut(&cluster).unlisted.insert(kind)
+                }
+            }
             SourceEvent::ClusterAlive { cluster, at } => {
                 let info = self.cluster_mut(&cluster);
-                let changed = info.error.is_some();
+                let first = info.last_good.is_none();
+                let changed = info.error.is_some() || first;
                 info.error = None;
                 info.last_good = Some(info.last_good.map_or(at, |t| t.max(at)));
+                if first {
+                    // Listed in full at last: every object is written from this evaluation.
+                    self.touch_cluster(&cluster);
+                }
                 changed
             }
             SourceEvent::ClusterError { cluster, error } => {

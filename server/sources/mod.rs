@@ -32,6 +32,14 @@ pub enum SourceEvent {
         cluster: String,
         kind: Kind,
     },
+    /// The watch of (cluster, kind) began (`complete: false`) or completed its first full
+    /// list (`complete: true`). Until then what is held of the kind is partial: neither its
+    /// objects nor the absence of one is evidence. A later relist keeps what was held.
+    FirstList {
+        cluster: String,
+        kind: Kind,
+        complete: bool,
+    },
     /// The cluster answered at `at` (a watch event, a bookmark, a successful list).
     ClusterAlive {
         cluster: String,
@@ -55,6 +63,7 @@ impl SourceEvent {
         match self {
             SourceEvent::SyncStart { cluster, .. }
             | SourceEvent::SyncDone { cluster, .. }
+            | SourceEvent::FirstList { cluster, .. }
             | SourceEvent::ClusterAlive { cluster, .. }
             | SourceEvent::ClusterError { cluster, .. }
             | SourceEvent::KindError { cluster, .. } => cluster,

@@ -28,7 +28,7 @@ pub async fn upsert_clusters(
         "INSERT INTO clusters (name, labels, last_good, error, kind_errors, state_counts, updated_at, controllers)
          SELECT * FROM UNNEST($1::text[], $2::jsonb[], $3::timestamptz[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[], $8::jsonb[])
          ON CONFLICT (name) DO UPDATE SET
-             labels = excluded.labels, last_good = excluded.last_good, error = excluded.error,
+             labels = excluded.labels, last_good = COALESCE(excluded.last_good, clusters.last_good), error = excluded.error,
              kind_errors = excluded.kind_errors, state_counts = excluded.state_counts,
              updated_at = excluded.updated_at, controllers = excluded.controllers",
         rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>() as Vec<&str>,

@@ -10,6 +10,7 @@ use crate::model::{Kind, ObjectId};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
+use std::collections::BTreeMap;
 
 /// An `objects` row: the object's verdict and what the pages read with it.
 #[derive(Debug, Clone, PartialEq)]
@@ -120,6 +121,9 @@ pub struct ObjectFilter {
     pub query: Option<String>,
     /// Member of this domain.
     pub domain: Option<String>,
+    /// Clusters whose data cannot be trusted now (`web::Freshness`): their objects match a
+    /// state filter as `unverifiable`, whatever was stored.
+    pub untrusted: Vec<String>,
     pub limit: i64,
     pub offset: i64,
 }
@@ -130,7 +134,7 @@ pub struct ObjectPage {
     pub total: i64,
 }
 
-/// The objects list's filter ($1 to $8), written once for the page and its count: the query
+/// The objects list's filter ($1 to $9), written once for the page and its count: the query
 /// macros need their SQL as literals, so both queries are built around this text here.
 macro_rules! filtered_objects {
     ($query:ident!($($record:ident,)? $select:literal, $tail:literal), $filter:expr $(, $more:expr)*) => {
@@ -140,10 +144,13 @@ macro_rules! filtered_objects {
                 + "
              FROM objects
              WHERE ($1::text IS NULL OR cluster = $1) AND ($2::text IS NULL OR kind = $2)
-               AND ($3::text IS NULL OR namespace = $3) AND ($4::text IS NULL OR state = $4)
+               AND ($3::text IS NULL OR namespace = $3)
+               AND ($4::text IS NULL OR (state = $4 AND NOT cluster = ANY($9::text[]))
+                    OR ($4 = 'unverifiable' AND cluster = ANY($9::text[])))
                AND ($5::text IS NULL OR strpos(lower(name), lower($5)) > 0)
                AND ($6::text IS NULL OR domains @> ARRAY[$6]) AND ($7::text[] IS NULL OR cluster = ANY($7))
-               AND ($8::text[] IS NULL OR state = ANY($8))
+               AND ($8::text[] IS NULL OR (state = ANY($8) AND NOT cluster = ANY($9::text[]))
+                    OR ('unverifiable' = ANY($8) AND cluster = ANY($9::text[])))
              "
                 + $tail,
             $filter.cluster,
@@ -154,6 +161,7 @@ macro_rules! filtered_objects {
             $filter.domain,
             $filter.clusters.as_deref(),
             $filter.states.as_deref(),
+            &$filter.untrusted,
             $($more,)*
         )
     };
@@ -196,7 +204,7 @@ impl Store {
             query_as!(
                 StoredObject,
                 r#"SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges::text AS "edges!""#,
-                "ORDER BY cluster, kind, namespace, name LIMIT $9 OFFSET $10"
+                "ORDER BY cluster, kind, namespace, name LIMIT $10 OFFSET $11"
             ),
             filter,
             filter.limit,
@@ -213,6 +221,30 @@ impl Store {
             items: typed(rows)?,
             total,
         })
+    }
+
+    /// The ids of every object stored of these clusters, by cluster.
+    pub async fn object_ids_on(
+        &self,
+        clusters: &[String],
+    ) -> Result<BTreeMap<String, Vec<String>>, sqlx::Error> {
+        let rows = sqlx::query!(
+            "SELECT cluster, kind, namespace, name FROM objects WHERE cluster = ANY($1)",
+            clusters,
+        )
+        .fetch_all(self.pool())
+        .await?;
+        let mut ids: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for row in rows {
+            let stored = Stored::new(
+                "objects",
+                Key([&row.cluster, &row.kind, &row.namespace, &row.name]),
+            );
+            let kind: Kind = stored.parsed("kind", &row.kind)?;
+            let id = ObjectId::new(&row.cluster, kind, &row.namespace, &row.name);
+            ids.entry(row.cluster).or_default().push(id.0);
+        }
+        Ok(ids)
     }
 
     pub async fn object(&self, key: &ObjectKey) -> Result<Option<ObjectRecord>, sqlx::Error> {

@@ -2,6 +2,7 @@
 //! state, incidents and root causes, and clusters whose data is not fresh. The page and
 //! `/api/v1/fleet` both render this one model.
 
+use super::freshness::Freshness;
 use super::state::Site;
 use super::views::incidents::{IncidentView, Incidents};
 use super::views::present::encode;
@@ -42,6 +43,9 @@ pub struct ClusterView {
     pub fresh: bool,
     pub last_good: Option<DateTime<Utc>>,
     pub error: Option<String>,
+    /// Why its data proves nothing now, when it does not ("data is 5m old (freshness limit
+    /// 2m)", "never reached: connection refused", "not yet listed: …").
+    pub unverifiable: Option<String>,
     /// Objects by state, e.g. `{"healthy": 40, "failed": 2}`.
     #[schema(value_type = BTreeMap<String, u64>)]
     pub state_counts: serde_json::Value,
@@ -155,14 +159,19 @@ impl FleetView {
             store.domain_verdicts(),
             store.root_causes()
         )?;
+        let (freshness, clusters) = Freshness::judge(site, clusters, now);
+        let domains = freshness.domain_rows(site, &clusters, domains);
+        let causes = freshness.load_root_causes(store, causes).await?;
         let incidents = Incidents::load(store, site, &causes, &clusters, &domains, now).await?;
         Ok(FleetView::build(
-            site, clusters, domains, causes, incidents, now,
+            site, &freshness, clusters, domains, causes, incidents, now,
         ))
     }
 
+    /// The view of rows already judged by `freshness` (see [`FleetView::load`]).
     pub fn build(
         site: &Site,
+        freshness: &Freshness,
         clusters: Vec<ClusterRow>,
         domains: Vec<DomainRow>,
         causes: Vec<RootCauseRow>,
@@ -171,7 +180,7 @@ impl FleetView {
     ) -> FleetView {
         let mut clusters: Vec<ClusterView> = clusters
             .into_iter()
-            .map(|c| cluster_view(site, c, now))
+            .map(|c| cluster_view(site, freshness, c, now))
             .collect();
         let order = |name: &str| {
             site.cluster_order
@@ -245,25 +254,28 @@ fn cause_view(row: RootCauseRow) -> CauseView {
     }
 }
 
-fn cluster_view(site: &Site, row: ClusterRow, now: DateTime<Utc>) -> ClusterView {
+fn cluster_view(
+    site: &Site,
+    freshness: &Freshness,
+    row: ClusterRow,
+    now: DateTime<Utc>,
+) -> ClusterView {
     let group = row
         .labels
         .get(&site.group_by)
         .and_then(|v| v.as_str())
         .unwrap_or("ungrouped")
         .to_string();
-    let fresh = row.error.is_none()
-        && row
-            .last_good
-            .is_some_and(|t| now - t <= site.thresholds.freshness);
+    let unverifiable = freshness.of(&row.name).map(|u| u.why.describe());
     ClusterView {
+        fresh: unverifiable.is_none(),
+        unverifiable,
         age: row
             .last_good
             .map_or_else(|| "never".to_string(), |t| human(now - t)),
         name: row.name,
         group,
         labels: row.labels,
-        fresh,
         last_good: row.last_good,
         error: row.error,
         state_counts: row.state_counts,

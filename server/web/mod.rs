@@ -6,6 +6,7 @@ mod auth;
 pub mod csrf;
 mod error;
 mod fleet_view;
+mod freshness;
 mod hosts;
 mod limits;
 mod listener;

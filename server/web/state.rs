@@ -61,6 +61,9 @@ impl AppState {
 pub struct Site {
     /// Cluster names in configured order (the fleet page keeps that order within a group).
     pub cluster_order: Vec<String>,
+    /// Each configured cluster's labels: a cluster exists from the moment it is configured,
+    /// before anything of it is stored.
+    pub cluster_labels: BTreeMap<String, BTreeMap<String, String>>,
     pub domains: Vec<DomainSpec>,
     pub thresholds: Thresholds,
     pub group_by: String,
@@ -83,6 +86,11 @@ impl Site {
     pub fn from_config(config: &Config) -> Site {
         Site {
             cluster_order: config.clusters.iter().map(|c| c.name.clone()).collect(),
+            cluster_labels: config
+                .clusters
+                .iter()
+                .map(|c| (c.name.clone(), c.labels.clone()))
+                .collect(),
             domains: config.domains.clone(),
             thresholds: config.thresholds.clone(),
             group_by: config.group_by.clone(),

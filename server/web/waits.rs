@@ -9,7 +9,7 @@
 //! re-read every [`RECHECK`], shared the same way.
 
 use crate::ingest::Latest;
-use crate::store::{DomainRow, ROLLUPS_CHANNEL, Store};
+use crate::store::{ClusterRow, DomainRow, ROLLUPS_CHANNEL, Store};
 use crate::web::error::ApiError;
 use sqlx::postgres::PgListener;
 use std::collections::HashMap;
@@ -32,7 +32,7 @@ pub enum WakeSource {
     Notifications(Store),
 }
 
-type SharedRead = Arc<OnceCell<Arc<Vec<DomainRow>>>>;
+type SharedRead<T> = Arc<OnceCell<Arc<T>>>;
 
 pub struct Waits {
     max: usize,
@@ -42,7 +42,9 @@ pub struct Waits {
     source: Mutex<Option<WakeSource>>,
     /// Per domain, the read for the newest generation: whoever asks first reads, the rest
     /// share the answer.
-    reads: Mutex<HashMap<String, (u64, SharedRead)>>,
+    reads: Mutex<HashMap<String, (u64, SharedRead<Vec<DomainRow>>)>>,
+    /// The cluster rows (their freshness) for the newest generation, shared the same way.
+    clusters: Mutex<(u64, SharedRead<Vec<ClusterRow>>)>,
 }
 
 impl Waits {
@@ -53,6 +55,7 @@ impl Waits {
             generation: Arc::new(watch::channel(0).0),
             source: Mutex::new(Some(source)),
             reads: Mutex::new(HashMap::new()),
+            clusters: Mutex::default(),
         }
     }
 
@@ -97,6 +100,24 @@ impl Waits {
             entry.1.clone()
         };
         read.get_or_try_init(|| async { store.domain_verdicts_of(domain).await.map(Arc::new) })
+            .await
+            .cloned()
+    }
+
+    /// The cluster rows as of `generation`, read once however many ask.
+    pub async fn cluster_rows(
+        &self,
+        store: &Store,
+        generation: u64,
+    ) -> Result<Arc<Vec<ClusterRow>>, sqlx::Error> {
+        let read = {
+            let mut slot = self.clusters.lock().expect("not poisoned");
+            if slot.0 < generation {
+                *slot = (generation, SharedRead::default());
+            }
+            slot.1.clone()
+        };
+        read.get_or_try_init(|| async { store.clusters().await.map(Arc::new) })
             .await
             .cloned()
     }

@@ -59,7 +59,11 @@ impl<'a> Assessor<'a> {
             );
         }
         if let Some(error) = self.clusters.kind_error(cluster, object.kind) {
-            let reason = format!("cannot read {} on cluster {cluster}: {error}", object.kind);
+            let reason = if error == super::NOT_YET_LISTED {
+                format!("{} on cluster {cluster} {error}", object.kind)
+            } else {
+                format!("cannot read {} on cluster {cluster}: {error}", object.kind)
+            };
             return Some(Finding::new(State::Unverifiable, reason, error).cause(Cause::Cluster));
         }
         if let Some(copies) = self.clusters.conflicting_copies(cluster, &self.ids[i]) {
@@ -205,15 +209,11 @@ fn conflicting_copies(copies: &[String]) -> Finding {
 
 /// References to kinds the input holds nothing of: neither present nor proven absent. Only a
 /// source can be one: dependsOn names the object's own kind, which the input holds.
-fn uncovered(references: &[(Kind, String)]) -> Option<Finding> {
-    let (kind, _) = references.first()?;
-    let reason = format!("{kind} not in the input");
-    let named: Vec<&str> = references.iter().map(|(_, r)| r.as_str()).collect();
-    let message = format!(
-        "{} cannot be checked: the input holds no object of its kind",
-        named.join("; ")
-    );
-    Some(Finding::new(State::Unverifiable, reason, message))
+fn uncovered(references: &[(String, String, String)]) -> Option<Finding> {
+    let (why, explained, _) = references.first()?;
+    let named: Vec<&str> = references.iter().map(|(.., r)| r.as_str()).collect();
+    let message = format!("{} cannot be checked: {explained}", named.join("; "));
+    Some(Finding::new(State::Unverifiable, why.clone(), message))
 }
 
 /// A structural fault shows since the object last stopped being Ready, when it says so.

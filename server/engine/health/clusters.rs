@@ -1,5 +1,8 @@
 //! Cluster freshness: whether the evidence collected from a cluster (or for one kind on it)
 //! can be trusted at all. A cluster without a ClusterInfo is fresh (files have no age).
+//! [`untrusted_data`] is the one rule: the engine applies it in every evaluation, and every
+//! reader of stored verdicts applies it again when it reads them, so data a stopped collector
+//! left behind is judged at the time it is read.
 
 use super::deadlines::Clock;
 use super::{ClusterInfo, InputEvidence};
@@ -33,25 +36,42 @@ impl<'a> Clusters<'a> {
     /// Why the whole cluster's data cannot be trusted, if it cannot.
     pub fn data_problem(&self, cluster: &str) -> Option<String> {
         let info = self.info(cluster)?;
-        if let Some(error) = &info.error {
-            return Some(format!("cluster {cluster} unreachable: {error}"));
+        if info.input.is_some() {
+            return None;
         }
-        let last_good = info.last_good?;
-        self.clock.past(last_good, self.freshness).then(|| {
-            format!(
-                "cluster {cluster} data is {} old (freshness limit {})",
-                self.clock.age(last_good),
-                human(self.freshness)
-            )
-        })
+        if let Some(last_good) = info.last_good
+            && info.error.is_none()
+            && self.clock.past(last_good, self.freshness)
+        {
+            // Due again when the age in the reason would read differently.
+            self.clock.age(last_good);
+        }
+        untrusted_data(
+            info.last_good,
+            info.error.as_deref(),
+            self.freshness,
+            self.clock.now,
+        )
+        .map(|why| why.reason(cluster))
     }
 
-    /// Why one kind on the cluster cannot be read (e.g. RBAC Forbidden on HelmRelease).
+    /// Clusters given an info whose whole data cannot be trusted: each is a root cause even
+    /// when none of its objects is held (never reached, not yet listed).
+    pub fn untrusted(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.infos
+            .keys()
+            .copied()
+            .filter(|cluster| self.data_problem(cluster).is_some())
+    }
+
+    /// Why one kind on the cluster cannot be read (e.g. RBAC Forbidden on HelmRelease), or
+    /// that its first list has not completed.
     pub fn kind_error(&self, cluster: &str, kind: Kind) -> Option<&'a str> {
-        self.info(cluster)?
-            .kind_errors
+        let info = self.info(cluster)?;
+        info.kind_errors
             .get(&kind)
             .map(String::as_str)
+            .or_else(|| info.unlisted.contains(&kind).then_some(NOT_YET_LISTED))
     }
 
     /// Whether the absence of an object of `kind` is evidence: always for what the collector
@@ -90,6 +110,68 @@ impl<'a> Clusters<'a> {
     }
 }
 
+/// What a kind whose first list has not completed is said to be.
+pub const NOT_YET_LISTED: &str = "not yet listed";
+
+/// Why a cluster's collected data cannot be trusted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Untrusted {
+    /// No list ever completed and the API server does not answer.
+    NeverReached(String),
+    /// Listed once, and the API server stopped answering.
+    Unreachable(String),
+    /// Reached, but its first full list has not completed.
+    NotYetListed,
+    /// The last good list is older than the freshness limit.
+    Stale { age: TimeDelta, limit: TimeDelta },
+}
+
+impl Untrusted {
+    /// What is wrong, without naming the cluster ("data is 5m old (freshness limit 2m)").
+    pub fn describe(&self) -> String {
+        match self {
+            Untrusted::NeverReached(error) => format!("never reached: {error}"),
+            Untrusted::Unreachable(error) => format!("unreachable: {error}"),
+            Untrusted::NotYetListed => {
+                format!("{NOT_YET_LISTED}: its first full list has not completed")
+            }
+            Untrusted::Stale { age, limit } => {
+                format!(
+                    "data is {} old (freshness limit {})",
+                    human(*age),
+                    human(*limit)
+                )
+            }
+        }
+    }
+
+    /// The reason a verdict or root cause gives: "cluster prod-eu-1 data is 5m old …".
+    pub fn reason(&self, cluster: &str) -> String {
+        format!("cluster {cluster} {}", self.describe())
+    }
+}
+
+/// Whether the data collected from a cluster can be trusted at `now`: it was never listed in
+/// full (or never reached), its API server stopped answering, or its last good list is older
+/// than `freshness`. Nothing is proven about a cluster whose collector never finished a list,
+/// so no `last_good` is never fresh.
+pub fn untrusted_data(
+    last_good: Option<DateTime<Utc>>,
+    error: Option<&str>,
+    freshness: TimeDelta,
+    now: DateTime<Utc>,
+) -> Option<Untrusted> {
+    match (last_good, error) {
+        (None, Some(error)) => Some(Untrusted::NeverReached(error.to_string())),
+        (Some(_), Some(error)) => Some(Untrusted::Unreachable(error.to_string())),
+        (None, None) => Some(Untrusted::NotYetListed),
+        (Some(last_good), None) => (now - last_good > freshness).then_some(Untrusted::Stale {
+            age: now - last_good,
+            limit: freshness,
+        }),
+    }
+}
+
 /// Whether evaluating with `after` instead of `before` gives the same result at `now`: they
 /// differ at most in `last_good`, and `after` is fresh with nothing unreadable. `last_good` is
 /// read only for a cluster whose data is stale, unreachable or partly unreadable (the
@@ -104,6 +186,7 @@ pub fn interchangeable(
     let fresh = |info: &ClusterInfo| {
         info.error.is_none()
             && info.kind_errors.is_empty()
+            && info.unlisted.is_empty()
             && info.last_good.is_some_and(|at| now - at <= freshness)
     };
     let same_but_last_good = ClusterInfo {

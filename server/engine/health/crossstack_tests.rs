@@ -132,6 +132,8 @@ fn after_the_upgrade_the_consumer_fails_at_once_naming_the_crd_and_its_former_pr
     values.extend([gateway(false), netop()]);
     let info = ClusterInfo {
         name: CLUSTER.into(),
+        // Listed in full just now: the history is the only thing it adds.
+        last_good: Some(now()),
         former_crd_providers: history,
         ..ClusterInfo::default()
     };
@@ -420,6 +422,8 @@ fn a_gone_crd_is_named_from_the_history_of_its_own_kind() {
     };
     let info = ClusterInfo {
         name: CLUSTER.into(),
+        // Listed in full just now: the history is the only thing it adds.
+        last_good: Some(now()),
         former_crd_providers: vec![
             provider(
                 "ratelimitpolicies.ratelimit.solo.io",

@@ -83,6 +83,7 @@ pub(super) fn roll_up(
     clusters: &[ClusterInfo],
     resolved: &[Resolved],
     root_id: &dyn Fn(Root) -> ObjectId,
+    untrusted: &BTreeSet<&str>,
 ) -> Vec<DomainVerdict> {
     let infos: HashMap<&str, &ClusterInfo> =
         clusters.iter().map(|c| (c.name.as_str(), c)).collect();
@@ -104,7 +105,15 @@ pub(super) fn roll_up(
         for &cluster in &all_clusters {
             if selects(domain, &infos, cluster) {
                 let on_cluster = by_cluster.get(cluster).map_or(&[][..], Vec::as_slice);
-                verdicts.push(cell(index, domain, cluster, on_cluster, resolved, root_id));
+                let mut verdict = cell(index, domain, cluster, on_cluster, resolved, root_id);
+                if untrusted.contains(cluster) {
+                    // Even a cell with nothing listed yet names why nothing is proven there.
+                    let id = root_id(Root::Cluster(cluster));
+                    if let Err(at) = verdict.blockers.binary_search(&id) {
+                        verdict.blockers.insert(at, id);
+                    }
+                }
+                verdicts.push(verdict);
             }
         }
     }

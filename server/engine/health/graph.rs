@@ -3,7 +3,7 @@
 //! nothing are collected as findings instead, since a missing prerequisite is itself the cause
 //! (and kept as dangling edges, so pages can show what the object asked for).
 
-use super::clusters::Clusters;
+use super::clusters::{Clusters, NOT_YET_LISTED};
 use super::controllers::{Absences, Liveness, liveness};
 use super::deadlines::Clock;
 use super::finding::{Edge, EdgeKind};
@@ -17,7 +17,9 @@ pub(super) struct Graph {
     /// Per object: what it references that cannot be reconciled (absent, or on another shard).
     pub missing: Vec<Vec<String>>,
     /// Per object: references to a kind the input holds no object of (no evidence either way).
-    pub uncovered: Vec<Vec<(Kind, String)>>,
+    /// Per object, the references that cannot be checked: why (short, and explained), and
+    /// what is referenced.
+    pub uncovered: Vec<Vec<(String, String, String)>>,
     pub liveness: Vec<Liveness>,
     /// The controller Deployments objects need and the input lacks.
     pub absent: Absences,
@@ -80,7 +82,7 @@ struct Builder<'i, 'a> {
     edges: Vec<Edge>,
     dangling: Vec<(EdgeKind, ObjectId)>,
     missing: Vec<String>,
-    uncovered: Vec<(Kind, String)>,
+    uncovered: Vec<(String, String, String)>,
 }
 
 impl Builder<'_, '_> {
@@ -100,17 +102,32 @@ impl Builder<'_, '_> {
             return Some(found);
         }
         self.dangle(kind, target_kind, reference);
-        if self.clusters.kind_error(cluster, target_kind).is_some() {
-            return None;
-        }
         let named = format!(
             "{what} {target_kind} {}/{}",
             reference.namespace, reference.name
         );
-        if self.clusters.covers(cluster, target_kind) {
+        // An unread or partly listed kind is no evidence of absence: never "not found".
+        if let Some(error) = self.clusters.kind_error(cluster, target_kind) {
+            let (why, explained) = if error == NOT_YET_LISTED {
+                (
+                    format!("{target_kind} {error}"),
+                    "its kind's first list on the cluster has not completed".to_string(),
+                )
+            } else {
+                (
+                    format!("cannot read {target_kind}"),
+                    format!("its kind cannot be read on the cluster: {error}"),
+                )
+            };
+            self.uncovered.push((why, explained, named));
+        } else if self.clusters.covers(cluster, target_kind) {
             self.missing.push(format!("{named} not found"));
         } else {
-            self.uncovered.push((target_kind, named));
+            self.uncovered.push((
+                format!("{target_kind} not in the input"),
+                "the input holds no object of its kind".to_string(),
+                named,
+            ));
         }
         None
     }

@@ -7,7 +7,9 @@ use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// What the engine knows about one cluster's data. Absent for a cluster = evidence is fresh
-/// (the `evaluate` command reads files, which have no age).
+/// (the `evaluate` command reads files, which have no age). Present without `input`, it is
+/// what a collector knows: until `last_good` is set the cluster's first full list has not
+/// completed, and nothing of it is evidence yet.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ClusterInfo {
     pub name: String,
@@ -18,6 +20,9 @@ pub struct ClusterInfo {
     pub error: Option<String>,
     /// Kinds the collector cannot read on this cluster, with why (e.g. RBAC Forbidden).
     pub kind_errors: BTreeMap<Kind, String>,
+    /// Kinds whose first list has begun but not completed: what is held of them is partial,
+    /// so neither their objects nor the absence of one is evidence yet.
+    pub unlisted: BTreeSet<Kind>,
     /// Who provided each CRD the last time it was seen (history kept by the collector).
     pub former_crd_providers: Vec<FormerCrdProvider>,
     /// Set when the objects were read from files (`evaluate`), not listed by the collector.

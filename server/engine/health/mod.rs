@@ -75,6 +75,8 @@ pub mod generators;
 #[cfg(test)]
 mod incident_tests;
 #[cfg(test)]
+mod listing_tests;
+#[cfg(test)]
 mod liveness_tests;
 #[cfg(test)]
 mod property_tests;
@@ -95,7 +97,7 @@ mod verdict_tests;
 #[cfg(test)]
 mod workload_tests;
 
-pub use clusters::interchangeable;
+pub use clusters::{NOT_YET_LISTED, Untrusted, interchangeable, untrusted_data};
 pub use cores::cores;
 pub use crossstack::InventoryEntry;
 pub use finding::EdgeKind;
@@ -191,6 +193,7 @@ fn evaluate_with(input: &Input, clock: deadlines::Clock) -> Evaluation {
     );
     let controllers = edges::controllers(&index, &ids, &graph);
     let root_causes = output::root_causes(&ids, &resolved, &clusters);
+    let untrusted = clusters.untrusted().collect();
     let domains = domains::roll_up(
         &index,
         input.domains,
@@ -198,6 +201,7 @@ fn evaluate_with(input: &Input, clock: deadlines::Clock) -> Evaluation {
         input.clusters,
         &resolved,
         &output::root_id(&ids),
+        &untrusted,
     );
     let names = domains::names_by_object(&index, input.domains, &membership, input.clusters);
     let verdicts = output::verdicts(objects, ids, resolved, names, edges);

@@ -28,6 +28,10 @@ pub(super) fn root_causes(
             affected.entry(root).or_default().push(ids[i].clone());
         }
     }
+    // A cluster never reached or not yet listed holds no objects, and is a cause all the same.
+    for cluster in clusters.untrusted() {
+        affected.entry(Root::Cluster(cluster)).or_default();
+    }
     let to_id = root_id(ids);
     let mut causes: Vec<RootCause> = affected
         .into_iter()

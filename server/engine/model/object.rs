@@ -13,8 +13,16 @@ use std::str::FromStr;
 pub struct ObjectId(pub String);
 
 impl ObjectId {
-    /// Every evaluation builds one per object: `join` allocates the string once, at its size.
+    /// The one constructor, with the one scope rule every path (watch events, parsing, the
+    /// store, the web) goes through: a cluster-scoped kind has no namespace whatever the
+    /// source says, and a namespaced object given none is in `default`, as the API server
+    /// puts it. Every evaluation builds one per object: `join` allocates the string once.
     pub fn new(cluster: &str, kind: Kind, namespace: &str, name: &str) -> Self {
+        let namespace = match namespace {
+            _ if kind.is_cluster_scoped() => "",
+            "" => "default",
+            given => given,
+        };
         ObjectId([cluster, kind.as_str(), namespace, name].join("/"))
     }
 
@@ -485,6 +493,12 @@ mod id_tests {
         assert_eq!(id.as_str(), "prod-eu-1/Kustomization/flux-system/apps");
         let cluster_scoped = ObjectId::new("dev", Kind::Namespace, "", "tenants");
         assert_eq!(cluster_scoped.as_str(), "dev/Namespace//tenants");
+        // A watch event or a reference that names a namespace for a cluster-scoped kind
+        // keys the same object as the parser does (a deleted CRD must find its key).
+        let crd = ObjectId::new("dev", Kind::CustomResourceDefinition, "default", "x.io");
+        assert_eq!(crd.as_str(), "dev/CustomResourceDefinition//x.io");
+        let namespaced = ObjectId::new("dev", Kind::Deployment, "", "api");
+        assert_eq!(namespaced.as_str(), "dev/Deployment/default/api");
         assert_eq!(
             cluster_scoped.parts(),
             Some(("dev", "Namespace", "", "tenants"))

@@ -181,7 +181,18 @@ async fn report_missing(
                 kind,
             })
             .await;
-            ctx.send(SourceEvent::SyncDone { cluster, kind }).await;
+            ctx.send(SourceEvent::SyncDone {
+                cluster: cluster.clone(),
+                kind,
+            })
+            .await;
+            // Known empty now: nothing of it is partial.
+            ctx.send(SourceEvent::FirstList {
+                cluster,
+                kind,
+                complete: true,
+            })
+            .await;
         }
         if missing.insert(kind) {
             if discovery::is_optional(kind) {

@@ -65,8 +65,10 @@ pub fn slim(cluster: &str, resource: &ApiResource, mut object: DynamicObject) ->
     }
 }
 
+/// The id a watch event's object has, by the one id rule (`ObjectId::new`): a delete event
+/// for a CRD or Namespace finds the key its parsed object was held under.
 pub fn id_of(cluster: &str, kind: Kind, object: &DynamicObject) -> ObjectId {
-    let namespace = object.metadata.namespace.as_deref().unwrap_or("default");
+    let namespace = object.metadata.namespace.as_deref().unwrap_or_default();
     let name = object.metadata.name.as_deref().unwrap_or("");
     ObjectId::new(cluster, kind, namespace, name)
 }
@@ -147,6 +149,8 @@ pub async fn run(client: kube::Client, spec: WatchSpec, ctx: Arc<ClusterContext>
     let mut trouble = Trouble::default();
     let mut waiting_first_list = gate;
     let (cluster, kind) = (ctx.cluster.clone(), spec.kind);
+    let mut first_list_complete = false;
+    ctx.send(first_list(&cluster, kind, false)).await;
     while let Some((i, event)) = events.next().await {
         let event = match event {
             Ok(event) => event,
@@ -198,18 +202,22 @@ pub async fn run(client: kube::Client, spec: WatchSpec, ctx: Arc<ClusterContext>
             }
             watcher::Event::InitDone => {
                 let gone = merge.relist_done(i);
-                if waiting_first_list && merge.every_selection_listed() {
-                    waiting_first_list = false;
-                    ctx.first_list_done();
-                }
-                if single {
+                let mut out: Vec<SourceEvent> = if single {
                     vec![SourceEvent::SyncDone {
                         cluster: cluster.clone(),
                         kind,
                     }]
                 } else {
                     gone.into_iter().map(SourceEvent::Delete).collect()
+                };
+                if !first_list_complete && merge.every_selection_listed() {
+                    first_list_complete = true;
+                    out.push(first_list(&cluster, kind, true));
+                    if std::mem::take(&mut waiting_first_list) {
+                        ctx.first_list_done();
+                    }
                 }
+                out
             }
         };
         if merge.take_membership_changed() && kind.is_workload() {
@@ -224,6 +232,14 @@ pub async fn run(client: kube::Client, spec: WatchSpec, ctx: Arc<ClusterContext>
             ctx.send(event).await;
         }
         ctx.alive().await;
+    }
+}
+
+fn first_list(cluster: &str, kind: Kind, complete: bool) -> SourceEvent {
+    SourceEvent::FirstList {
+        cluster: cluster.to_string(),
+        kind,
+        complete,
     }
 }
 

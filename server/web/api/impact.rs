@@ -3,6 +3,7 @@
 
 use crate::web::AppState;
 use crate::web::error::{ApiError, ErrorBody, Result};
+use crate::web::freshness::Freshness;
 use crate::web::views::impact::ImpactView;
 use crate::web::views::object::key_from_path;
 use axum::Json;
@@ -23,7 +24,7 @@ use std::collections::HashMap;
     responses(
         (status = 200, description = "what depends on the stack", body = ImpactView),
         (status = 400, description = "a missing parameter, or both or neither of cluster and domain", body = ErrorBody),
-        (status = 404, description = "no such domain", body = ErrorBody),
+        (status = 404, description = "no such domain or cluster, or no such stack on the clusters searched", body = ErrorBody),
         (status = "default", description = "an error (see the document's description)", body = ErrorBody),
     ))]
 pub async fn impact(
@@ -61,8 +62,9 @@ pub async fn impact(
     )?;
     let view = ImpactView::load(
         &state.store,
+        &state.site,
         &clusters,
-        (key.kind.as_str(), &key.namespace, &key.name),
+        (key.kind, &key.namespace, &key.name),
         domain,
         Utc::now(),
     )
@@ -75,6 +77,15 @@ async fn domain_clusters(state: &AppState, domain: &str) -> Result<Vec<String>> 
     if !state.site.domains.iter().any(|d| d.name == domain) {
         return Err(ApiError::NotFound(format!("no domain named {domain:?}")));
     }
-    let rows = state.store.domain_verdicts_of(domain).await?;
-    Ok(rows.into_iter().map(|row| row.cluster).collect())
+    let (freshness, clusters) = Freshness::load(&state.store, &state.site, Utc::now()).await?;
+    let rows = freshness.domain_rows(
+        &state.site,
+        &clusters,
+        state.store.domain_verdicts_of(domain).await?,
+    );
+    Ok(rows
+        .into_iter()
+        .filter(|row| row.domain == domain)
+        .map(|row| row.cluster)
+        .collect())
 }

@@ -48,11 +48,8 @@ pub async fn list(
     Query(params): Query<Vec<(String, String)>>,
 ) -> Result<Json<ObjectPage>> {
     let query = ObjectQuery::parse(&params, &state.site)?;
-    let page = state
-        .store
-        .objects(&query.filter(&state.store).await?)
-        .await?;
     let now = Utc::now();
+    let page = query.page(&state.store, &state.site, now).await?;
     Ok(Json(ObjectPage {
         items: page.items.iter().map(|r| ObjectItem::new(r, now)).collect(),
         total: page.total,

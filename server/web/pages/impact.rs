@@ -27,8 +27,9 @@ pub async fn page(
     let clusters = [key.cluster.clone()];
     let view = ImpactView::load(
         &state.store,
+        &state.site,
         &clusters,
-        (key.kind.as_str(), &key.namespace, &key.name),
+        (key.kind, &key.namespace, &key.name),
         None,
         Utc::now(),
     )

@@ -38,11 +38,8 @@ pub async fn page(
     Query(params): Query<Vec<(String, String)>>,
 ) -> PageResult<Response> {
     let query = ObjectQuery::parse(&params, &state.site)?;
-    let page = state
-        .store
-        .objects(&query.filter(&state.store).await?)
-        .await?;
     let now = Utc::now();
+    let page = query.page(&state.store, &state.site, now).await?;
     let shown = page.items.len() as i64;
     render(&ObjectsPage {
         items: page.items.iter().map(|r| ObjectItem::new(r, now)).collect(),

@@ -7,6 +7,7 @@ use crate::health::{EdgeKind, State};
 use crate::model::{CONTROLLER_NAMES, Kind, controller_of_deployment};
 use crate::store::{Linked, ObjectRecord, Store};
 use crate::web::error::ApiError;
+use crate::web::freshness::Freshness;
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -57,18 +58,18 @@ impl ClusterDetail {
         name: &str,
         now: DateTime<Utc>,
     ) -> Result<ClusterDetail, ApiError> {
-        let row = store
-            .cluster(name)
-            .await?
+        let (freshness, rows) = Freshness::load(store, site, now).await?;
+        let row = rows
+            .into_iter()
+            .find(|row| row.name == name)
             .ok_or_else(|| ApiError::NotFound(format!("no cluster named {name:?}")))?;
-        let records = store
-            .objects_of_kinds(name, &["Kustomization", "HelmRelease"])
-            .await?;
+        let records = freshness.records(
+            store
+                .objects_of_kinds(name, &["Kustomization", "HelmRelease"])
+                .await?,
+        );
         let controllers = controllers(&store.controllers(name).await?, now);
-        let fresh = row.error.is_none()
-            && row
-                .last_good
-                .is_some_and(|t| now - t <= site.thresholds.freshness);
+        let fresh = freshness.is_fresh(name);
         Ok(ClusterDetail {
             controllers,
             tree: tree(&records, now),

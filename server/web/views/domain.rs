@@ -6,10 +6,11 @@ use crate::health::State;
 use crate::model::ObjectId;
 use crate::store::{ClusterRow, DomainRow, RootCauseRow, Store};
 use crate::web::error::ApiError;
+use crate::web::freshness::Freshness;
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct DomainDetail {
@@ -69,8 +70,10 @@ impl DomainDetail {
         if rows.is_empty() && !site.domains.iter().any(|d| d.name == name) {
             return Err(ApiError::NotFound(format!("no domain named {name:?}")));
         }
-        let clusters = store.clusters().await?;
-        let causes = blockers_of(store, &rows).await?;
+        let (freshness, clusters) = Freshness::load(store, site, now).await?;
+        let mut rows = freshness.domain_rows(site, &clusters, rows);
+        rows.retain(|row| row.domain == name);
+        let causes = blockers_of(store, &freshness, &rows).await?;
         Ok(DomainDetail::build(
             site, name, rows, &clusters, &causes, label, now,
         ))
@@ -81,9 +84,9 @@ impl DomainDetail {
         site: &Site,
         now: DateTime<Utc>,
     ) -> Result<Vec<DomainDetail>, ApiError> {
-        let rows = store.domain_verdicts().await?;
-        let clusters = store.clusters().await?;
-        let causes = blockers_of(store, &rows).await?;
+        let (freshness, clusters) = Freshness::load(store, site, now).await?;
+        let rows = freshness.domain_rows(site, &clusters, store.domain_verdicts().await?);
+        let causes = blockers_of(store, &freshness, &rows).await?;
         let mut names: Vec<String> = site.domains.iter().map(|d| d.name.clone()).collect();
         names.extend(rows.iter().map(|r| r.domain.clone()));
         names.sort();
@@ -182,9 +185,10 @@ fn blocker(id: &str, cause: Option<&RootCauseRow>) -> Blocker {
     }
 }
 
-/// The root causes named as blockers in these rows, by id.
+/// The root causes named as blockers in these rows (judged by `freshness`), by id.
 pub async fn blockers_of(
     store: &Store,
+    freshness: &Freshness,
     rows: &[DomainRow],
 ) -> Result<HashMap<String, RootCauseRow>, sqlx::Error> {
     let mut ids: Vec<String> = rows
@@ -196,9 +200,9 @@ pub async fn blockers_of(
     if ids.is_empty() {
         return Ok(HashMap::new());
     }
-    Ok(store
-        .root_causes_by_ids(&ids)
-        .await?
+    let stored = store.root_causes_by_ids(&ids).await?;
+    Ok(freshness
+        .root_causes(stored, BTreeMap::new())
         .into_iter()
         .map(|c| (c.verdict.id.0.clone(), c))
         .collect())

@@ -5,9 +5,11 @@
 use super::present::encode;
 use crate::health::State;
 use crate::model::Kind;
-use crate::store::{ObjectFilter, Store};
+use crate::store::{ClusterRow, ObjectFilter, ObjectPage, Store};
 use crate::web::error::ApiError;
+use crate::web::freshness::Freshness;
 use crate::web::state::Site;
+use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 
 pub const DEFAULT_LIMIT: i64 = 100;
@@ -93,18 +95,36 @@ impl ObjectQuery {
         Ok(query)
     }
 
+    /// One page of the objects this query selects, as they read now: a state filter and
+    /// the verdicts shown both judge each cluster's freshness at this moment.
+    pub async fn page(
+        &self,
+        store: &Store,
+        site: &Site,
+        now: DateTime<Utc>,
+    ) -> Result<ObjectPage, ApiError> {
+        let (freshness, clusters) = Freshness::load(store, site, now).await?;
+        let mut page = store.objects(&self.filter(&clusters, &freshness)?).await?;
+        page.items = freshness.records(page.items);
+        Ok(page)
+    }
+
     /// The store filter; a cluster-label filter becomes the list of matching clusters.
-    pub async fn filter(&self, store: &Store) -> Result<ObjectFilter, ApiError> {
+    fn filter(
+        &self,
+        clusters: &[ClusterRow],
+        freshness: &Freshness,
+    ) -> Result<ObjectFilter, ApiError> {
         let some = |s: &String| (!s.is_empty()).then(|| s.clone());
         let clusters = if self.label.is_empty() {
             None
         } else {
             let (key, value) = label_pair(&self.label)?;
-            let rows = store.clusters().await?;
             Some(
-                rows.into_iter()
+                clusters
+                    .iter()
                     .filter(|c| c.labels.get(key).and_then(|v| v.as_str()) == Some(value))
-                    .map(|c| c.name)
+                    .map(|c| c.name.clone())
                     .collect(),
             )
         };
@@ -128,6 +148,7 @@ impl ObjectQuery {
             states,
             query: some(&self.q),
             domain: some(&self.domain),
+            untrusted: freshness.untrusted_names(),
             limit: self.limit,
             offset: self.offset,
         })

@@ -5,11 +5,12 @@
 use super::domain::{Blocker, blockers, blockers_of};
 use crate::health::State;
 use crate::model::parse_go_duration;
-use crate::store::Store;
+use crate::store::{ClusterRow, Store};
 use crate::web::error::ApiError;
+use crate::web::freshness::Freshness;
 use crate::web::state::Site;
 use crate::web::waits::Waits;
-use chrono::TimeDelta;
+use chrono::{TimeDelta, Utc};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -53,6 +54,28 @@ pub fn timeout(text: Option<&str>) -> Result<TimeDelta, ApiError> {
     Ok(delta)
 }
 
+/// The clusters a `label` (`ring`, `prod`) selects (None: every cluster); a label that selects
+/// no cluster is a mistake, said at once.
+fn scope(
+    clusters: &[ClusterRow],
+    label: Option<(&str, &str)>,
+) -> Result<Option<Vec<String>>, ApiError> {
+    let Some((key, value)) = label else {
+        return Ok(None);
+    };
+    let names: Vec<String> = clusters
+        .iter()
+        .filter(|c| c.labels.get(key).and_then(|v| v.as_str()) == Some(value))
+        .map(|c| c.name.clone())
+        .collect();
+    if names.is_empty() {
+        return Err(ApiError::BadRequest(format!(
+            "no cluster has the label {key}={value}"
+        )));
+    }
+    Ok(Some(names))
+}
+
 /// Waits until the domain is healthy at `version` or `timeout` passes; refused (503) when
 /// `waits` has no room. With `label` (`ring`, `prod`) only the clusters carrying that label
 /// count: one ring can be gated on its own.
@@ -66,42 +89,45 @@ pub async fn wait(
     label: Option<(&str, &str)>,
 ) -> Result<GateVerdict, ApiError> {
     let _place = waits.admit()?;
-    let in_scope: Option<Vec<String>> = match label {
-        Some((key, value)) => Some(
-            store
-                .clusters()
-                .await?
-                .into_iter()
-                .filter(|c| c.labels.get(key).and_then(|v| v.as_str()) == Some(value))
-                .map(|c| c.name)
-                .collect(),
-        ),
-        None => None,
-    };
     let started = Instant::now();
     let deadline = tokio::time::Instant::from_std(started + timeout.to_std().unwrap_or_default());
     let mut changes = waits.subscribe();
     loop {
         let generation = *changes.borrow_and_update();
-        let all = waits.domain_rows(store, domain, generation).await?;
-        if all.is_empty() && !site.domains.iter().any(|d| d.name == domain) {
+        let stored = waits.domain_rows(store, domain, generation).await?;
+        if stored.is_empty() && !site.domains.iter().any(|d| d.name == domain) {
             return Err(ApiError::NotFound(format!("no domain named {domain:?}")));
         }
+        // Judged anew each time it looks: a cluster whose data went stale while the wait
+        // waited is no longer proof.
+        let clusters = waits.cluster_rows(store, generation).await?;
+        let (freshness, clusters) = Freshness::judge(site, clusters.as_ref().clone(), Utc::now());
+        let in_scope = scope(&clusters, label)?;
+        let mut all = freshness.domain_rows(site, &clusters, stored.as_ref().clone());
+        all.retain(|r| r.domain == domain);
         let rows: Vec<_> = all
-            .iter()
+            .into_iter()
             .filter(|r| {
                 in_scope
                     .as_ref()
                     .is_none_or(|names| names.contains(&r.cluster))
             })
-            .cloned()
             .collect();
+        if rows.is_empty() {
+            // Nothing in scope can ever make it healthy: an error now, not a timeout later.
+            return Err(ApiError::BadRequest(match label {
+                Some((key, value)) => format!(
+                    "no cluster with {key}={value} reports domain {domain:?}: nothing to wait for"
+                ),
+                None => format!("no cluster reports domain {domain:?}: nothing to wait for"),
+            }));
+        }
         let healthy = !rows.is_empty()
             && rows
                 .iter()
                 .all(|r| r.fully_healthy && r.version.as_deref() == Some(version));
         if healthy || tokio::time::Instant::now() >= deadline {
-            let causes = blockers_of(store, &rows).await?;
+            let causes = blockers_of(store, &freshness, &rows).await?;
             let clusters = rows
                 .iter()
                 .cloned()

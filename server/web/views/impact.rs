@@ -4,8 +4,11 @@
 //! providers are listed as co-ownership warnings.
 
 use super::present::ObjectItem;
+use crate::model::{Kind, ObjectId};
 use crate::store::{DependencyRow, Store};
 use crate::web::error::ApiError;
+use crate::web::freshness::Freshness;
+use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -18,8 +21,18 @@ pub struct ImpactView {
     /// The domain whose clusters were searched, when asked by domain.
     pub domain: Option<String>,
     pub clusters: Vec<ClusterImpact>,
-    /// Distinct consumers across all clusters: 0 means nothing else depends on this stack.
+    /// Distinct consumers across all clusters: 0 means nothing else depends on this stack,
+    /// but only when `unverified` is empty.
     pub consumers_total: usize,
+    /// Clusters searched whose data cannot be trusted now (stale, unreachable, not listed
+    /// yet), with why: what depends on the stack there is not known.
+    pub unverified: Vec<Unverified>,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Unverified {
+    pub cluster: String,
+    pub reason: String,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -46,25 +59,37 @@ pub struct CoOwned {
 }
 
 impl ImpactView {
+    /// What depends on the stack on each of `clusters`. Absence is never an answer: a cluster
+    /// fleetglass does not know, or a stack on none of the clusters, is a 404, never "nothing
+    /// depends on it".
     pub async fn load(
         store: &Store,
+        site: &Site,
         clusters: &[String],
-        (kind, namespace, name): (&str, &str, &str),
+        (kind, namespace, name): (Kind, &str, &str),
         domain: Option<String>,
         now: DateTime<Utc>,
     ) -> Result<ImpactView, ApiError> {
+        let (freshness, known) = Freshness::load(store, site, now).await?;
+        if let Some(unknown) = clusters
+            .iter()
+            .find(|c| !known.iter().any(|k| k.name == **c))
+        {
+            return Err(ApiError::NotFound(format!("no cluster named {unknown:?}")));
+        }
         let mut impacts = Vec::new();
         let mut consumers_total = std::collections::BTreeSet::new();
         for cluster in clusters {
-            let provider_id = format!("{cluster}/{kind}/{namespace}/{name}");
-            let provider = store
-                .objects_by_ids(std::slice::from_ref(&provider_id))
-                .await?;
+            let provider_id = ObjectId::new(cluster, kind, namespace, name).0;
+            let provider = freshness.records(
+                store
+                    .objects_by_ids(std::slice::from_ref(&provider_id))
+                    .await?,
+            );
             let edges = store.dependencies_of(&provider_id).await?;
             let consumer_ids: Vec<String> = edges.iter().map(|e| e.consumer.clone()).collect();
-            let consumers: BTreeMap<String, ObjectItem> = store
-                .objects_by_ids(&consumer_ids)
-                .await?
+            let consumers: BTreeMap<String, ObjectItem> = freshness
+                .records(store.objects_by_ids(&consumer_ids).await?)
                 .iter()
                 .map(|r| {
                     let item = ObjectItem::new(r, now);
@@ -92,6 +117,26 @@ impl ImpactView {
                 co_owned,
             });
         }
+        let unverified: Vec<Unverified> = clusters
+            .iter()
+            .filter_map(|cluster| {
+                Some(Unverified {
+                    cluster: cluster.clone(),
+                    reason: freshness.of(cluster)?.reason.clone(),
+                })
+            })
+            .collect();
+        let found = impacts.iter().any(|i| i.provider.is_some());
+        if !found && unverified.is_empty() {
+            let place = match &domain {
+                Some(domain) => format!("any cluster of domain {domain:?}"),
+                None => format!("cluster {:?}", clusters.join(", ")),
+            };
+            let namespace = if namespace.is_empty() { "" } else { namespace };
+            return Err(ApiError::NotFound(format!(
+                "no {kind} {namespace}/{name} on {place}"
+            )));
+        }
         Ok(ImpactView {
             kind: kind.to_string(),
             namespace: namespace.to_string(),
@@ -99,6 +144,7 @@ impl ImpactView {
             domain,
             clusters: impacts,
             consumers_total: consumers_total.len(),
+            unverified,
         })
     }
 }

@@ -9,6 +9,7 @@ use crate::health::{EdgeKind, State};
 use crate::model::{Kind, Object, controller_shard_of_deployment};
 use crate::store::{Linked, ObjectKey, ObjectRecord, Store};
 use crate::web::error::ApiError;
+use crate::web::freshness::Freshness;
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -151,11 +152,14 @@ impl ObjectDetail {
         key: &ObjectKey,
         now: DateTime<Utc>,
     ) -> Result<ObjectDetail, ApiError> {
-        let record = find(store, key).await?;
+        let (freshness, _) = Freshness::load(store, site, now).await?;
+        let mut record = find(store, key).await?;
+        freshness.record(&mut record);
         let id = record.verdict.id.clone();
         let body = body_of(&record);
         let item = ObjectItem::new(&record, now);
-        let prerequisites = store.waits_on(&record).await?;
+        let mut prerequisites = store.waits_on(&record).await?;
+        freshness.linked(&mut prerequisites);
         let source_edge = prerequisites.iter().find(|l| l.kind == EdgeKind::Source);
         let referenced = source_edge
             .and_then(|l| l.record.as_ref())
@@ -174,17 +178,16 @@ impl ObjectDetail {
             .iter()
             .filter_map(|l| Some(related_of(l, waits_on_relation(l.kind)?)))
             .collect();
-        let mut downstream: Vec<Related> = store
-            .waited_on_by(&id, WAITERS)
-            .await?
+        let mut waiters = store.waited_on_by(&id, WAITERS).await?;
+        freshness.linked(&mut waiters);
+        let mut downstream: Vec<Related> = waiters
             .iter()
             .filter_map(|l| Some(related_of(l, waited_on_by_relation(l.kind)?)))
             .collect();
         downstream.sort_by(|a, b| a.id.cmp(&b.id));
         let applier = store.applier(&id).await?;
-        let applied = store
-            .applied(&record, APPLIED)
-            .await?
+        let applied = freshness
+            .records(store.applied(&record, APPLIED).await?)
             .iter()
             .map(|r| Applied {
                 detail: body_of(r).map(|o| applied_detail(&o)).unwrap_or_default(),

@@ -9,6 +9,7 @@ use crate::health::{EdgeKind, State};
 use crate::incidents::{RESOLVED_WINDOW, ResolvedIncident};
 use crate::model::Kind;
 use crate::store::{ObjectRecord, ObjectVerdict, RootCauseRow, Store};
+use crate::web::freshness::Freshness;
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -82,7 +83,10 @@ impl ProblemsView {
         site: &Site,
         now: DateTime<Utc>,
     ) -> Result<ProblemsView, sqlx::Error> {
-        let causes = store.root_causes().await?;
+        let (freshness, clusters) = Freshness::load(store, site, now).await?;
+        let causes = freshness
+            .load_root_causes(store, store.root_causes().await?)
+            .await?;
         let mut wanted: Vec<String> = Vec::new();
         for cause in &causes {
             wanted.push(cause.verdict.id.0.clone());
@@ -90,14 +94,16 @@ impl ProblemsView {
         }
         wanted.sort();
         wanted.dedup();
-        let mut records = by_id(store.objects_by_ids(&wanted).await?);
+        let mut records = by_id(freshness.records(store.objects_by_ids(&wanted).await?));
         // The causes' sources, for links from their revisions to the commits.
         let sources: Vec<String> = causes
             .iter()
             .filter_map(|c| source_id(records.get(c.verdict.id.as_str())?))
             .filter(|id| !records.contains_key(id))
             .collect();
-        records.extend(by_id(store.objects_by_ids(&sources).await?));
+        records.extend(by_id(
+            freshness.records(store.objects_by_ids(&sources).await?),
+        ));
         let mut problems: Vec<Problem> = causes
             .iter()
             .map(|cause| problem(cause, &records, site, now))
@@ -114,11 +120,11 @@ impl ProblemsView {
                     &b.verdict.id,
                 ))
         });
-        let (clusters, domains, resolved) = tokio::try_join!(
-            store.clusters(),
+        let (domains, resolved) = tokio::try_join!(
             store.domain_verdicts(),
             store.resolved_since(now - RESOLVED_WINDOW)
         )?;
+        let domains = freshness.domain_rows(site, &clusters, domains);
         let incidents = Incidents::load(store, site, &causes, &clusters, &domains, now).await?;
         Ok(ProblemsView {
             generated_at: now,
