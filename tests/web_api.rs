@@ -360,3 +360,212 @@ async fn refused_bodies_are_json_errors_too() {
         );
     }
 }
+
+/// A stored cluster row as a collector that stopped `minutes` ago left it.
+async fn stop_collecting(store: &fleetglass::store::Store, cluster: &str, minutes: i64) {
+    let mut row = store
+        .cluster(cluster)
+        .await
+        .unwrap()
+        .expect("a stored cluster");
+    row.last_good = Some(chrono::Utc::now() - chrono::TimeDelta::minutes(minutes));
+    let mut tx = store.pool().begin().await.unwrap();
+    fleetglass::store::upsert_clusters(&mut tx, &[row])
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+}
+
+/// A domain fully healthy on `cluster`, with its version there (the demo has several).
+async fn healthy_domain_on(app: &axum::Router, cluster: &str) -> (String, String) {
+    let (_, fleet) = get_json(app, "/api/v1/fleet").await;
+    fleet["domains"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|d| {
+            let cell = d["clusters"]
+                .as_array()?
+                .iter()
+                .find(|c| c["cluster"] == cluster && c["fully_healthy"] == true)?;
+            Some((
+                d["name"].as_str()?.to_string(),
+                cell["version"].as_str()?.to_string(),
+            ))
+        })
+        .expect("a domain fully healthy on the cluster")
+}
+
+/// Issue 43 (1): the collector stopped, its last rows were green. Every reader judges the
+/// cluster's freshness when it reads: counts, cells, objects, filters, root causes and the CI
+/// gate all say unverifiable, the cluster the one root cause.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stopped_collectors_last_green_reads_unverifiable_on_every_reader() {
+    let (app, store) = demo_app().await;
+    let cluster = "prod-eu-1";
+    let (domain, version) = healthy_domain_on(&app, cluster).await;
+    let (_, healthy_before) = get_json(
+        &app,
+        &format!("/api/v1/objects?cluster={cluster}&state=healthy"),
+    )
+    .await;
+    assert!(healthy_before["total"].as_i64().unwrap() > 0, "the control");
+
+    stop_collecting(&store, cluster, 5).await;
+
+    let (_, fleet) = get_json(&app, "/api/v1/fleet").await;
+    let row = fleet["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == cluster)
+        .unwrap();
+    assert_eq!(row["fresh"], false);
+    assert_eq!(row["unverifiable"], "data is 5m old (freshness limit 2m)");
+    let counts = row["state_counts"].as_object().unwrap();
+    assert_eq!(
+        counts.keys().collect::<Vec<_>>(),
+        vec!["unverifiable"],
+        "{row}"
+    );
+    let cells = fleet["domains"].as_array().unwrap().iter().flat_map(|d| {
+        d["clusters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["cluster"] == cluster)
+    });
+    for cell in cells {
+        assert_eq!(cell["state"], "unverifiable", "{cell}");
+        assert_eq!(cell["fully_healthy"], false, "{cell}");
+    }
+    let causes = fleet["root_causes"].as_array().unwrap();
+    let stale = causes
+        .iter()
+        .find(|c| c["id"] == format!("{cluster}/Cluster//{cluster}"))
+        .expect("the cluster is a root cause");
+    assert_eq!(
+        stale["affected"].as_array().unwrap().len() as i64,
+        counts["unverifiable"].as_i64().unwrap()
+    );
+    assert!(
+        causes
+            .iter()
+            .all(|c| c["id"] == stale["id"] || c["cluster"] != cluster)
+    );
+
+    let (_, healthy) = get_json(
+        &app,
+        &format!("/api/v1/objects?cluster={cluster}&state=healthy"),
+    )
+    .await;
+    assert_eq!(healthy["total"], 0, "{healthy}");
+    let (_, unverifiable) = get_json(
+        &app,
+        &format!("/api/v1/objects?cluster={cluster}&state=unverifiable&limit=1000"),
+    )
+    .await;
+    assert_eq!(unverifiable["total"], counts["unverifiable"]);
+    let one = unverifiable["items"][0]["id"].as_str().unwrap().to_string();
+    let (_, object) = get_json(&app, &format!("/api/v1/objects/{one}")).await;
+    assert_eq!(object["state"], "unverifiable", "{object}");
+    assert_eq!(
+        object["root_causes"],
+        serde_json::json!([format!("{cluster}/Cluster//{cluster}")])
+    );
+
+    let (status, gate) = get_json(
+        &app,
+        &format!("/api/v1/domains/{domain}/wait?version={version}&timeout=0s&label=ring%3Dprod"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{gate}");
+    assert_eq!(gate["healthy"], false, "{gate}");
+    let cell = gate["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["cluster"] == cluster)
+        .unwrap();
+    assert_eq!(cell["state"], "unverifiable", "{gate}");
+}
+
+/// Issue 43 (2): a configured cluster the collector never reached exists from the moment it
+/// is configured: a row, a cell in every domain that selects it, a root cause, and no gate
+/// passes without it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_configured_cluster_never_reached_is_unverifiable_everywhere_it_belongs() {
+    let (app, store) = demo_app().await;
+    let (domain, version) = healthy_domain_on(&app, "prod-eu-1").await;
+    let mut config = common::web::demo_config();
+    let mut extra = config.clusters[0].clone();
+    extra.name = "prod-ap-1".into();
+    extra.labels = [("ring".to_string(), "prod".to_string())].into();
+    config.clusters.push(extra);
+    let app = common::web::app(store, &config);
+
+    let (_, fleet) = get_json(&app, "/api/v1/fleet").await;
+    let row = fleet["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "prod-ap-1")
+        .expect("the configured cluster is listed");
+    assert_eq!(row["fresh"], false);
+    let cell = fleet["domains"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == domain.as_str())
+        .and_then(|d| {
+            d["clusters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["cluster"] == "prod-ap-1")
+        })
+        .expect("a cell in the domain's prod ring");
+    assert_eq!(cell["state"], "unverifiable");
+    assert!(
+        fleet["root_causes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["id"] == "prod-ap-1/Cluster//prod-ap-1")
+    );
+    let (_, gate) = get_json(
+        &app,
+        &format!("/api/v1/domains/{domain}/wait?version={version}&timeout=0s&label=ring%3Dprod"),
+    )
+    .await;
+    assert_eq!(gate["healthy"], false, "{gate}");
+}
+
+/// Issue 43 (4): absence is never an answer. A cluster or stack that does not exist is a 404
+/// from `impact`, and a `wait` whose label selects no cluster fails at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn what_does_not_exist_is_an_error_never_a_safe_answer() {
+    let (app, _store) = demo_app().await;
+    let (status, body) = get_json(
+        &app,
+        "/api/v1/impact?cluster=nope&kind=HelmRelease&namespace=gateway-system&name=gateway",
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert!(body.to_string().contains("no cluster named"), "{body}");
+    let (status, body) = get_json(
+        &app,
+        "/api/v1/impact?cluster=dev-1&kind=HelmRelease&namespace=gateway-system&name=gatewy",
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let (status, _) = get(&app, "/impact/dev-1/HelmRelease/gateway-system/gatewy").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, body) = get_json(
+        &app,
+        "/api/v1/domains/gateway/wait?version=1.0.0&timeout=10m&label=ring%3Dnope",
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body.to_string().contains("ring=nope"), "{body}");
+}
