@@ -75,6 +75,15 @@ fn event(cluster: &str, value: &Value) -> SourceEvent {
     SourceEvent::Apply(Box::new(parse_object(cluster, value).unwrap()))
 }
 
+/// What a source says once the cluster's first full list is complete: until then nothing of
+/// it is evaluated as evidence, nor written.
+fn listed(cluster: &str, at: DateTime<Utc>) -> SourceEvent {
+    SourceEvent::ClusterAlive {
+        cluster: cluster.to_string(),
+        at,
+    }
+}
+
 /// Every row the collector wrote for `cluster` (all clusters: None), with the transaction that
 /// wrote it: equal before and after exactly when nothing of it was written in between.
 async fn written_rows(store: &Store, cluster: Option<&str>) -> Vec<String> {
@@ -131,6 +140,7 @@ async fn two_clusters() -> (Runner, Latest, Store) {
     let started = t0() - TimeDelta::seconds(14 * 60 + 30);
     for cluster in ["a", "b"] {
         runner.apply(event(cluster, &repository()));
+        runner.apply(listed(cluster, t0()));
     }
     runner.apply(event(
         "a",
@@ -214,6 +224,7 @@ async fn the_loop_evaluates_a_change_as_it_arrives_and_that_cluster_alone() {
         events.send(event(cluster, &repository())).await.unwrap();
         let ok = kustomization("app", Truth::True, "ReconciliationSucceeded", since);
         events.send(event(cluster, &ok)).await.unwrap();
+        events.send(listed(cluster, Utc::now())).await.unwrap();
     }
     let deadline = Duration::from_secs(30);
     common::eventually("both clusters evaluated", deadline, async || {
@@ -255,6 +266,7 @@ async fn a_round_writes_only_the_roll_up_rows_that_changed_and_resolves_the_caus
     let (mut runner, _latest) =
         Runner::new(RunnerSettings::from_config(&config(&["a"])), store.clone());
     runner.apply(event("a", &repository()));
+    runner.apply(listed("a", t0()));
     for name in ["one", "two"] {
         let failed = kustomization(name, Truth::False, "BuildFailed", created());
         runner.apply(event("a", &failed));

@@ -77,3 +77,47 @@ pub fn candidates(
     }
     (causes, covered)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::health::ClusterInfo;
+    use crate::health::testkit::{evaluate_on, git_repository, kustomization, now};
+
+    /// Two clusters, both holding a failing-free pair; `b`'s data cannot be trusted.
+    fn covered_with_b(b: ClusterInfo) -> BTreeSet<String> {
+        let a = ClusterInfo {
+            name: "a".into(),
+            last_good: Some(now()),
+            ..ClusterInfo::default()
+        };
+        let placed: Vec<(&str, serde_json::Value)> = ["a", "b"]
+            .into_iter()
+            .flat_map(|c| {
+                [
+                    (c, git_repository("flux-system", "main@sha1:1111111")),
+                    (c, kustomization("apps", &[])),
+                ]
+            })
+            .collect();
+        let evaluation = evaluate_on(&placed, &[a, b], &[], &Default::default());
+        candidates(&evaluation, &BTreeMap::new()).1
+    }
+
+    #[test]
+    fn a_cluster_whose_data_cannot_be_trusted_covers_nothing_so_its_alerts_stay_open() {
+        let listed = ClusterInfo {
+            name: "b".into(),
+            last_good: Some(now()),
+            ..ClusterInfo::default()
+        };
+        assert!(covered_with_b(listed).contains("b"), "the control");
+        let not_listed = ClusterInfo {
+            name: "b".into(),
+            ..ClusterInfo::default()
+        };
+        let covered = covered_with_b(not_listed);
+        assert!(covered.contains("a"));
+        assert!(!covered.contains("b"), "{covered:?}");
+    }
+}

@@ -377,6 +377,44 @@ mod tests {
         assert_eq!(snap.take_touched().len(), 2);
     }
 
+    fn first_list(kind: Kind, complete: bool) -> SourceEvent {
+        SourceEvent::FirstList {
+            cluster: "a".into(),
+            kind,
+            complete,
+        }
+    }
+
+    #[test]
+    fn a_kind_is_unlisted_until_its_first_list_completes_and_a_relist_keeps_it_listed() {
+        let mut snap = Snapshot::default();
+        let unlisted = |snap: &Snapshot| snap.cluster("a").unwrap().unlisted.clone();
+        assert!(snap.apply(first_list(Kind::GitRepository, false)));
+        assert_eq!(unlisted(&snap), [Kind::GitRepository].into());
+        assert!(snap.apply(first_list(Kind::GitRepository, true)));
+        assert!(unlisted(&snap).is_empty());
+        // A relist (410 Gone, a reconnect) keeps what was held: the kind is not partial.
+        assert!(!snap.apply(first_list(Kind::GitRepository, false)));
+        assert!(unlisted(&snap).is_empty());
+    }
+
+    #[test]
+    fn the_first_sign_of_life_after_the_first_list_writes_every_object_anew() {
+        let mut snap = Snapshot::default();
+        snap.apply(SourceEvent::Apply(Box::new(object("a", "x", "r"))));
+        snap.take_touched();
+        let alive = |snap: &mut Snapshot| {
+            snap.apply(SourceEvent::ClusterAlive {
+                cluster: "a".into(),
+                at: chrono::Utc::now(),
+            })
+        };
+        assert!(alive(&mut snap), "first alive changes the cluster");
+        assert_eq!(snap.take_touched().len(), 1);
+        assert!(!alive(&mut snap));
+        assert!(snap.take_touched().is_empty());
+    }
+
     #[test]
     fn cluster_errors_and_recovery_are_tracked() {
         let mut snap = Snapshot::default();

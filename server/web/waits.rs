@@ -33,6 +33,8 @@ pub enum WakeSource {
 }
 
 type SharedRead<T> = Arc<OnceCell<Arc<T>>>;
+/// A read shared by everyone asking at one generation.
+type Generational<T> = (u64, SharedRead<T>);
 
 pub struct Waits {
     max: usize,
@@ -42,9 +44,9 @@ pub struct Waits {
     source: Mutex<Option<WakeSource>>,
     /// Per domain, the read for the newest generation: whoever asks first reads, the rest
     /// share the answer.
-    reads: Mutex<HashMap<String, (u64, SharedRead<Vec<DomainRow>>)>>,
+    reads: Mutex<HashMap<String, Generational<Vec<DomainRow>>>>,
     /// The cluster rows (their freshness) for the newest generation, shared the same way.
-    clusters: Mutex<(u64, SharedRead<Vec<ClusterRow>>)>,
+    clusters: Mutex<Generational<Vec<ClusterRow>>>,
 }
 
 impl Waits {

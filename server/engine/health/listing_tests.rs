@@ -99,7 +99,7 @@ fn a_reference_to_a_kind_not_yet_listed_is_unverifiable_never_not_found() {
         unlisted: [Kind::GitRepository].into(),
         ..ClusterInfo::default()
     });
-    let run = run_with(&values, &[info.clone()], &[], &Default::default());
+    let run = run_with(&values, &[info], &[], &Default::default());
     let verdict = run.verdict("Kustomization", "flux-system", "apps");
     assert_eq!(
         (verdict.state, verdict.reason.as_str()),
