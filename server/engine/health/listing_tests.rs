@@ -23,6 +23,19 @@ fn listed(info: ClusterInfo) -> ClusterInfo {
     }
 }
 
+/// The verdict on Kustomization flux-system/apps, evaluated with `info`.
+fn apps(values: &[serde_json::Value], info: ClusterInfo) -> super::Verdict {
+    let run = run_with(values, &[info], &[], &Default::default());
+    run.verdict("Kustomization", "flux-system", "apps").clone()
+}
+
+/// Controllers and a Kustomization whose GitRepository is not in the objects.
+fn without_source() -> Vec<serde_json::Value> {
+    let mut values = flux_controllers();
+    values.push(kustomization("apps", &[]));
+    values
+}
+
 fn domain() -> DomainSpec {
     serde_json::from_value(serde_json::json!({
         "name": "apps",
@@ -93,26 +106,17 @@ fn a_cluster_never_reached_is_a_root_cause_with_nothing_listed_and_blocks_its_ce
 
 #[test]
 fn a_reference_to_a_kind_not_yet_listed_is_unverifiable_never_not_found() {
-    let mut values = flux_controllers();
-    values.push(kustomization("apps", &[]));
     let info = listed(ClusterInfo {
         unlisted: [Kind::GitRepository].into(),
         ..ClusterInfo::default()
     });
-    let run = run_with(&values, &[info], &[], &Default::default());
-    let verdict = run.verdict("Kustomization", "flux-system", "apps");
+    let verdict = apps(&without_source(), info);
     assert_eq!(
         (verdict.state, verdict.reason.as_str()),
         (State::Unverifiable, "GitRepository not yet listed")
     );
     // Once listed, the same absence is evidence.
-    let run = run_with(
-        &values,
-        &[listed(ClusterInfo::default())],
-        &[],
-        &Default::default(),
-    );
-    let verdict = run.verdict("Kustomization", "flux-system", "apps");
+    let verdict = apps(&without_source(), listed(ClusterInfo::default()));
     assert_eq!(verdict.state, State::Failed, "{}", verdict.reason);
     assert!(verdict.reason.ends_with("not found"), "{}", verdict.reason);
 }
@@ -123,8 +127,7 @@ fn an_object_of_a_kind_not_yet_listed_is_unverifiable_whatever_it_says() {
         unlisted: [Kind::Kustomization].into(),
         ..ClusterInfo::default()
     });
-    let run = run_with(&healthy_pair(), &[info], &[], &Default::default());
-    let verdict = run.verdict("Kustomization", "flux-system", "apps");
+    let verdict = apps(&healthy_pair(), info);
     assert_eq!(verdict.state, State::Unverifiable);
     assert_eq!(
         verdict.reason,
@@ -134,14 +137,11 @@ fn an_object_of_a_kind_not_yet_listed_is_unverifiable_whatever_it_says() {
 
 #[test]
 fn a_reference_to_a_kind_that_cannot_be_read_is_unverifiable_not_judged_without_it() {
-    let mut values = flux_controllers();
-    values.push(kustomization("apps", &[]));
     let info = listed(ClusterInfo {
         kind_errors: BTreeMap::from([(Kind::GitRepository, "forbidden".to_string())]),
         ..ClusterInfo::default()
     });
-    let run = run_with(&values, &[info], &[], &Default::default());
-    let verdict = run.verdict("Kustomization", "flux-system", "apps");
+    let verdict = apps(&without_source(), info);
     assert_eq!(
         (verdict.state, verdict.reason.as_str()),
         (State::Unverifiable, "cannot read GitRepository")
@@ -156,8 +156,7 @@ fn data_older_than_the_limit_is_untrusted_and_the_age_is_said() {
         last_good: Some(now() - TimeDelta::minutes(5)),
         ..ClusterInfo::default()
     };
-    let run = run_with(&healthy_pair(), &[info], &[], &Default::default());
-    let verdict = run.verdict("Kustomization", "flux-system", "apps");
+    let verdict = apps(&healthy_pair(), info);
     assert_eq!(verdict.state, State::Unverifiable);
     assert_eq!(
         verdict.reason,
