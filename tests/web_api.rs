@@ -363,10 +363,10 @@ async fn refused_bodies_are_json_errors_too() {
 
 /// A stored cluster row as a collector that stopped `minutes` ago left it.
 async fn stop_collecting(store: &fleetglass::store::Store, cluster: &str, minutes: i64) {
-    let mut row = store
-        .cluster(cluster)
-        .await
-        .unwrap()
+    let clusters = store.clusters().await.unwrap();
+    let mut row = clusters
+        .into_iter()
+        .find(|c| c.name == cluster)
         .expect("a stored cluster");
     row.last_good = Some(chrono::Utc::now() - chrono::TimeDelta::minutes(minutes));
     let mut tx = store.pool().begin().await.unwrap();
@@ -472,6 +472,43 @@ async fn a_stopped_collectors_last_green_reads_unverifiable_on_every_reader() {
     assert_eq!(
         object["root_causes"],
         serde_json::json!([format!("{cluster}/Cluster//{cluster}")])
+    );
+
+    let (_, detail) = get_json(&app, &format!("/api/v1/clusters/{cluster}")).await;
+    assert_eq!(detail["fresh"], false, "{detail}");
+    let counts = detail["state_counts"].as_object().unwrap();
+    assert_eq!(
+        counts.keys().collect::<Vec<_>>(),
+        vec!["unverifiable"],
+        "{detail}"
+    );
+    let (_, page) = get_json(&app, &format!("/api/v1/domains/{domain}")).await;
+    let there = page["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["cluster"] == cluster)
+        .unwrap();
+    assert_eq!(there["state"], "unverifiable", "{there}");
+    assert_eq!(there["fully_healthy"], false, "{there}");
+    assert_eq!(there["blockers"][0]["reason"], stale["reason"], "{there}");
+    let (_, problems) = get_json(&app, "/api/v1/problems").await;
+    let on_cluster: Vec<&Value> = problems["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["cluster"] == cluster)
+        .collect();
+    assert_eq!(
+        on_cluster.len(),
+        1,
+        "one cause on the stale cluster: {on_cluster:?}"
+    );
+    assert_eq!(on_cluster[0]["id"], stale["id"]);
+    let (_, html) = get(&app, "/").await;
+    assert!(
+        html.contains(&format!("{cluster}</strong></a>: data is 5m old")),
+        "the fleet page says why"
     );
 
     let (status, gate) = get_json(

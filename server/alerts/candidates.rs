@@ -68,7 +68,7 @@ pub fn candidates(
             }
         })
         .collect();
-    for cause in evaluation.root_causes() {
+    for cause in evaluation.parts().flat_map(|part| &part.root_causes) {
         if let Some((cluster, ..)) = cause.id.parts()
             && cause.id == cluster_id(cluster)
         {

@@ -285,16 +285,6 @@ impl Store {
         typed(rows)
     }
 
-    pub async fn cluster(&self, name: &str) -> Result<Option<ClusterRow>, sqlx::Error> {
-        sqlx::query_as!(
-            ClusterRow,
-            "SELECT name, labels, last_good, error, kind_errors, state_counts, controllers, updated_at FROM clusters WHERE name = $1",
-            name,
-        )
-        .fetch_optional(self.pool())
-        .await
-    }
-
     pub async fn domain_verdicts_of(&self, domain: &str) -> Result<Vec<DomainRow>, sqlx::Error> {
         let rows = sqlx::query_as!(
             StoredDomain,

@@ -187,16 +187,21 @@ impl Freshness {
     }
 
     /// The root causes as they read now: an untrusted cluster's stored causes give way to the
-    /// cluster itself, affecting every object stored of it (`objects_of`: cluster → ids).
+    /// cluster itself, affecting every object stored of it: as the collector wrote it when it
+    /// saw the cluster go (its stored cause), else as `objects_of` (cluster → ids) says.
     pub fn root_causes(
         &self,
         causes: Vec<RootCauseRow>,
         mut objects_of: BTreeMap<String, Vec<String>>,
     ) -> Vec<RootCauseRow> {
-        let mut kept: Vec<RootCauseRow> = causes
+        let (mut kept, untrusted): (Vec<RootCauseRow>, Vec<RootCauseRow>) = causes
             .into_iter()
-            .filter(|c| self.of(&c.verdict.cluster).is_none())
-            .collect();
+            .partition(|c| self.of(&c.verdict.cluster).is_none());
+        for cause in untrusted {
+            if cause.verdict.id == cluster_id(&cause.verdict.cluster) {
+                objects_of.insert(cause.verdict.cluster, cause.affected);
+            }
+        }
         for (cluster, unproven) in &self.untrusted {
             let mut affected = objects_of.remove(cluster).unwrap_or_default();
             affected.sort();
@@ -214,16 +219,27 @@ impl Freshness {
         kept
     }
 
-    /// `root_causes`, with the untrusted clusters' objects read from the store.
+    /// `root_causes`, reading the objects of the untrusted clusters whose own cause the
+    /// collector did not write (it stopped before it saw them go): only then, so a cluster
+    /// the collector already reports as stale costs the fleet page nothing more.
     pub async fn load_root_causes(
         &self,
         store: &Store,
         causes: Vec<RootCauseRow>,
     ) -> Result<Vec<RootCauseRow>, sqlx::Error> {
-        let objects_of = if self.untrusted.is_empty() {
+        let unwritten: Vec<String> = self
+            .untrusted
+            .keys()
+            .filter(|cluster| {
+                let id = cluster_id(cluster);
+                !causes.iter().any(|c| c.verdict.id == id)
+            })
+            .cloned()
+            .collect();
+        let objects_of = if unwritten.is_empty() {
             BTreeMap::new()
         } else {
-            store.object_ids_on(&self.untrusted_names()).await?
+            store.object_ids_on(&unwritten).await?
         };
         Ok(self.root_causes(causes, objects_of))
     }
@@ -318,26 +334,24 @@ mod tests {
         assert_eq!(counts("configured"), json!({}));
     }
 
+    fn healthy(id: &str) -> ObjectVerdict {
+        ObjectVerdict::new(
+            ObjectId(id.into()),
+            State::Healthy,
+            None,
+            "ready".into(),
+            String::new(),
+        )
+    }
+
     #[test]
     fn an_untrusted_clusters_objects_read_unverifiable_with_the_cluster_as_cause() {
         let (freshness, _) = judged();
-        let mut verdict = ObjectVerdict::new(
-            ObjectId("old/Kustomization/flux-system/apps".into()),
-            State::Healthy,
-            None,
-            "ready".into(),
-            String::new(),
-        );
+        let mut verdict = healthy("old/Kustomization/flux-system/apps");
         freshness.verdict(&mut verdict);
         assert_eq!(verdict.state, State::Unverifiable);
         assert_eq!(verdict.since, Some(now() - TimeDelta::minutes(5)));
-        let mut fresh = ObjectVerdict::new(
-            ObjectId("fresh/Kustomization/flux-system/apps".into()),
-            State::Healthy,
-            None,
-            "ready".into(),
-            String::new(),
-        );
+        let mut fresh = healthy("fresh/Kustomization/flux-system/apps");
         freshness.verdict(&mut fresh);
         assert_eq!(fresh.state, State::Healthy);
     }
@@ -391,13 +405,24 @@ mod tests {
                 "old/Kustomization/a/a".to_string(),
             ],
         )]);
+        // What the collector wrote when it saw `down` go: its own cause, with what it affects.
+        let mut written = cause(cluster_id("down").as_str());
+        written.affected = vec!["down/Kustomization/a/z".to_string()];
         let causes = freshness.root_causes(
             vec![
                 cause("fresh/Kustomization/a/x"),
                 cause("old/Kustomization/a/y"),
+                written,
             ],
             objects,
         );
+        let down = causes.iter().find(|c| c.verdict.cluster == "down").unwrap();
+        assert_eq!(down.affected, vec!["down/Kustomization/a/z"]);
+        assert_eq!(
+            down.verdict.reason,
+            "cluster down unreachable: connection refused"
+        );
+        assert_eq!(down.verdict.state, State::Unverifiable);
         let ids: Vec<&str> = causes.iter().map(|c| c.verdict.id.as_str()).collect();
         assert!(ids.contains(&"fresh/Kustomization/a/x"));
         assert!(!ids.contains(&"old/Kustomization/a/y"));

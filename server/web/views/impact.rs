@@ -132,7 +132,6 @@ impl ImpactView {
                 Some(domain) => format!("any cluster of domain {domain:?}"),
                 None => format!("cluster {:?}", clusters.join(", ")),
             };
-            let namespace = if namespace.is_empty() { "" } else { namespace };
             return Err(ApiError::NotFound(format!(
                 "no {kind} {namespace}/{name} on {place}"
             )));
