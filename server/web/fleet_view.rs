@@ -78,6 +78,8 @@ pub struct GroupCell {
     pub versions: Vec<String>,
     pub state: Option<State>,
     pub fully_healthy_clusters: usize,
+    /// Clusters whose cell cannot be verified, said beside the worst known state.
+    pub unverifiable_clusters: usize,
     pub clusters: usize,
 }
 
@@ -137,6 +139,12 @@ impl utoipa::ToSchema for CauseView {
 }
 
 impl GroupCell {
+    /// How many clusters are unverifiable, when the cell shows a known state beside them.
+    pub fn unverifiable_beside(&self) -> Option<usize> {
+        (self.unverifiable_clusters > 0 && self.state != Some(State::Unverifiable))
+            .then_some(self.unverifiable_clusters)
+    }
+
     pub fn version_text(&self) -> String {
         match self.versions.as_slice() {
             [] => "—".to_string(),
@@ -345,6 +353,10 @@ fn group_cell(group: &Group, cells: &[DomainCell]) -> GroupCell {
         versions,
         state: in_group.iter().map(|c| c.state).reduce(State::worst),
         fully_healthy_clusters: in_group.iter().filter(|c| c.fully_healthy).count(),
+        unverifiable_clusters: in_group
+            .iter()
+            .filter(|c| c.state == State::Unverifiable)
+            .count(),
         clusters: in_group.len(),
     }
 }
@@ -353,6 +365,35 @@ fn group_cell(group: &Group, cells: &[DomainCell]) -> GroupCell {
 mod tests {
     use super::*;
     use chrono::TimeZone;
+
+    /// Issue 43 (f): a ring with one cluster failed and one unverifiable reads failed, with
+    /// the unverifiable one counted beside it.
+    #[test]
+    fn a_rings_cell_shows_the_known_failure_and_counts_the_unverifiable_beside_it() {
+        let cell = |cluster: &str, state: State| DomainCell {
+            cluster: cluster.into(),
+            version: Some("v1".into()),
+            state,
+            fully_healthy: state == State::Healthy,
+            objects: 3,
+            healthy: 0,
+            blockers: vec![],
+        };
+        let group = Group {
+            name: "prod".into(),
+            clusters: vec!["a".into(), "b".into(), "c".into()],
+        };
+        let cells = [
+            cell("a", State::Unverifiable),
+            cell("b", State::Degraded),
+            cell("c", State::Healthy),
+        ];
+        let rolled = group_cell(&group, &cells);
+        assert_eq!(rolled.state, Some(State::Degraded));
+        assert_eq!(rolled.unverifiable_clusters, 1);
+        assert_eq!(rolled.unverifiable_beside(), Some(1));
+        assert_eq!(rolled.fully_healthy_clusters, 1);
+    }
 
     #[test]
     fn a_root_cause_in_the_fleet_api_has_exactly_the_fields_it_always_had() {

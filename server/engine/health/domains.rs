@@ -201,7 +201,7 @@ fn cell(
         .collect();
     let version = versions::read(index, &domain.version, cluster);
     let state = cell_state(
-        members.iter().map(|&m| resolved[m].finding.state),
+        members.iter().map(|&m| known_state(resolved, m)),
         !blockers.is_empty(),
         version.is_some(),
     );
@@ -215,6 +215,27 @@ fn cell(
         healthy,
         blockers: blockers.into_iter().collect(),
     }
+}
+
+/// A member's state as a cell rolls it up: an unverifiable member whose root cause is a known
+/// problem (a failed controller, a Deployment that is gone) counts as that problem, so the cell
+/// shows the failure, not the grey it causes (issue 43, f).
+fn known_state(resolved: &[Resolved], member: usize) -> State {
+    let own = resolved[member].finding.state;
+    if own != State::Unverifiable {
+        return own;
+    }
+    resolved[member]
+        .roots
+        .iter()
+        .map(|&root| match root {
+            Root::Object(i) => resolved[i].finding.state,
+            Root::Absent(_) => State::Failed,
+            Root::Cluster(_) => State::Unverifiable,
+        })
+        .filter(|&state| state != State::Unverifiable)
+        .reduce(State::worst)
+        .unwrap_or(own)
 }
 
 /// The one decision on a cell's state, so state, `fully_healthy` and blockers cannot disagree:

@@ -163,3 +163,31 @@ fn data_older_than_the_limit_is_untrusted_and_the_age_is_said() {
         "cluster prod data is 5m old (freshness limit 2m)"
     );
 }
+
+/// Issue 43 (f): a cell whose objects cannot be verified because a known problem (their
+/// controller down) is their root cause shows that problem, never only grey.
+#[test]
+fn a_cell_shows_the_known_failure_behind_its_unverifiable_objects() {
+    let mut values: Vec<serde_json::Value> = flux_controllers()
+        .into_iter()
+        .filter(|v| v["metadata"]["name"] != "kustomize-controller")
+        .collect();
+    values.push(controller("kustomize-controller", 0));
+    values.push(git_repository("flux-system", SHA));
+    values.push(kustomization("apps", &[]));
+    let run = run_with(
+        &values,
+        &[listed(ClusterInfo::default())],
+        &[domain()],
+        &Default::default(),
+    );
+    let member = run.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!(member.state, State::Unverifiable, "{}", member.reason);
+    let controller = run.verdict("Deployment", "flux-system", "kustomize-controller");
+    assert!(controller.state.is_problem(), "{:?}", controller.state);
+    let [cell] = run.evaluation.domains.as_slice() else {
+        panic!("one cell")
+    };
+    assert_eq!(cell.state, controller.state, "the known problem, not grey");
+    assert!(!cell.fully_healthy);
+}

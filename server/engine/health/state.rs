@@ -19,13 +19,16 @@ pub enum State {
 }
 
 impl State {
-    /// Worst first: the order roll-ups and problem lists use.
+    /// Worst first: the order roll-ups and problem lists use. Every known problem (failed,
+    /// stale, stuck, degraded) comes before `unverifiable`, so a roll-up never hides a known
+    /// failure behind the grey of what cannot be verified (issue 43, f); DESIGN.md listed
+    /// degraded after unverifiable.
     pub const BY_SEVERITY: [State; 9] = [
         State::Failed,
         State::Stale,
         State::Stuck,
-        State::Unverifiable,
         State::Degraded,
+        State::Unverifiable,
         State::Blocked,
         State::Progressing,
         State::Suspended,
@@ -119,6 +122,18 @@ mod tests {
         }
         assert_eq!(State::Healthy.worst(State::Failed), State::Failed);
         assert_eq!(State::Blocked.worst(State::Progressing), State::Blocked);
+        for known in [State::Failed, State::Stale, State::Stuck, State::Degraded] {
+            assert_eq!(
+                State::Unverifiable.worst(known),
+                known,
+                "{known} outranks grey"
+            );
+            assert_eq!(known.worst(State::Unverifiable), known);
+        }
+        assert_eq!(
+            State::Blocked.worst(State::Unverifiable),
+            State::Unverifiable
+        );
         assert!("green".parse::<State>().is_err());
     }
 
@@ -135,8 +150,8 @@ mod tests {
                 "✖ failed",
                 "⚠ stale",
                 "⏳ stuck",
-                "? unverifiable",
                 "▼ degraded",
+                "? unverifiable",
                 "⛓ blocked",
                 "◐ progressing",
                 "❚❚ suspended",
