@@ -1,0 +1,147 @@
+//! Issue 43 on real API servers from the test bed: a cluster whose API server is down from the
+//! start exists from the moment it is configured and is unverifiable on every reader (never
+//! green, never "no cluster reports this domain"), while the cluster that answers is proven
+//! healthy; `wait` and `impact` on names that do not exist are errors, never a safe answer.
+
+mod common;
+
+use axum::http::StatusCode;
+use common::collector::{apply, cluster_row, config, flux_pair, set_status, unique_namespace};
+use common::eventually;
+use common::kubeconfig::EditedKubeconfig;
+use common::web::{app, get_json};
+use fleetglass::app::{Collector, Source};
+use fleetglass::config::from_yaml_str;
+use fleetglass::health::testkit::{SHA, git_repository, kustomization};
+use fleetglass::health::{Parts, cluster_id};
+use std::time::Duration;
+
+const DEADLINE: Duration = Duration::from_secs(60);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_server_down_from_the_start_is_never_reached_on_every_reader() {
+    let bed = common::collector::bed();
+    let (one, two) = (bed.clusters[0].as_str(), bed.clusters[1].as_str());
+    let ns = unique_namespace("fgedge");
+    apply(&bed, one, &flux_pair(&ns));
+    // Ready and converged: the source's artifact applied, as the controllers write it.
+    let status = |value: serde_json::Value| value["status"].to_string();
+    let mut repository = git_repository("repo", SHA);
+    // The fields the CRD requires of an artifact, as source-controller writes them.
+    let artifact = &mut repository["status"]["artifact"];
+    let path = format!("gitrepository/{ns}/repo/1111111.tar.gz");
+    artifact["digest"] = format!("sha256:{}", "0".repeat(64)).into();
+    artifact["url"] = format!("http://source-controller.flux-system/{path}").into();
+    artifact["path"] = path.into();
+    set_status(&bed, one, "gitrepository/repo", &ns, &status(repository));
+    set_status(
+        &bed,
+        one,
+        "kustomization/app",
+        &ns,
+        &status(kustomization("app", &[])),
+    );
+    // `two`'s API server address has nothing listening on it from the start.
+    let closed = format!("https://127.0.0.1:{}", common::free_port());
+    let kubeconfig = EditedKubeconfig::read(&bed.kubeconfig)
+        .set_server(two, &closed)
+        .write(&bed.state, "down-from-the-start");
+    let mut config = config(&kubeconfig, &[one, two]);
+    config.clusters[0].labels =
+        [("ring".into(), "prod".into()), ("site".into(), "a".into())].into();
+    config.clusters[1].labels = [("ring".into(), "prod".into())].into();
+    config.domains = from_yaml_str(&format!(
+        "domains: [{{name: edge, select: {{namespaces: [{ns}]}}, clusters: {{ring: prod}},
+           version: {{from: source_revision, kind: GitRepository, namespace: {ns}, name: repo}}}}]"
+    ))
+    .expect("a domain")
+    .domains;
+    let store = common::fresh_store().await;
+    let collector = Collector::start(&config, store.clone(), Source::Kube, "edges".into());
+
+    let error = eventually("two reported as never reached", DEADLINE, || async {
+        let row = cluster_row(&store, two).await?;
+        row.last_good.is_none().then_some(row.error?)
+    })
+    .await;
+    assert!(error.contains("refused"), "{error}");
+    let web = app(store.clone(), &config);
+    // The control: the cluster that answers is proven healthy at the version its source offers.
+    let gate = |label: &'static str| {
+        let web = web.clone();
+        async move {
+            get_json(
+                &web,
+                &format!("/api/v1/domains/edge/wait?version=1111111&timeout=0s&label={label}"),
+            )
+            .await
+        }
+    };
+    eventually(
+        "the domain healthy on the cluster that answers",
+        DEADLINE,
+        || async {
+            let (_, verdict) = gate("site%3Da").await;
+            (verdict["healthy"] == true).then_some(())
+        },
+    )
+    .await;
+
+    let (_, fleet) = get_json(&web, "/api/v1/fleet").await;
+    let row = fleet["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == two)
+        .expect("the down cluster is listed");
+    assert_eq!(row["fresh"], false, "{row}");
+    assert!(
+        row["unverifiable"]
+            .as_str()
+            .unwrap()
+            .starts_with("never reached"),
+        "{row}"
+    );
+    let cell = fleet["domains"][0]["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["cluster"] == two)
+        .expect("a cell on the down cluster");
+    assert_eq!(cell["state"], "unverifiable", "{cell}");
+    let two_id = cluster_id(two);
+    assert!(
+        fleet["root_causes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["id"] == two_id.as_str()),
+        "{fleet}"
+    );
+    let (status, verdict) = gate("ring%3Dprod").await;
+    assert_eq!(status, StatusCode::OK, "{verdict}");
+    assert_eq!(
+        verdict["healthy"], false,
+        "the ring holds a cluster never reached"
+    );
+    // The collector's own evaluation names it a root cause too: it alerts after its delay.
+    let evaluated = collector.latest.borrow().fleet.clone();
+    assert!(
+        evaluated.root_causes().iter().any(|c| c.id == two_id),
+        "the evaluation has the down cluster as a cause"
+    );
+
+    let (status, body) = gate("ring%3Dnope").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let impact = |cluster: &str, name: &str| {
+        format!("/api/v1/impact?cluster={cluster}&kind=Kustomization&namespace={ns}&name={name}")
+    };
+    let (status, body) = get_json(&web, &impact("nope", "app")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let (status, body) = get_json(&web, &impact(one, "apq")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let (status, body) = get_json(&web, &impact(two, "app")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["unverified"][0]["cluster"], two, "{body}");
+    collector.stop().await;
+}
