@@ -486,6 +486,7 @@ async fn stopping_the_alerts_decides_the_last_evaluation_and_sends_its_page() {
         fleet: Arc::new(last),
         at: Some(Utc::now()),
         reevaluated: Default::default(),
+        held_back: Default::default(),
     }));
     drop(publish); // the runner ended
     alerts.stop().await;

@@ -9,6 +9,7 @@ use axum::http::StatusCode;
 use common::collector::{apply, cluster_row, config, flux_pair, set_status, unique_namespace};
 use common::eventually;
 use common::kubeconfig::EditedKubeconfig;
+use common::testbed::Testbed;
 use common::web::{app, get_json};
 use fleetglass::app::{Collector, Source};
 use fleetglass::config::from_yaml_str;
@@ -18,13 +19,11 @@ use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_api_server_down_from_the_start_is_never_reached_on_every_reader() {
-    let bed = common::collector::bed();
-    let (one, two) = (bed.clusters[0].as_str(), bed.clusters[1].as_str());
-    let ns = unique_namespace("fgedge");
-    apply(&bed, one, &flux_pair(&ns));
-    // Ready and converged: the source's artifact applied, as the controllers write it.
+/// A GitRepository `repo` and a Kustomization `app` in a new namespace on `cluster`, Ready
+/// and converged (the source's artifact applied) as the controllers write them; the namespace.
+fn healthy_pair(bed: &Testbed, cluster: &str, prefix: &str) -> String {
+    let ns = unique_namespace(prefix);
+    apply(bed, cluster, &flux_pair(&ns));
     let status = |value: serde_json::Value| value["status"].to_string();
     let mut repository = git_repository("repo", SHA);
     // The fields the CRD requires of an artifact, as source-controller writes them.
@@ -33,14 +32,17 @@ async fn an_api_server_down_from_the_start_is_never_reached_on_every_reader() {
     artifact["digest"] = format!("sha256:{}", "0".repeat(64)).into();
     artifact["url"] = format!("http://source-controller.flux-system/{path}").into();
     artifact["path"] = path.into();
-    set_status(&bed, one, "gitrepository/repo", &ns, &status(repository));
-    set_status(
-        &bed,
-        one,
-        "kustomization/app",
-        &ns,
-        &status(kustomization("app", &[])),
-    );
+    set_status(bed, cluster, "gitrepository/repo", &ns, &status(repository));
+    let app = status(kustomization("app", &[]));
+    set_status(bed, cluster, "kustomization/app", &ns, &app);
+    ns
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_server_down_from_the_start_is_never_reached_on_every_reader() {
+    let bed = common::collector::bed();
+    let (one, two) = (bed.clusters[0].as_str(), bed.clusters[1].as_str());
+    let ns = healthy_pair(&bed, one, "fgedge");
     // `two`'s API server address has nothing listening on it from the start.
     let closed = format!("https://127.0.0.1:{}", common::free_port());
     let kubeconfig = EditedKubeconfig::read(&bed.kubeconfig)
@@ -144,4 +146,95 @@ async fn an_api_server_down_from_the_start_is_never_reached_on_every_reader() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["unverified"][0]["cluster"], two, "{body}");
     collector.stop().await;
+}
+
+/// The body of a `GET` on a running `serve`, as JSON; None while it does not answer yet.
+async fn api(server: &common::DemoServer, path: &str) -> Option<serde_json::Value> {
+    let answer = common::raw_get(&server.address(), path).await.ok()?;
+    let (_, body) = answer.split_once("\r\n\r\n")?;
+    serde_json::from_str(body).ok()
+}
+
+/// When `cluster`'s data was last proven good, as the running server says.
+async fn last_good(
+    server: &common::DemoServer,
+    cluster: &str,
+) -> Option<chrono::DateTime<chrono::Utc>> {
+    let clusters = api(server, "/api/v1/clusters").await?;
+    let row = clusters["clusters"]
+        .as_array()?
+        .iter()
+        .find(|c| c["name"] == cluster)?;
+    row["last_good"].as_str()?.parse().ok()
+}
+
+/// Issue 43 (3): starting and restarting `serve` over a healthy fleet pages nobody. Every
+/// start used to evaluate a partial picture (Kustomizations listed before their sources) and
+/// page "source GitRepository … not found" at once. The Slack receiver is local; after each
+/// start's first full list is written, it is watched for a bounded window.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restarting_serve_over_a_healthy_fleet_sends_no_alert() {
+    let bed = common::collector::bed();
+    let one = bed.clusters[0].as_str();
+    let ns = healthy_pair(&bed, one, "fgrestart");
+    let receiver = common::alerts::Receiver::start().await;
+    let dir = std::env::temp_dir().join(format!("fg-restart-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "clusters: [{{name: {one}, kubeconfig: {kubeconfig}, context: {one}, labels: {{ring: prod}}}}]
+domains:
+  - {{name: restart, select: {{namespaces: [{ns}]}},
+     version: {{from: source_revision, kind: GitRepository, namespace: {ns}, name: repo}}}}
+thresholds: {{freshness: 30s}}
+collector: {{probe_interval: 1s}}
+alerts: {{rules: [{{name: restart, domains: [restart]}}]}}
+",
+            kubeconfig = bed.kubeconfig.display()
+        ),
+    )
+    .unwrap();
+    let database = common::fresh_database_url().await;
+    let slack = format!("{}/slack", receiver.base);
+    let start = |run: &str| {
+        common::DemoServer::serve(
+            &database,
+            &dir.join(format!("{run}.log")),
+            &["--config", config.to_str().unwrap()],
+            &[("SLACK_WEBHOOK_URL", slack.as_str())],
+        )
+    };
+    let gate = "/api/v1/domains/restart/wait?version=1111111&timeout=0s";
+    for run in ["first", "second"] {
+        let started = chrono::Utc::now();
+        let server = start(run);
+        eventually(
+            "the server listed the cluster after it started",
+            DEADLINE,
+            || async { (last_good(&server, one).await? > started).then_some(()) },
+        )
+        .await;
+        eventually("the domain proven healthy", DEADLINE, || async {
+            (api(&server, gate).await?["healthy"] == true).then_some(())
+        })
+        .await;
+        // A page from a partial picture goes out in the first rounds after the list: ten
+        // seconds of them, then the answer. Bounded; nothing else to wait on for "nothing".
+        let watched = tokio::time::Instant::now() + Duration::from_secs(10);
+        while tokio::time::Instant::now() < watched {
+            assert!(
+                receiver.requests().is_empty(),
+                "{run} start paged: {:#?}",
+                receiver.requests()
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let alerts = api(&server, "/api/v1/alerts").await.expect("the alerts");
+        for list in ["open", "resolved"] {
+            assert_eq!(alerts[list], serde_json::json!([]), "{run}: {alerts}");
+        }
+        drop(server);
+    }
 }

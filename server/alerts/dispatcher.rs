@@ -55,7 +55,9 @@ impl Dispatcher {
         while latest.changed().await.is_ok() {
             let evaluated = latest.borrow_and_update().clone();
             let Some(at) = evaluated.at else { continue };
-            if let Err(error) = self.round(evaluated.fleet.as_ref(), at).await {
+            // A cluster not listed in full yet proves nothing: it neither raises nor clears.
+            let listed = evaluated.fleet.except(&evaluated.held_back);
+            if let Err(error) = self.round(&listed, at).await {
                 tracing::warn!(%error, "alert evaluation failed; will retry on the next evaluation");
             }
         }

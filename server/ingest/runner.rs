@@ -43,6 +43,10 @@ pub struct Evaluated {
     pub at: Option<DateTime<Utc>>,
     /// The clusters re-evaluated for this publication (none when only time moved on).
     pub reevaluated: BTreeSet<String>,
+    /// Clusters whose evaluation is no evidence yet (their first full list has not completed,
+    /// or a lease brought them and no source has reported on them): neither written nor
+    /// alerted on.
+    pub held_back: BTreeSet<String>,
 }
 
 /// Where a round's time went, phase by phase (read by the growth bench).
@@ -420,6 +424,7 @@ impl Runner {
                 fleet,
                 at: Some(now),
                 reevaluated: redone.evaluated,
+                held_back: held.clone(),
             }
         });
         let waiting = Instant::now();

@@ -88,10 +88,22 @@ impl DemoServer {
 
     /// With more arguments for `serve` (`--config FILE`).
     pub fn start_with(database_url: &str, log: &std::path::Path, args: &[&str]) -> DemoServer {
+        let args: Vec<&str> = ["--demo"].into_iter().chain(args.iter().copied()).collect();
+        DemoServer::serve(database_url, log, &args, &[])
+    }
+
+    /// `serve` with exactly these arguments and environment variables (no demo unless asked).
+    pub fn serve(
+        database_url: &str,
+        log: &std::path::Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> DemoServer {
         let port = free_port();
         let child = std::process::Command::new(env!("CARGO_BIN_EXE_fleetglass"))
-            .args(["serve", "--demo", "--listen", &format!("127.0.0.1:{port}")])
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
             .args(args)
+            .envs(env.iter().copied())
             .env("DATABASE_URL", database_url)
             .stdout(std::process::Stdio::null())
             .stderr(std::fs::File::create(log).expect("create the server log"))

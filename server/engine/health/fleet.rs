@@ -5,7 +5,7 @@
 
 use super::output::cause_order;
 use super::{Evaluation, RootCause, merge};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// Each cluster's latest evaluation, by cluster name.
@@ -23,6 +23,29 @@ impl Fleet {
     /// readers that need the whole, such as tests, not for every round).
     pub fn merged(&self) -> Evaluation {
         merge(self.parts())
+    }
+}
+
+impl Fleet {
+    /// The fleet without the parts of `skip` (clusters whose evaluation is no evidence yet).
+    pub fn except<'a>(&'a self, skip: &'a BTreeSet<String>) -> Except<'a> {
+        Except { fleet: self, skip }
+    }
+}
+
+/// A fleet read without some clusters' parts.
+pub struct Except<'a> {
+    fleet: &'a Fleet,
+    skip: &'a BTreeSet<String>,
+}
+
+impl Parts for Except<'_> {
+    fn parts(&self) -> impl Iterator<Item = &Evaluation> {
+        self.fleet
+            .clusters
+            .iter()
+            .filter(|(cluster, _)| !self.skip.contains(*cluster))
+            .map(|(_, evaluation)| evaluation.as_ref())
     }
 }
 

@@ -101,7 +101,7 @@ pub use clusters::{NOT_YET_LISTED, Untrusted, interchangeable, untrusted_data};
 pub use cores::cores;
 pub use crossstack::InventoryEntry;
 pub use finding::EdgeKind;
-pub use fleet::{Fleet, Parts};
+pub use fleet::{Except, Fleet, Parts};
 pub use input::{
     ClusterInfo, DomainSpec, FormerCrdProvider, InputEvidence, Selection, Thresholds, VersionSource,
 };
