@@ -238,3 +238,94 @@ alerts: {{rules: [{{name: restart, domains: [restart]}}]}}
         drop(server);
     }
 }
+
+/// Issue 43 (1): the collector process is paused (SIGSTOP) while a web-only replica serves.
+/// Past the freshness limit every reader of the replica says unverifiable, and `wait` no longer
+/// passes; resumed, the cluster is proven again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_collector_leaves_nothing_green_on_a_web_replica() {
+    let bed = common::collector::bed();
+    let one = bed.clusters[0].as_str();
+    let ns = healthy_pair(&bed, one, "fgpause");
+    let dir = std::env::temp_dir().join(format!("fg-pause-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "clusters: [{{name: {one}, kubeconfig: {kubeconfig}, context: {one}, labels: {{ring: prod}}}}]
+domains:
+  - {{name: paused, select: {{namespaces: [{ns}]}},
+     version: {{from: source_revision, kind: GitRepository, namespace: {ns}, name: repo}}}}
+thresholds: {{freshness: 5s}}
+collector: {{probe_interval: 1s}}
+",
+            kubeconfig = bed.kubeconfig.display()
+        ),
+    )
+    .unwrap();
+    let database = common::fresh_database_url().await;
+    let serve = |role: &str| {
+        common::DemoServer::serve(
+            &database,
+            &dir.join(format!("{role}.log")),
+            &["--config", config.to_str().unwrap(), "--role", role],
+            &[],
+        )
+    };
+    let collector = serve("collector");
+    let web = serve("web");
+    let gate = "/api/v1/domains/paused/wait?version=1111111&timeout=0s";
+    eventually(
+        "the replica proves the domain healthy",
+        DEADLINE,
+        || async { (api(&web, gate).await?["healthy"] == true).then_some(()) },
+    )
+    .await;
+
+    let signal = |name: &str| {
+        let status = std::process::Command::new("kill")
+            .args([name, &collector.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success(), "kill {name}");
+    };
+    signal("-STOP");
+    let paused = std::time::Instant::now();
+    eventually("the replica's gate no longer passes", DEADLINE, || async {
+        (api(&web, gate).await?["healthy"] == false).then_some(())
+    })
+    .await;
+    let unverifiable = paused.elapsed();
+    let fleet = api(&web, "/api/v1/fleet").await.expect("the fleet");
+    let row = &fleet["clusters"][0];
+    assert_eq!(row["fresh"], false, "{row}");
+    assert_eq!(
+        row["state_counts"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        vec!["unverifiable"],
+        "{row}"
+    );
+    let objects = api(
+        &web,
+        &format!("/api/v1/objects?namespace={ns}&state=healthy"),
+    )
+    .await
+    .expect("objects");
+    assert_eq!(objects["total"], 0, "{objects}");
+    eprintln!(
+        "collector paused: the replica's readers unverifiable {:.1} s after SIGSTOP (freshness limit 5 s)",
+        unverifiable.as_secs_f64()
+    );
+
+    signal("-CONT");
+    eventually(
+        "proven again once the collector resumes",
+        DEADLINE,
+        || async { (api(&web, gate).await?["healthy"] == true).then_some(()) },
+    )
+    .await;
+}
