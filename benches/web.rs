@@ -240,6 +240,7 @@ async fn seed(store: &Store) -> String {
                 domain: format!("domain-{d}"),
                 cluster: cluster.clone(),
                 version: Some(if c < 10 { "1.5.0" } else { "1.4.2" }.into()),
+                offered: None,
                 state: if d % 5 == 0 {
                     State::Failed
                 } else {

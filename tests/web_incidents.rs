@@ -134,7 +134,7 @@ async fn the_same_cause_on_two_clusters_is_one_incident_in_both_apis() {
         assert_eq!(tofu["affected_total"], 4);
         assert_eq!(
             tofu["domains"],
-            serde_json::json!([{"domain": "networking", "version": "2.13.0"}])
+            serde_json::json!([{"domain": "networking", "version": "2.13.0", "offered": null}])
         );
         assert!(
             chrono::DateTime::parse_from_rfc3339(tofu["since"].as_str().unwrap()).is_ok(),

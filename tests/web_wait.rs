@@ -383,3 +383,73 @@ async fn the_wait_command_gates_one_ring_reports_progress_and_prints_json() {
     assert_eq!(code, 2);
     assert!(err.contains("key=value"), "{err}");
 }
+
+/// Issue 43 (e): a cell shows the version applied and the one its source offers as pending;
+/// `wait` passes for a version only where it is applied and fully healthy.
+#[tokio::test(flavor = "multi_thread")]
+async fn cells_pages_and_the_gate_show_what_is_applied_and_what_is_pending() {
+    let store = fresh_store().await;
+    let now = Utc::now();
+    let clusters = [
+        cluster_row("dev-1", "dev", now),
+        cluster_row("prod-1", "prod", now),
+    ];
+    seed_rollups(
+        &store,
+        &clusters,
+        "dev-1",
+        &[],
+        &[domain_row("gateway", "dev-1", "1.5.0", true, &[])],
+    )
+    .await;
+    // prod-1 runs 1.4.2; 1.5.0 is offered and held up by the RBAC problem.
+    let mut pending = domain_row("gateway", "prod-1", "1.4.2", false, &[CAUSE]);
+    pending.offered = Some("1.5.0".into());
+    seed_rollups(
+        &store,
+        &[],
+        "prod-1",
+        &[cause_row(CAUSE, "RBAC Forbidden", &[CAUSE])],
+        &[pending],
+    )
+    .await;
+    let app = app(store.clone(), &config());
+
+    let (_, fleet) = get_json(&app, "/api/v1/fleet").await;
+    let prod = fleet["domains"][0]["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["cluster"] == "prod-1")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (prod["version"].as_str(), prod["offered"].as_str()),
+        (Some("1.4.2"), Some("1.5.0"))
+    );
+    let (_, page) = common::web::get(&app, "/").await;
+    assert!(
+        page.contains("1.4.2 → 1.5.0"),
+        "the prod cell says what runs and what waits"
+    );
+    let (_, page) = common::web::get(&app, "/domains/gateway").await;
+    assert!(page.contains("1.4.2 → 1.5.0"), "the domain page too");
+
+    for version in ["1.5.0", "1.4.2"] {
+        let (_, verdict) = get_json(
+            &app,
+            &format!("/api/v1/domains/gateway/wait?version={version}&timeout=0s"),
+        )
+        .await;
+        assert_eq!(verdict["healthy"], false, "{version}: {verdict}");
+        let prod = verdict["clusters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["cluster"] == "prod-1")
+            .unwrap();
+        assert_eq!(prod["at_version"], false, "{verdict}");
+        assert_eq!(prod["version"], "1.4.2", "{verdict}");
+        assert_eq!(prod["offered"], "1.5.0", "{verdict}");
+    }
+}

@@ -199,9 +199,14 @@ impl Progress {
     }
 }
 
+/// "v3.1.9", or "v3.1.9 → v3.2.0" while v3.2.0 is offered and not applied yet.
+fn versions(cluster: &Value) -> String {
+    crate::web::version_text(cluster["version"].as_str(), cluster["offered"].as_str())
+}
+
 fn cluster_line(cluster: &Value) -> String {
     let state = cluster["state"].as_str().unwrap_or("?");
-    let version = cluster["version"].as_str().unwrap_or("no version");
+    let version = versions(cluster);
     if cluster["at_version"].as_bool() == Some(true) {
         format!("{state} at {version}, done")
     } else {
@@ -243,7 +248,7 @@ fn report(verdict: &Value, output: Output) -> ExitCode {
             "  {}: {} at {}",
             cluster["cluster"].as_str().unwrap_or("?"),
             cluster["state"].as_str().unwrap_or("?"),
-            cluster["version"].as_str().unwrap_or("no version"),
+            versions(cluster),
         );
         for blocker in cluster["blockers"].as_array().into_iter().flatten() {
             println!(

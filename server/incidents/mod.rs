@@ -38,8 +38,10 @@ pub struct Cause {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, utoipa::ToSchema)]
 pub struct DomainVersion {
     pub domain: String,
-    /// None when the domain's version object is missing.
+    /// The version applied; None when the domain's version object is missing.
     pub version: Option<String>,
+    /// Offered and not applied yet (pending); null when nothing is.
+    pub offered: Option<String>,
 }
 
 /// One cause on every cluster it hits. The JSON fields are a contract (`/api/v1/fleet` and

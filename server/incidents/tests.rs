@@ -21,6 +21,7 @@ fn cause(id: &str, ring: &str, reason: &str, affected: &[&str], blocks: &[&str])
             .map(|d| DomainVersion {
                 domain: d.to_string(),
                 version: Some("1.0.0".to_string()),
+                offered: None,
             })
             .collect(),
     }

@@ -202,6 +202,7 @@ fn rollup_of(cluster: &str, evaluation: &Evaluation) -> ClusterRollup {
             domain: domain.domain.clone(),
             cluster: domain.cluster.clone(),
             version: domain.version.clone(),
+            offered: domain.offered.clone(),
             state: domain.state,
             fully_healthy: domain.fully_healthy,
             objects: domain.objects as i32,

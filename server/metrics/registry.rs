@@ -345,6 +345,7 @@ mod tests {
             domain: "gateway".into(),
             cluster: "prod-eu-1".into(),
             version: Some(version.into()),
+            offered: None,
             state: State::Healthy,
             fully_healthy,
             objects: 1,

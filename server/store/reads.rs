@@ -180,7 +180,7 @@ impl Store {
     pub async fn domain_verdicts(&self) -> Result<Vec<DomainRow>, sqlx::Error> {
         let rows = sqlx::query_as!(
             StoredDomain,
-            r#"SELECT domain, cluster, version, state, fully_healthy, objects, healthy, blockers::text AS "blockers!"
+            r#"SELECT domain, cluster, version, offered, state, fully_healthy, objects, healthy, blockers::text AS "blockers!"
              FROM domain_verdicts ORDER BY domain, cluster"#
         )
         .fetch_all(self.pool())
@@ -288,7 +288,7 @@ impl Store {
     pub async fn domain_verdicts_of(&self, domain: &str) -> Result<Vec<DomainRow>, sqlx::Error> {
         let rows = sqlx::query_as!(
             StoredDomain,
-            r#"SELECT domain, cluster, version, state, fully_healthy, objects, healthy, blockers::text AS "blockers!"
+            r#"SELECT domain, cluster, version, offered, state, fully_healthy, objects, healthy, blockers::text AS "blockers!"
              FROM domain_verdicts WHERE domain = $1 ORDER BY cluster"#,
             domain,
         )

@@ -21,7 +21,10 @@ pub struct RootCauseRow {
 pub struct DomainRow {
     pub domain: String,
     pub cluster: String,
+    /// The version applied.
     pub version: Option<String>,
+    /// Offered and not applied yet: pending.
+    pub offered: Option<String>,
     pub state: State,
     pub fully_healthy: bool,
     pub objects: i32,
@@ -61,6 +64,7 @@ pub(super) struct StoredDomain {
     pub domain: String,
     pub cluster: String,
     pub version: Option<String>,
+    pub offered: Option<String>,
     pub state: String,
     pub fully_healthy: bool,
     pub objects: i32,
@@ -81,6 +85,7 @@ impl TryFrom<StoredDomain> for DomainRow {
             domain: row.domain,
             cluster: row.cluster,
             version: row.version,
+            offered: row.offered,
             fully_healthy: row.fully_healthy,
             objects: row.objects,
             healthy: row.healthy,
@@ -234,16 +239,16 @@ async fn write_domain_verdicts(
         return Ok(());
     }
     sqlx::query!(
-        "INSERT INTO domain_verdicts (domain, cluster, version, state, fully_healthy, objects, healthy, blockers, updated_at)
-         SELECT d, c, v, s, f, o, h, b, $9 FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::bool[],
-                                                     $6::int4[], $7::int4[], $8::jsonb[]) AS t(d, c, v, s, f, o, h, b)
+        "INSERT INTO domain_verdicts (domain, cluster, version, state, fully_healthy, objects, healthy, blockers, updated_at, offered)
+         SELECT d, c, v, s, f, o, h, b, $9, p FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::bool[],
+                                                     $6::int4[], $7::int4[], $8::jsonb[], $10::text[]) AS t(d, c, v, s, f, o, h, b, p)
          ON CONFLICT (domain, cluster) DO UPDATE SET
              version = excluded.version, state = excluded.state, fully_healthy = excluded.fully_healthy,
              objects = excluded.objects, healthy = excluded.healthy, blockers = excluded.blockers,
-             updated_at = excluded.updated_at
-         WHERE (domain_verdicts.version, domain_verdicts.state, domain_verdicts.fully_healthy, domain_verdicts.objects, domain_verdicts.healthy, domain_verdicts.blockers)
+             updated_at = excluded.updated_at, offered = excluded.offered
+         WHERE (domain_verdicts.version, domain_verdicts.state, domain_verdicts.fully_healthy, domain_verdicts.objects, domain_verdicts.healthy, domain_verdicts.blockers, domain_verdicts.offered)
                IS DISTINCT FROM
-               (excluded.version, excluded.state, excluded.fully_healthy, excluded.objects, excluded.healthy, excluded.blockers)",
+               (excluded.version, excluded.state, excluded.fully_healthy, excluded.objects, excluded.healthy, excluded.blockers, excluded.offered)",
         rows.iter().map(|r| r.domain.as_str()).collect::<Vec<_>>() as Vec<&str>,
         rows.iter().map(|r| r.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
         rows.iter().map(|r| r.version.as_deref()).collect::<Vec<_>>() as Vec<Option<&str>>,
@@ -253,6 +258,7 @@ async fn write_domain_verdicts(
         &rows.iter().map(|r| r.healthy).collect::<Vec<_>>(),
         rows.iter().map(|r| Json(&r.blockers)).collect::<Vec<_>>() as Vec<Json<&Vec<String>>>,
         now,
+        rows.iter().map(|r| r.offered.as_deref()).collect::<Vec<_>>() as Vec<Option<&str>>,
     )
     .execute(conn)
     .await?;

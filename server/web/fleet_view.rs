@@ -4,6 +4,7 @@
 
 use super::freshness::Freshness;
 use super::state::Site;
+use super::views::domain::version_text;
 use super::views::incidents::{IncidentView, Incidents};
 use super::views::present::encode;
 use crate::health::State;
@@ -63,7 +64,10 @@ pub struct DomainView {
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct DomainCell {
     pub cluster: String,
+    /// The version applied.
     pub version: Option<String>,
+    /// Offered and not applied yet: pending.
+    pub offered: Option<String>,
     pub state: State,
     pub fully_healthy: bool,
     pub objects: i32,
@@ -75,7 +79,10 @@ pub struct DomainCell {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct GroupCell {
     pub group: String,
+    /// The versions applied on its clusters.
     pub versions: Vec<String>,
+    /// The versions offered there and not applied yet.
+    pub offered: Vec<String>,
     pub state: Option<State>,
     pub fully_healthy_clusters: usize,
     /// Clusters whose cell cannot be verified, said beside the worst known state.
@@ -145,12 +152,13 @@ impl GroupCell {
             .then_some(self.unverifiable_clusters)
     }
 
+    /// "v3.1.9", "v3.1.9 → v3.2.0" while v3.2.0 is offered and not applied.
     pub fn version_text(&self) -> String {
-        match self.versions.as_slice() {
-            [] => "—".to_string(),
-            [one] => one.clone(),
-            many => many.join(" / "),
-        }
+        let joined = |versions: &[String]| (!versions.is_empty()).then(|| versions.join(" / "));
+        version_text(
+            joined(&self.versions).as_deref(),
+            joined(&self.offered).as_deref(),
+        )
     }
 }
 
@@ -317,6 +325,7 @@ fn domain_views(site: &Site, groups: &[Group], rows: Vec<DomainRow>) -> Vec<Doma
             .push(DomainCell {
                 cluster: row.cluster,
                 version: row.version,
+                offered: row.offered,
                 state: row.state,
                 fully_healthy: row.fully_healthy,
                 objects: row.objects,
@@ -345,12 +354,18 @@ fn group_cell(group: &Group, cells: &[DomainCell]) -> GroupCell {
         .iter()
         .filter(|c| group.clusters.contains(&c.cluster))
         .collect();
-    let mut versions: Vec<String> = in_group.iter().filter_map(|c| c.version.clone()).collect();
-    versions.sort();
-    versions.dedup();
+    let distinct = |of: fn(&DomainCell) -> Option<&String>| {
+        let mut found: Vec<String> = in_group.iter().filter_map(|c| of(c).cloned()).collect();
+        found.sort();
+        found.dedup();
+        found
+    };
+    let versions = distinct(|c| c.version.as_ref());
+    let offered = distinct(|c| c.offered.as_ref());
     GroupCell {
         group: group.name.clone(),
         versions,
+        offered,
         state: in_group.iter().map(|c| c.state).reduce(State::worst),
         fully_healthy_clusters: in_group.iter().filter(|c| c.fully_healthy).count(),
         unverifiable_clusters: in_group
@@ -373,6 +388,7 @@ mod tests {
         let cell = |cluster: &str, state: State| DomainCell {
             cluster: cluster.into(),
             version: Some("v1".into()),
+            offered: None,
             state,
             fully_healthy: state == State::Healthy,
             objects: 3,

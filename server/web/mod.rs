@@ -23,6 +23,7 @@ pub use csrf::CsrfKey;
 pub use listener::{ConnectionLimits, serve};
 pub use pages::PATHS as PAGE_PATHS;
 pub use state::{AppState, Site};
+pub use views::domain::version_text;
 pub use views::present::encode as encode_component;
 
 use axum::Router;

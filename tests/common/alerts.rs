@@ -346,6 +346,7 @@ pub fn evaluation(clusters: &[&str], causes: Vec<RootCause>) -> Evaluation {
             domain: "gateway".into(),
             cluster: c.id.as_str().split('/').next().unwrap().into(),
             version: Some("1.0".into()),
+            offered: None,
             state: c.state,
             fully_healthy: false,
             objects: 3,

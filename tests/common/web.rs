@@ -104,6 +104,7 @@ pub fn domain_row(
         domain: domain.to_string(),
         cluster: cluster.to_string(),
         version: Some(version.to_string()),
+        offered: None,
         state: if healthy {
             State::Healthy
         } else {

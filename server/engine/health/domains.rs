@@ -76,14 +76,22 @@ fn select(index: &Index, selection: &Selection) -> Vec<usize> {
     (0..chosen.len()).filter(|&i| chosen[i]).collect()
 }
 
+/// What the evaluation found that the roll-up reads besides the index.
+pub(super) struct Findings<'f, 'a> {
+    pub resolved: &'f [Resolved<'a>],
+    pub root_id: &'f dyn Fn(Root) -> ObjectId,
+    /// Clusters whose whole data cannot be trusted (each blocks its cells).
+    pub untrusted: &'f BTreeSet<&'a str>,
+    /// Per object, the object whose artifact it consumes (the graph's source edges).
+    pub sources: &'f [Option<usize>],
+}
+
 pub(super) fn roll_up(
     index: &Index,
     domains: &[DomainSpec],
     membership: &Membership,
     clusters: &[ClusterInfo],
-    resolved: &[Resolved],
-    root_id: &dyn Fn(Root) -> ObjectId,
-    untrusted: &BTreeSet<&str>,
+    findings: &Findings,
 ) -> Vec<DomainVerdict> {
     let infos: HashMap<&str, &ClusterInfo> =
         clusters.iter().map(|c| (c.name.as_str(), c)).collect();
@@ -105,10 +113,10 @@ pub(super) fn roll_up(
         for &cluster in &all_clusters {
             if selects(domain, &infos, cluster) {
                 let on_cluster = by_cluster.get(cluster).map_or(&[][..], Vec::as_slice);
-                let mut verdict = cell(index, domain, cluster, on_cluster, resolved, root_id);
-                if untrusted.contains(cluster) {
+                let mut verdict = cell(index, domain, cluster, on_cluster, findings);
+                if findings.untrusted.contains(cluster) {
                     // Even a cell with nothing listed yet names why nothing is proven there.
-                    let id = root_id(Root::Cluster(cluster));
+                    let id = (findings.root_id)(Root::Cluster(cluster));
                     if let Err(at) = verdict.blockers.binary_search(&id) {
                         verdict.blockers.insert(at, id);
                     }
@@ -184,9 +192,14 @@ fn cell(
     domain: &DomainSpec,
     cluster: &str,
     members: &[usize],
-    resolved: &[Resolved],
-    root_id: &dyn Fn(Root) -> ObjectId,
+    findings: &Findings,
 ) -> DomainVerdict {
+    let Findings {
+        resolved,
+        root_id,
+        sources,
+        ..
+    } = *findings;
     // Counted over what the objects page lists for the domain; the state stays the Flux
     // objects' (a workload's problem already shows in the Flux object that applied it).
     let listed = with_applied(index, members);
@@ -199,17 +212,24 @@ fn cell(
         .flat_map(|&m| resolved[m].roots.iter().chain(&resolved[m].upstream))
         .map(|&root| root_id(root))
         .collect();
-    let version = versions::read(index, &domain.version, cluster);
+    let versions::Versions { applied, offered } =
+        versions::read(index, &domain.version, cluster, members, sources);
     let state = cell_state(
         members.iter().map(|&m| known_state(resolved, m)),
         !blockers.is_empty(),
-        version.is_some(),
+        applied.is_some() || offered.is_some(),
     );
+    // A version offered and not applied is work under way, whatever the objects say.
+    let state = match offered {
+        Some(_) => state.worst(State::Progressing),
+        None => state,
+    };
     DomainVerdict {
         domain: domain.name.clone(),
         cluster: cluster.to_string(),
         fully_healthy: state == State::Healthy,
-        version,
+        version: applied,
+        offered,
         state,
         objects: listed.len(),
         healthy,

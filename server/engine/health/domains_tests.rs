@@ -377,3 +377,37 @@ fn a_selection_is_empty_only_without_labels_root_and_namespaces() {
         assert!(!selection(one_way).is_empty(), "{one_way}");
     }
 }
+
+/// Issue 43 (e): the version a cell shows is the one applied; what the source offers beyond it
+/// is pending beside it, and the cell is not fully healthy at either.
+#[test]
+fn a_cell_shows_the_applied_version_and_the_offered_one_as_pending() {
+    let domains = [domain(&format!(
+        "{{name: apps, select: {{root: flux-system/apps}}, {VERSION}}}"
+    ))];
+    // The control: applied what the source offers.
+    let run = run_with(
+        &fleet(vec![kustomization("apps", &[])]),
+        &[],
+        &domains,
+        &Thresholds::default(),
+    );
+    let apps = cell(&run, "apps");
+    assert_eq!(
+        (apps.version.as_deref(), apps.offered.as_deref()),
+        (Some("1111111"), None)
+    );
+    assert!(apps.fully_healthy);
+    // The source moved on; the Kustomization still applied the old revision.
+    let mut values = flux_controllers();
+    values.push(git_repository("flux-system", NEW_SHA));
+    values.push(kustomization("apps", &[]));
+    let run = run_with(&values, &[], &domains, &Thresholds::default());
+    let apps = cell(&run, "apps");
+    assert_eq!(
+        (apps.version.as_deref(), apps.offered.as_deref()),
+        (Some("1111111"), Some("2222222"))
+    );
+    assert!(!apps.fully_healthy, "{apps:?}");
+    assert_cells_agree(&run.evaluation.domains);
+}

@@ -199,9 +199,12 @@ fn evaluate_with(input: &Input, clock: deadlines::Clock) -> Evaluation {
         input.domains,
         &membership,
         input.clusters,
-        &resolved,
-        &output::root_id(&ids),
-        &untrusted,
+        &domains::Findings {
+            resolved: &resolved,
+            root_id: &output::root_id(&ids),
+            untrusted: &untrusted,
+            sources: &graph.source,
+        },
     );
     let names = domains::names_by_object(&index, input.domains, &membership, input.clusters);
     let verdicts = output::verdicts(objects, ids, resolved, names, edges);

@@ -59,8 +59,13 @@ pub struct RootCause {
 pub struct DomainVerdict {
     pub domain: String,
     pub cluster: String,
-    /// The version read as configured; None when the version object is missing.
+    /// The version applied, read as configured; None when the version object is missing
+    /// (or nothing of it was ever applied).
     pub version: Option<String>,
+    /// The version offered and not applied yet (the source moved on, an upgrade attempted):
+    /// pending, shown beside the applied one; a cell with one is never fully healthy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offered: Option<String>,
     /// The worst state among the domain's objects on the cluster, at least `blocked` while a
     /// blocker upstream holds it and `unverifiable` without objects or a version read: `healthy`
     /// exactly when `fully_healthy`.

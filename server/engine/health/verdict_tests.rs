@@ -22,6 +22,7 @@ fn evaluation() -> Evaluation {
         domain: "payments".into(),
         cluster: "prod".into(),
         version: Some("1.4.2".into()),
+        offered: None,
         state: State::Healthy,
         fully_healthy: true,
         objects: 1,

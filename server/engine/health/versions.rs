@@ -5,23 +5,60 @@ use super::VersionSource;
 use super::index::Index;
 use crate::model::Kind;
 
-pub(super) fn read(index: &Index, source: &VersionSource, cluster: &str) -> Option<String> {
+/// A domain's version on a cluster: the one applied, and the one offered while it is not.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct Versions {
+    pub applied: Option<String>,
+    /// Offered and not applied yet (the source moved on, an upgrade attempted): pending.
+    pub offered: Option<String>,
+}
+
+/// Reads the version where the domain says. For a source's revision, what the source offers
+/// is not what runs: the domain's objects that consume the source (`members` whose `sources`
+/// entry is it) say what they applied, and the first that lags names the applied version.
+pub(super) fn read(
+    index: &Index,
+    source: &VersionSource,
+    cluster: &str,
+    members: &[usize],
+    sources: &[Option<usize>],
+) -> Versions {
     match source {
         VersionSource::SourceRevision {
             kind,
             namespace,
             name,
         } => {
-            let found = &index.objects[index.get(cluster, *kind, namespace, name)?];
-            found
+            let Some(found) = index.get(cluster, *kind, namespace, name) else {
+                return Versions::default();
+            };
+            let offered = index.objects[found]
                 .status
                 .flux
                 .artifact_revision
-                .as_deref()
-                .map(short_revision)
+                .as_deref();
+            let consumers: Vec<Option<&str>> = members
+                .iter()
+                .filter(|&&m| sources[m] == Some(found))
+                .map(|&m| {
+                    index.objects[m]
+                        .status
+                        .flux
+                        .last_applied_revision
+                        .as_deref()
+                })
+                .collect();
+            let applied = match consumers.iter().find(|&&applied| applied != offered) {
+                Some(&lagging) => lagging,
+                None => offered,
+            };
+            pending(applied.map(short_revision), offered.map(short_revision))
         }
         VersionSource::ChartVersion { namespace, name } => {
-            let release = &index.objects[index.get(cluster, Kind::HelmRelease, namespace, name)?];
+            let Some(found) = index.get(cluster, Kind::HelmRelease, namespace, name) else {
+                return Versions::default();
+            };
+            let release = &index.objects[found];
             let from_history = release
                 .status
                 .flux
@@ -29,18 +66,35 @@ pub(super) fn read(index: &Index, source: &VersionSource, cluster: &str) -> Opti
                 .as_ref()
                 .and_then(|r| r.chart_version.clone());
             // OCI charts record `<version>+<digest>` as the attempted revision.
-            let attempted = release.status.flux.last_attempted_revision.as_deref();
-            from_history.or_else(|| attempted.map(|a| a.split('+').next().unwrap_or(a).to_string()))
+            let attempted = release
+                .status
+                .flux
+                .last_attempted_revision
+                .as_deref()
+                .map(|a| a.split('+').next().unwrap_or(a).to_string());
+            match from_history {
+                Some(applied) => pending(Some(applied), attempted),
+                None => pending(attempted, None),
+            }
         }
         VersionSource::ImageTag {
             kind,
             namespace,
             name,
-        } => {
-            let workload = &index.objects[index.get(cluster, *kind, namespace, name)?];
-            workload.spec.images.first().map(|image| image_tag(image))
-        }
+        } => Versions {
+            applied: index
+                .get(cluster, *kind, namespace, name)
+                .and_then(|w| index.objects[w].spec.images.first())
+                .map(|image| image_tag(image)),
+            offered: None,
+        },
     }
+}
+
+/// `offered` is pending only while it differs from what is applied.
+fn pending(applied: Option<String>, offered: Option<String>) -> Versions {
+    let offered = offered.filter(|o| applied.as_ref() != Some(o));
+    Versions { applied, offered }
 }
 
 /// Git revisions by short SHA, OCI revisions by tag, bare digests by their first 7 hex digits.

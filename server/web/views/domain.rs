@@ -30,12 +30,31 @@ pub struct DomainDetail {
 pub struct DomainCluster {
     pub cluster: String,
     pub group: String,
+    /// The version applied.
     pub version: Option<String>,
+    /// Offered and not applied yet: pending.
+    pub offered: Option<String>,
     pub state: State,
     pub fully_healthy: bool,
     pub objects: i32,
     pub healthy: i32,
     pub blockers: Vec<Blocker>,
+}
+
+impl DomainCluster {
+    /// "v3.1.9", "v3.1.9 → v3.2.0" while v3.2.0 is offered and not applied, "—" for none.
+    pub fn version_text(&self) -> String {
+        version_text(self.version.as_deref(), self.offered.as_deref())
+    }
+}
+
+/// How a cell's applied and pending versions read: "v3.1.9 → v3.2.0".
+pub fn version_text(applied: Option<&str>, offered: Option<&str>) -> String {
+    let applied = applied.unwrap_or("—");
+    match offered {
+        Some(offered) => format!("{applied} → {offered}"),
+        None => applied.to_string(),
+    }
 }
 
 /// A root cause keeping the domain from being healthy, with the object fields of a verdict.
@@ -134,6 +153,7 @@ impl DomainDetail {
                 state: row.state,
                 cluster: row.cluster,
                 version: row.version,
+                offered: row.offered,
                 fully_healthy: row.fully_healthy,
                 objects: row.objects,
                 healthy: row.healthy,
@@ -144,7 +164,10 @@ impl DomainDetail {
                 .cmp(&order(&b.cluster))
                 .then(a.cluster.cmp(&b.cluster))
         });
-        let newest_version = cells.iter().find_map(|c| c.version.clone());
+        // Rollouts start on the first ring: what is offered there is the newest, applied or not.
+        let newest_version = cells
+            .iter()
+            .find_map(|c| c.offered.clone().or_else(|| c.version.clone()));
         let at_newest = cells
             .iter()
             .filter(|c| c.fully_healthy && c.version == newest_version)
@@ -230,7 +253,12 @@ fn summary(newest: Option<&str>, at_newest: usize, cells: &[DomainCluster]) -> S
                 } else {
                     format!("{} ({})", b.label, b.reason)
                 };
-                format!("{} on {} by {why}", c.state, c.cluster)
+                format!(
+                    "{} on {} at {} by {why}",
+                    c.state,
+                    c.cluster,
+                    c.version_text()
+                )
             }
             (None, Some(v)) if v != newest => format!("{} still at {v}", c.cluster),
             (None, _) => format!("{} on {}", c.state, c.cluster),

@@ -31,7 +31,10 @@ pub struct GateVerdict {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct GateCluster {
     pub cluster: String,
+    /// The version applied.
     pub version: Option<String>,
+    /// Offered and not applied yet: pending.
+    pub offered: Option<String>,
     pub state: State,
     pub fully_healthy: bool,
     /// Fully healthy at exactly the version asked for.
@@ -137,6 +140,7 @@ pub async fn wait(
                     state: row.state,
                     cluster: row.cluster,
                     version: row.version,
+                    offered: row.offered,
                     fully_healthy: row.fully_healthy,
                 })
                 .collect();

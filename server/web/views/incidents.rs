@@ -104,9 +104,13 @@ impl IncidentView {
         self.incident
             .domains
             .iter()
-            .map(|d| match &d.version {
-                Some(v) => format!("{} {v}", d.domain),
-                None => format!("{} (version unknown)", d.domain),
+            .map(|d| match (&d.version, &d.offered) {
+                (None, None) => format!("{} (version unknown)", d.domain),
+                (applied, offered) => format!(
+                    "{} {}",
+                    d.domain,
+                    super::domain::version_text(applied.as_deref(), offered.as_deref())
+                ),
             })
             .collect::<Vec<_>>()
             .join(", ")
@@ -224,6 +228,7 @@ fn blocked_domains(domains: &[DomainRow]) -> HashMap<&str, Vec<DomainVersion>> {
             blocked.entry(blocker).or_default().push(DomainVersion {
                 domain: row.domain.clone(),
                 version: row.version.clone(),
+                offered: row.offered.clone(),
             });
         }
     }
