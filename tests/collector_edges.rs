@@ -168,6 +168,37 @@ async fn last_good(
     row["last_good"].as_str()?.parse().ok()
 }
 
+/// A folder for one `serve` test and its config file: the bed's first cluster (ring prod) and
+/// a domain `name` of the healthy pair in `ns`, with these thresholds and extra keys.
+fn serve_config(
+    bed: &Testbed,
+    name: &str,
+    ns: &str,
+    thresholds: &str,
+    extra: &str,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let one = &bed.clusters[0];
+    let dir = std::env::temp_dir().join(format!("fg-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "clusters: [{{name: {one}, kubeconfig: {kubeconfig}, context: {one}, labels: {{ring: prod}}}}]
+domains:
+  - {{name: {name}, select: {{namespaces: [{ns}]}},
+     version: {{from: source_revision, kind: GitRepository, namespace: {ns}, name: repo}}}}
+thresholds: {{{thresholds}}}
+collector: {{probe_interval: 1s}}
+{extra}
+",
+            kubeconfig = bed.kubeconfig.display()
+        ),
+    )
+    .unwrap();
+    (dir, config)
+}
+
 /// Issue 43 (3): starting and restarting `serve` over a healthy fleet pages nobody. Every
 /// start used to evaluate a partial picture (Kustomizations listed before their sources) and
 /// page "source GitRepository … not found" at once. The Slack receiver is local; after each
@@ -178,24 +209,13 @@ async fn restarting_serve_over_a_healthy_fleet_sends_no_alert() {
     let one = bed.clusters[0].as_str();
     let ns = healthy_pair(&bed, one, "fgrestart");
     let receiver = common::alerts::Receiver::start().await;
-    let dir = std::env::temp_dir().join(format!("fg-restart-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("config.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "clusters: [{{name: {one}, kubeconfig: {kubeconfig}, context: {one}, labels: {{ring: prod}}}}]
-domains:
-  - {{name: restart, select: {{namespaces: [{ns}]}},
-     version: {{from: source_revision, kind: GitRepository, namespace: {ns}, name: repo}}}}
-thresholds: {{freshness: 30s}}
-collector: {{probe_interval: 1s}}
-alerts: {{rules: [{{name: restart, domains: [restart]}}]}}
-",
-            kubeconfig = bed.kubeconfig.display()
-        ),
-    )
-    .unwrap();
+    let (dir, config) = serve_config(
+        &bed,
+        "restart",
+        &ns,
+        "freshness: 30s",
+        "alerts: {rules: [{name: restart, domains: [restart]}]}",
+    );
     let database = common::fresh_database_url().await;
     let slack = format!("{}/slack", receiver.base);
     let start = |run: &str| {
@@ -247,23 +267,7 @@ async fn a_paused_collector_leaves_nothing_green_on_a_web_replica() {
     let bed = common::collector::bed();
     let one = bed.clusters[0].as_str();
     let ns = healthy_pair(&bed, one, "fgpause");
-    let dir = std::env::temp_dir().join(format!("fg-pause-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("config.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "clusters: [{{name: {one}, kubeconfig: {kubeconfig}, context: {one}, labels: {{ring: prod}}}}]
-domains:
-  - {{name: paused, select: {{namespaces: [{ns}]}},
-     version: {{from: source_revision, kind: GitRepository, namespace: {ns}, name: repo}}}}
-thresholds: {{freshness: 5s}}
-collector: {{probe_interval: 1s}}
-",
-            kubeconfig = bed.kubeconfig.display()
-        ),
-    )
-    .unwrap();
+    let (dir, config) = serve_config(&bed, "paused", &ns, "freshness: 5s", "");
     let database = common::fresh_database_url().await;
     let serve = |role: &str| {
         common::DemoServer::serve(

@@ -12,8 +12,8 @@ pub const SAMPLE: usize = 5;
 /// The root causes worth alerting on, and the clusters the evaluation covered (an alert on a
 /// covered cluster whose root cause is absent has cleared; other clusters' alerts belong to
 /// whichever collector evaluates them). A cluster whose data cannot be trusted (the cluster
-/// itself a root cause) covers nothing: what was open there is not known to have cleared. Reads the evaluation's parts in place: nothing is
-/// copied but what the candidates say.
+/// itself a root cause) covers nothing: what was open there is not known to have cleared.
+/// Reads the evaluation's parts in place: nothing is copied but what the candidates say.
 pub fn candidates(
     evaluation: &impl Parts,
     cluster_labels: &BTreeMap<String, BTreeMap<String, String>>,
