@@ -411,3 +411,33 @@ fn a_cell_shows_the_applied_version_and_the_offered_one_as_pending() {
     assert!(!apps.fully_healthy, "{apps:?}");
     assert_cells_agree(&run.evaluation.domains);
 }
+
+/// Issue 43 (e), charts: the release's history says what runs; an upgrade attempted beyond it
+/// is pending, and the cell is not fully healthy even while Ready still reads True.
+#[test]
+fn a_chart_attempted_beyond_the_release_history_is_pending() {
+    let domains = [domain(
+        "{name: apps, select: {namespaces: [apps]}, version: {from: chart_version, namespace: apps, name: podinfo}}",
+    )];
+    let mut release = helm_release("apps", "podinfo", "podinfo");
+    let control = run_with(
+        &fleet(vec![release.clone()]),
+        &[],
+        &domains,
+        &Thresholds::default(),
+    );
+    let apps = cell(&control, "apps");
+    assert_eq!(
+        (apps.version.as_deref(), apps.offered.as_deref()),
+        (Some("2.14.0"), None)
+    );
+    release["status"]["lastAttemptedRevision"] = "2.15.0".into();
+    let run = run_with(&fleet(vec![release]), &[], &domains, &Thresholds::default());
+    let apps = cell(&run, "apps");
+    assert_eq!(
+        (apps.version.as_deref(), apps.offered.as_deref()),
+        (Some("2.14.0"), Some("2.15.0"))
+    );
+    assert!(!apps.fully_healthy, "{apps:?}");
+    assert_cells_agree(&run.evaluation.domains);
+}
