@@ -14,7 +14,8 @@ pub(super) struct Graph {
     pub edges: Vec<Vec<Edge>>,
     /// Per object: references of a known kind that resolve to nothing in the input.
     pub dangling: Vec<Vec<(EdgeKind, ObjectId)>>,
-    /// Per object: what it references that cannot be reconciled (absent, or on another shard).
+    /// Per object: what it references that cannot be reconciled (absent, or a source on
+    /// another shard that its source-controller cannot see).
     pub missing: Vec<Vec<String>>,
     /// Per object: references to a kind the input holds no object of (no evidence either way).
     /// Per object, the references that cannot be checked: why (short, and explained), and
@@ -132,14 +133,14 @@ impl Builder<'_, '_> {
         None
     }
 
-    /// kustomize-controller and helm-controller cache only their own kind's objects of their
-    /// shard (main.go, `ByObject: {&Kustomization{}: {Label: watchSelector}}`, and the same for
-    /// HelmRelease): a dependency on another shard is "not found" to them.
+    /// A dependency on any shard is found: kustomize-controller (v1.4+) and helm-controller
+    /// (v1.1+) read it through the uncached API reader ("Allow cross-shard dependency check";
+    /// kustomize-controller@v1.9.6 kustomization_controller.go checkDependencies and
+    /// helm-controller@v1.6.4 helmrelease_controller.go checkDependencies, `r.APIReader.Get`),
+    /// not through their shard-filtered caches.
     fn depends_on(&mut self) {
         for reference in &self.object.spec.flux.depends_on {
-            if let Some(found) = self.required(EdgeKind::DependsOn, "dependency", reference) {
-                self.check_shard("dependency", found);
-            }
+            self.required(EdgeKind::DependsOn, "dependency", reference);
         }
     }
 
@@ -186,7 +187,7 @@ impl Builder<'_, '_> {
         // HelmRepository, HelmChart, Bucket, OCIRepository); kustomize- and helm-controller
         // read sources of any shard.
         if self.object.kind.controller() == Some("source-controller") {
-            self.check_shard("source", found);
+            self.check_shard(found);
         }
         Some(found)
     }
@@ -212,7 +213,7 @@ impl Builder<'_, '_> {
     /// the object, which reports it "not found" far from the cause (seed 004: helm-controller
     /// creates HelmCharts without the shard label, so the main source-controller cannot see a
     /// sharded HelmRepository).
-    fn check_shard(&mut self, what: &str, target: usize) {
+    fn check_shard(&mut self, target: usize) {
         let target = &self.index.objects[target];
         if target.shard() == self.object.shard() {
             return;
@@ -225,7 +226,7 @@ impl Builder<'_, '_> {
             None => controller.to_string(),
         };
         self.missing.push(format!(
-            "{what} {} {}/{} not found by {reconciler}: the {what} is on {}, this {} on {} (sharding.fluxcd.io/key differs)",
+            "source {} {}/{} not found by {reconciler}: the source is on {}, this {} on {} (sharding.fluxcd.io/key differs)",
             target.kind,
             target.namespace,
             target.name,

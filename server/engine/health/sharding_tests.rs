@@ -4,7 +4,7 @@
 //! (source-controller main.go, mustSetupManager), so a HelmChart — which helm-controller
 //! creates without the shard label (helm-controller internal/reconcile/helmchart_template.go,
 //! buildHelmChartFromTemplate copies only spec.chart.metadata labels) — cannot see a sharded
-//! HelmRepository (seed 004). dependsOn across shards is the same trap.
+//! HelmRepository (seed 004). dependsOn is read uncached, so it crosses shards freely.
 
 use super::State::*;
 use super::testkit::*;
@@ -161,20 +161,40 @@ fn a_kustomization_may_use_a_source_of_another_shard() {
     assert_eq!(run.state("Kustomization", "flux-system", "infra"), Healthy);
 }
 
-/// kustomize-controller-apps caches only apps-labelled Kustomizations: its dependency on a
-/// main-shard Kustomization is "not found" to it, whatever that dependency's state.
+/// kustomize-controller reads dependencies through its uncached API reader since v1.4
+/// (kustomize-controller@v1.9.6 kustomization_controller.go checkDependencies,
+/// `r.APIReader.Get`): a Ready apps-shard Kustomization depending on a main-shard one is
+/// healthy, not a shard trap.
 #[test]
-fn depends_on_across_shards_fails_the_dependent_naming_both_shards() {
+fn depends_on_across_shards_is_read_by_the_api_reader_and_judged_like_any_other() {
     let mut values = sharded_controllers();
     values.extend([
         git_repository("flux-system", SHA),
         kustomization("infra", &[]),
+        on_shard(kustomization("apps", &["infra"]), "apps"),
+    ]);
+    let run = run(&values);
+    assert_eq!(run.state("Kustomization", "flux-system", "apps"), Healthy);
+    assert!(run.evaluation.root_causes.is_empty());
+}
+
+/// Across shards a dependency that is not ready holds its dependent as on one shard: the
+/// dependency is the root cause.
+#[test]
+fn a_failing_dependency_on_another_shard_blocks_its_dependent() {
+    let mut values = sharded_controllers();
+    values.extend([
+        git_repository("flux-system", SHA),
+        with_conditions(
+            kustomization("infra", &[]),
+            vec![not_ready("BuildFailed", "kustomize build failed: accumulating resources", 30)],
+        ),
         on_shard(
             with_conditions(
                 kustomization("apps", &["infra"]),
                 vec![not_ready(
                     "DependencyNotReady",
-                    "unable to get 'flux-system/infra' dependency: Kustomization.kustomize.toolkit.fluxcd.io \"infra\" not found",
+                    "dependency 'flux-system/infra' is not ready",
                     15,
                 )],
             ),
@@ -182,19 +202,17 @@ fn depends_on_across_shards_fails_the_dependent_naming_both_shards() {
         ),
     ]);
     let run = run(&values);
-    let apps = run.verdict("Kustomization", "flux-system", "apps");
-    assert_eq!(apps.state, Failed);
+    assert_eq!(run.state("Kustomization", "flux-system", "apps"), Blocked);
     assert_eq!(
-        apps.reason,
-        "dependency Kustomization flux-system/infra not found by kustomize-controller-apps: the \
-         dependency is on the main shard, this Kustomization on shard \"apps\" (sharding.fluxcd.io/key differs)"
+        run.roots("Kustomization", "flux-system", "apps"),
+        [id("Kustomization", "flux-system", "infra")]
     );
-    assert_eq!(apps.root_causes, std::slice::from_ref(&apps.id));
-    assert_eq!(run.state("Kustomization", "flux-system", "infra"), Healthy);
 }
 
+/// helm-controller reads dependencies through its API reader since v1.1
+/// (helm-controller@v1.6.4 helmrelease_controller.go checkDependencies).
 #[test]
-fn depends_on_across_shards_traps_helm_releases_too() {
+fn helm_releases_depend_across_shards_too() {
     let mut values = sharded_controllers();
     values.extend([
         helm_repository("charts"),
@@ -206,15 +224,7 @@ fn depends_on_across_shards_traps_helm_releases_too() {
     web["spec"]["dependsOn"] = serde_json::json!([{"name": "db"}]);
     values.push(web);
     let run = run(&values);
-    let web = run.verdict("HelmRelease", "apps", "web");
-    assert_eq!(web.state, Failed);
-    assert!(
-        web.reason.starts_with(
-            "dependency HelmRelease apps/db not found by helm-controller: the dependency is on shard \"apps\""
-        ),
-        "{}",
-        web.reason
-    );
+    assert_eq!(run.state("HelmRelease", "apps", "web"), Healthy);
     assert_eq!(run.state("HelmRelease", "apps", "db"), Healthy);
-    assert_eq!(run.evaluation.root_causes.len(), 1);
+    assert!(run.evaluation.root_causes.is_empty());
 }
