@@ -105,6 +105,15 @@ const RULES: &[Rule] = &[
         Waiting,
         EdgeSet::SOURCE,
     ),
+    // kustomize-controller@v1.9.6 kustomization_controller.go reconcile: `os.Stat(dirPath)`
+    // fails → "kustomization path not found: …" under ArtifactFailed. The artifact is there;
+    // the path is wrong: a failure of its own, not a wait on the source.
+    rule(
+        |e| e.reason == "ArtifactFailed" && e.message.contains("kustomization path not found"),
+        |e| path_not_found(e.message),
+        Failure,
+        EdgeSet::NONE,
+    ),
     rule(
         |e| e.reason == "ArtifactFailed" && !e.kind.is_source(),
         |_| "source artifact unavailable".into(),
@@ -125,8 +134,16 @@ const RULES: &[Rule] = &[
         Failure,
         EdgeSet::SOURCE,
     ),
+    // A newer revision arrived during the health check, which was cancelled to apply it
+    // (kustomize-controller@v1.9.6 kustomization_controller.go, HealthCheckCanceledReason).
     rule(
-        |e| matches!(e.reason, "HealthCheckFailed" | "HealthCheckCanceled"),
+        |e| e.reason == "HealthCheckCanceled",
+        |_| "health check cancelled for a newer revision".into(),
+        InProgress,
+        EdgeSet::WAITING,
+    ),
+    rule(
+        |e| e.reason == "HealthCheckFailed",
         |e| health_check(e.message),
         Failure,
         EdgeSet::DEPLOYED,
@@ -189,6 +206,18 @@ const RULES: &[Rule] = &[
     rule(
         |e| e.reason == "PruneFailed",
         |_| "prune failed".into(),
+        Failure,
+        EdgeSet::NONE,
+    ),
+    // checkDependencies wraps a readyExpr that does not compile as "failed to evaluate
+    // dependency <name>: …" (kustomize-controller@v1.9.6 and helm-controller@v1.6.4
+    // evalReadyExpr), under the reason invalid health-check expressions use too.
+    rule(
+        |e| e.reason == "InvalidCELExpression" && dependency_expression(e.message).is_some(),
+        |e| {
+            let dependency = dependency_expression(e.message).unwrap_or_default();
+            format!("invalid readyExpr on dependency {dependency}")
+        },
         Failure,
         EdgeSet::NONE,
     ),
@@ -336,6 +365,29 @@ fn kind_missing(message: &str) -> Option<String> {
 
 fn quoted_after<'m>(text: &'m str, marker: &str) -> Option<&'m str> {
     Some(text.split_once(marker)?.1.split_once('"')?.0)
+}
+
+/// `kustomization path not found: stat /tmp/kustomization-1234/./apps: no such file or
+/// directory` → `kustomization path not found: ./apps` (the temporary directory said nothing).
+fn path_not_found(message: &str) -> String {
+    let path = message
+        .split_once("stat ")
+        .map(|(_, rest)| rest.split_once(": ").map_or(rest, |(path, _)| path))
+        .map(|path| {
+            let within = path.split_once("/kustomization-").map_or(path, |(_, p)| p);
+            within.split_once('/').map_or(within, |(_, p)| p)
+        })
+        .filter(|path| !path.is_empty());
+    match path {
+        Some(path) => format!("kustomization path not found: {path}"),
+        None => "kustomization path not found".into(),
+    }
+}
+
+/// The dependency named by `failed to evaluate dependency <name>: …`.
+fn dependency_expression(message: &str) -> Option<&str> {
+    let after = message.split_once("failed to evaluate dependency ")?.1;
+    after.split_once(':').map(|(name, _)| name.trim())
 }
 
 fn source_not_found(e: &Evidence) -> bool {

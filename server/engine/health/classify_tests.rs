@@ -302,3 +302,57 @@ fn helm_wait_failures_name_the_workloads() {
         ("Helm upgrade failed", Outcome::FailedBy)
     );
 }
+
+/// kustomize-controller@v1.9.6 reconcile: `kustomization path not found: %w` around the
+/// `os.Stat` of the path joined to its temporary directory, under ArtifactFailed.
+#[test]
+fn a_path_missing_from_the_artifact_is_a_failure_naming_the_path() {
+    let message = "kustomization path not found: stat /tmp/kustomization-2761524213/apps/prod: no such file or directory";
+    let classified = classify(Kind::Kustomization, "ArtifactFailed", message);
+    assert_eq!(classified.outcome, Outcome::Failure);
+    assert_eq!(classified.explained_by, EdgeSet::NONE);
+    assert_eq!(classified.reason, "kustomization path not found: apps/prod");
+    assert_eq!(
+        reason(Kind::Kustomization, "ArtifactFailed", "kustomization path not found"),
+        "kustomization path not found"
+    );
+    let missing_artifact = classify(
+        Kind::Kustomization,
+        "ArtifactFailed",
+        "Source artifact not found, retrying in 30s",
+    );
+    assert_eq!(missing_artifact.outcome, Outcome::Waiting);
+}
+
+#[test]
+fn a_health_check_cancelled_for_a_newer_revision_is_in_progress() {
+    let classified = classify(
+        Kind::Kustomization,
+        "HealthCheckCanceled",
+        "New reconciliation triggered by GitRepository/flux-system/flux-system",
+    );
+    assert_eq!(classified.outcome, Outcome::InProgress);
+    assert_eq!(
+        classified.reason,
+        "health check cancelled for a newer revision"
+    );
+}
+
+/// evalReadyExpr: `reconcile.TerminalError(fmt.Errorf("failed to evaluate dependency %s: %w", …))`
+/// behind "Reconciliation failed terminally due to configuration error".
+#[test]
+fn an_invalid_ready_expr_names_the_dependency_not_a_health_check() {
+    let message = "Reconciliation failed terminally due to configuration error: failed to evaluate dependency infra: \
+                   failed to parse the CEL expression 'dep.status.conditions.filter(': ERROR: <input>:1:30: Syntax error";
+    let classified = classify(Kind::Kustomization, "InvalidCELExpression", message);
+    assert_eq!(classified.outcome, Outcome::Failure);
+    assert_eq!(classified.reason, "invalid readyExpr on dependency infra");
+    assert_eq!(
+        reason(
+            Kind::Kustomization,
+            "InvalidCELExpression",
+            "Reconciliation failed terminally due to configuration error: failed to parse the CEL expression"
+        ),
+        "invalid CEL health-check expression"
+    );
+}

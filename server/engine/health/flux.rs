@@ -208,7 +208,8 @@ fn chart_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Optio
         .flux
         .last_applied_revision
         .as_deref())?;
-    if same_chart(deployed, offered) {
+    let oci_digest = release.and_then(|r| r.oci_digest.as_deref());
+    if same_chart(deployed, oci_digest, offered) {
         return None;
     }
     let reason = format!("chart {offered} offered, {deployed} deployed");

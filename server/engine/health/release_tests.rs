@@ -514,18 +514,55 @@ fn an_oci_chart_is_current_when_version_and_digest_match() {
 fn charts_are_compared_by_version_and_digest() {
     use super::revisions::same_chart;
     let tagged = format!("6.0.3@{DIGEST}");
-    assert!(same_chart("6.0.3", "6.0.3"));
-    assert!(!same_chart("6.0.2", "6.0.3"));
-    assert!(same_chart("6.0.3+6c3e1f2a9b8d", &tagged));
-    assert!(same_chart("6.0.3+6c3e1f2a9b8d", DIGEST));
-    assert!(!same_chart("6.0.3+6c3e1f2a9b8e", &tagged), "another digest");
-    assert!(!same_chart("6.0.4+6c3e1f2a9b8d", &tagged), "another tag");
-    assert!(!same_chart("6.0.3+6c3e1f2a", &tagged), "12 hex, not fewer");
-    assert!(!same_chart("6.0.3", &tagged), "no digest recorded");
+    assert!(same_chart("6.0.3", None, "6.0.3"));
+    assert!(!same_chart("6.0.2", None, "6.0.3"));
+    assert!(same_chart("6.0.3+6c3e1f2a9b8d", None, &tagged));
+    assert!(same_chart("6.0.3+6c3e1f2a9b8d", None, DIGEST));
+    assert!(same_chart("6.0.3+6c3e1f2a9b8d", None, &format!("v6.0.3@{DIGEST}")));
+    assert!(!same_chart("6.0.3+6c3e1f2a9b8e", None, &tagged), "another digest");
+    assert!(!same_chart("6.0.4+6c3e1f2a9b8d", None, &tagged), "another tag");
+    assert!(!same_chart("6.0.3+6c3e1f2a", None, &tagged), "12 hex, not fewer");
+    assert!(!same_chart("6.0.3", None, &tagged), "no digest recorded");
     assert!(
-        !same_chart("6.0.3+6c3e1f2a9b8d", "6.0.3"),
+        !same_chart("6.0.3+6c3e1f2a9b8d", None, "6.0.3"),
         "no digest offered"
     );
+}
+
+/// A tag that is no semver (`stable`): helm-controller records `<chart version>+<digest[:12]>`
+/// and never compares the version with the tag (mutateChartWithSourceRevision, default case).
+#[test]
+fn a_floating_tag_is_converged_on_the_digest_alone() {
+    use super::revisions::same_chart;
+    let stable = format!("stable@{DIGEST}");
+    assert!(same_chart("6.5.4+6c3e1f2a9b8d", None, &stable));
+    assert!(!same_chart("6.5.4+0123456789ab", None, &stable), "tag moved");
+    let current = run(&from_oci(&stable, "6.5.4+6c3e1f2a9b8d"));
+    assert_eq!(current.state("HelmRelease", "apps", "podinfo"), Healthy);
+    let moved = run(&from_oci(&stable, "6.5.4+0123456789ab"));
+    assert_eq!(moved.state("HelmRelease", "apps", "podinfo"), Stuck);
+}
+
+/// DisableChartDigestTracking: the chart version stays plain and the digest is recorded in
+/// `history[].ociDigest` (helm-controller@v1.6.4 internal/release/observation.go OCIDigest).
+#[test]
+fn with_digest_tracking_disabled_the_history_digest_decides() {
+    use super::revisions::same_chart;
+    let stable = format!("stable@{DIGEST}");
+    assert!(same_chart("6.5.4", Some(DIGEST), &stable));
+    assert!(same_chart("6.5.4", Some(DIGEST), &format!("6.5.4@{DIGEST}")));
+    assert!(!same_chart("6.5.4", Some(DIGEST), &format!("6.5.5@{DIGEST}")), "semver tag differs");
+    assert!(!same_chart("6.5.4", Some("sha256:0123"), &stable), "another digest");
+    let mut values = from_oci(&stable, "6.5.4");
+    release_digest(&mut values, DIGEST);
+    assert_eq!(run(&values).state("HelmRelease", "apps", "podinfo"), Healthy);
+    release_digest(&mut values, "sha256:0123456789abcdef0123");
+    assert_eq!(run(&values).state("HelmRelease", "apps", "podinfo"), Stuck);
+}
+
+fn release_digest(values: &mut [Value], digest: &str) {
+    let release = values.last_mut().expect("the release");
+    release["status"]["history"][0]["ociDigest"] = json!(digest);
 }
 
 /// With `chartRef`, helm-controller reads the chart from the referenced OCIRepository or

@@ -8,25 +8,50 @@ pub(super) fn same_revision(a: &str, b: &str) -> bool {
     a == b || digest(a) == digest(b)
 }
 
-/// A release's chart version against its source's artifact revision. A HelmChart's revision is
-/// the chart version; an OCIRepository's is `<tag>@sha256:<hex>` (or the digest alone), which
-/// helm-controller records as `<version>+<first 12 hex of the digest>` (helmrelease_controller.go,
-/// mutateChartWithSourceRevision), so a tag pushed again with new content is a new chart.
-pub(super) fn same_chart(deployed: &str, offered: &str) -> bool {
+/// A release's chart against its source's artifact revision. A HelmChart's revision is the
+/// chart version; an OCIRepository's is `<tag>@sha256:<hex>` (or the digest alone), which
+/// helm-controller records as `<version>+<first 12 hex of the digest>`, checking the version
+/// against the tag only when the tag is a semver (helm-controller@v1.6.4
+/// helmrelease_controller.go, mutateChartWithSourceRevision and parseSemverFromTag): a tag such
+/// as `stable` pushed again with new content is a new chart. With the
+/// DisableChartDigestTracking gate the version stays plain and the digest goes to
+/// `history[].ociDigest` (`oci_digest`), compared whole.
+pub(super) fn same_chart(deployed: &str, oci_digest: Option<&str>, offered: &str) -> bool {
     if deployed == offered {
         return true;
     }
     let (tag, digest) = match offered.rsplit_once('@') {
-        Some((tag, digest)) => (Some(tag), digest),
+        Some((tag, digest)) => (semver_tag(tag), digest),
         None => (None, offered),
     };
     let Some((_, hex)) = digest.split_once(':') else {
         return false;
     };
-    let Some((version, build)) = deployed.split_once('+') else {
-        return false;
+    let (version, recorded) = match deployed.split_once('+') {
+        Some((version, build)) if build.len() == 12 && hex.starts_with(build) => (version, true),
+        Some(_) => return false,
+        None => (deployed, oci_digest == Some(digest)),
     };
-    build.len() == 12 && hex.starts_with(build) && tag.is_none_or(|tag| tag == version)
+    recorded && tag.is_none_or(|tag| same_version(&tag, version))
+}
+
+/// An OCI tag as the semver it names (Helm pushes `+` as `_`), when it is one.
+fn semver_tag(tag: &str) -> Option<String> {
+    let tag = tag.replace('_', "+");
+    let core = tag.strip_prefix('v').unwrap_or(&tag);
+    let core = core.split(['-', '+']).next().unwrap_or_default();
+    let parts: Vec<&str> = core.split('.').collect();
+    let numeric = |p: &&str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    (parts.len() <= 3 && parts.iter().all(numeric)).then_some(tag)
+}
+
+/// Semver equality as helm-controller reads it: a leading `v` and build metadata do not count.
+fn same_version(tag: &str, version: &str) -> bool {
+    let bare = |v: &str| {
+        let v = v.strip_prefix('v').unwrap_or(v);
+        v.split_once('+').map_or(v, |(v, _)| v).to_string()
+    };
+    bare(tag) == bare(version)
 }
 
 /// The revision a Kustomization or Terraform has converged on: the one it applied, or, for a

@@ -394,6 +394,9 @@ pub struct ReleaseSnapshot {
     pub app_version: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
+    /// `ociDigest`: the chart artifact's digest, recorded for OCI sources.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oci_digest: Option<String>,
 }
 
 /// Replica counts, normalised across Deployment, StatefulSet and DaemonSet.

@@ -343,6 +343,7 @@ fn read_status(r: &mut Reader, object: &mut Object, mut status: RawStatus) {
                 chart_version: h.chart_version.into_got(),
                 app_version: h.app_version.into_got(),
                 status: h.status.into_got(),
+                oci_digest: h.oci_digest.into_got(),
             });
     }
     st.flux = Sparse::new(flux);

@@ -189,6 +189,7 @@ lenient_struct!(RawHistory {
     chart_version: Text = "chartVersion",
     app_version: Text = "appVersion",
     status: Text = "status",
+    oci_digest: Text = "ociDigest",
 });
 
 lenient_struct!(RawContainerStatus {
