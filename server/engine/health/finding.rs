@@ -45,6 +45,14 @@ impl EdgeSet {
     pub const fn contains(self, kind: EdgeKind) -> bool {
         self.0 & kind.bit() != 0
     }
+
+    pub const fn without(self, other: EdgeSet) -> EdgeSet {
+        EdgeSet(self.0 & !other.0)
+    }
+
+    pub const fn and(self, other: EdgeSet) -> EdgeSet {
+        EdgeSet(self.0 & other.0)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +75,11 @@ pub(super) enum Cause {
     /// A problem or in-progress state that problem prerequisites over these edges turn into
     /// `blocked` (`degraded` when the object itself is healthy).
     Explainable(EdgeSet),
+    /// Ready by its own conditions but not converged yet (reconciling, a revision in flight):
+    /// problem prerequisites over these edges other than what it deployed turn it `blocked`;
+    /// problems among what it deployed make it `degraded` (round two's rule 1: it claims to run
+    /// what is failing), never blocked by them.
+    ReadyInProgress(EdgeSet),
     /// Not a problem by itself (a suspended object that is not ready), but the root cause of
     /// whatever waits on it: a suspension holding a rollout.
     HoldsWaiters,

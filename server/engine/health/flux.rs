@@ -104,8 +104,19 @@ fn gave_up(object: &Object, stalled: &Condition) -> Finding {
     }
 }
 
-/// Ready=True is necessary, not sufficient (FLUX_FACTS "What healthy means here").
+/// Ready=True is necessary, not sufficient (FLUX_FACTS "What healthy means here"). Work in
+/// progress under it is still Ready: what it deployed degrades it rather than blocking it.
 fn when_ready(object: &Object, ready: &Condition, context: &FluxContext) -> Finding {
+    let mut finding = ready_evidence(object, ready, context);
+    if let Cause::Explainable(set) = finding.cause
+        && finding.state != State::Healthy
+    {
+        finding.cause = Cause::ReadyInProgress(set);
+    }
+    finding
+}
+
+fn ready_evidence(object: &Object, ready: &Condition, context: &FluxContext) -> Finding {
     if let Some(generation) = object.generation {
         let observed = [ready.observed_generation, object.status.observed_generation];
         if let Some(behind) = observed.into_iter().flatten().find(|&o| o < generation) {

@@ -578,3 +578,50 @@ fn a_release_with_chart_ref_ignores_a_leftover_generated_chart() {
     let verdict = run.verdict("HelmRelease", "apps", "podinfo");
     assert_eq!(verdict.state, Healthy, "{}", verdict.reason);
 }
+
+/// Round two's rule 1 holds while the release reconciles: Ready=True (a Helm run shows
+/// Reconciling=True too) over a crash-looping workload it deployed is `degraded` by the
+/// workload, never `blocked` by it.
+#[test]
+fn a_ready_release_reconciling_over_a_failing_workload_is_degraded() {
+    let conditions = vec![
+        ready("UpgradeSucceeded", "Helm upgrade succeeded for release apps/podinfo.v4"),
+        condition("Reconciling", "True", "Progressing", "Running 'upgrade' action", 2),
+    ];
+    let run = run(&release(
+        conditions,
+        crash_looping_pod("apps", "podinfo", "a"),
+        0,
+    ));
+    let verdict = run.verdict("HelmRelease", "apps", "podinfo");
+    assert_eq!(verdict.state, Degraded, "{verdict:?}");
+    assert!(
+        verdict
+            .reason
+            .starts_with("deployed objects unhealthy: Deployment apps/podinfo:"),
+        "{}",
+        verdict.reason
+    );
+    assert_eq!(
+        run.roots("HelmRelease", "apps", "podinfo"),
+        [id("Deployment", "apps", "podinfo")]
+    );
+}
+
+/// The same with a newer chart offered and not yet deployed: still Ready, still degraded.
+#[test]
+fn a_ready_release_behind_its_chart_over_a_failing_workload_is_degraded() {
+    let mut values = release(
+        vec![ready("UpgradeSucceeded", "Helm upgrade succeeded")],
+        crash_looping_pod("apps", "podinfo", "a"),
+        0,
+    );
+    for value in &mut values {
+        if value["kind"] == "HelmChart" {
+            value["status"]["artifact"]["revision"] = json!("2.15.0");
+            value["status"]["artifact"]["lastUpdateTime"] = json!(ago(2));
+        }
+    }
+    let run = run(&values);
+    assert_eq!(run.state("HelmRelease", "apps", "podinfo"), Degraded);
+}

@@ -178,6 +178,22 @@ fn combine<'a>(
                 roots
             }
         }
+        Cause::ReadyInProgress(set) => {
+            let blocking = explaining(set.without(EdgeSet::DEPLOYED));
+            let deployed = over(set.and(EdgeSet::DEPLOYED), false);
+            if !blocking.is_empty() {
+                let roots = roots_of(&blocking);
+                finding = blocked(objects, finding, &roots, context.resolved);
+                roots
+            } else if finding.state.is_problem() {
+                itself()
+            } else if deployed.is_empty() {
+                Vec::new()
+            } else {
+                finding = degraded(objects, finding, &deployed);
+                roots_of(&deployed)
+            }
+        }
         Cause::Explainable(set) if finding.state == State::Healthy => {
             let explaining = over(set, false);
             if explaining.is_empty() {
