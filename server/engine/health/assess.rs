@@ -14,6 +14,7 @@ use super::graph::Graph;
 use super::index::Index;
 use super::index::controller_of;
 use super::pods::assess_pod;
+use super::revisions::same_revision;
 use super::threshold::{Timing, threshold};
 use super::workloads::assess_workload;
 use crate::model::{Kind, Object, ObjectId};
@@ -73,12 +74,13 @@ impl<'a> Assessor<'a> {
             let ready = object.condition("Ready");
             let message = ready.map(|c| c.message.as_str()).unwrap_or("");
             let finding = Finding::new(State::Suspended, "suspended (spec.suspend)", message);
-            // Suspended while ready holds nothing up; suspended while not ready holds up
-            // whatever waits on it.
-            return Some(if ready.is_some_and(|c| c.is_true()) {
-                finding
-            } else {
-                finding.cause(Cause::HoldsWaiters)
+            // Suspended while ready holds nothing up; suspended while not ready, or behind
+            // its source, holds up whatever waits on it.
+            return Some(match self.behind_source(i, object) {
+                Some(lag) => Finding::new(State::Suspended, "suspended (spec.suspend)", lag)
+                    .cause(Cause::HoldsWaiters),
+                None if ready.is_some_and(|c| c.is_true()) => finding,
+                None => finding.cause(Cause::HoldsWaiters),
             });
         }
         if let Some(cycle) = self.cycle_of[i] {
@@ -140,6 +142,26 @@ impl<'a> Assessor<'a> {
             // A vanished CRD or Namespace breaks the object whatever its conditions say.
             Liveness::Alive(_) | Liveness::Unknown => self.broken_consumers[i].clone(),
         }
+    }
+
+    /// kustomize-controller holds a dependent until each dependency on the same source has
+    /// applied the source's current revision (kustomize-controller@v1.9.6
+    /// kustomization_controller.go checkDependencies: "dependency '%s' revision is not up to
+    /// date"): a suspended Kustomization behind its source holds such dependents, Ready or not.
+    fn behind_source(&self, i: usize, object: &Object) -> Option<String> {
+        if object.kind != Kind::Kustomization {
+            return None;
+        }
+        let source = &self.index.objects[self.graph.source[i]?];
+        let offered = source.status.flux.artifact_revision.as_deref()?;
+        let applied = object.status.flux.last_applied_revision.as_deref();
+        if applied.is_some_and(|applied| same_revision(applied, offered)) {
+            return None;
+        }
+        Some(format!(
+            "suspended at {}; its source offers {offered}, which dependents on the same source wait for",
+            applied.unwrap_or("no applied revision")
+        ))
     }
 
     fn timing(&self, i: usize, object: &Object) -> Timing<'a> {

@@ -191,3 +191,41 @@ fn a_ready_parent_does_not_wait_on_a_suspended_child() {
     assert_eq!(run.state("Kustomization", "flux-system", "apps"), Healthy);
     assert!(run.evaluation.root_causes.is_empty());
 }
+
+/// checkDependencies (kustomize-controller@v1.9.6) also holds a dependent on the same source
+/// until the dependency has applied the source's current revision: a suspended dependency
+/// that is still Ready holds it once the source moves on.
+#[test]
+fn a_ready_suspended_dependency_behind_the_shared_source_holds_its_dependents() {
+    let moved = || git_repository("flux-system", NEW_SHA);
+    let held = with_conditions(
+        kustomization("apps", &["infra"]),
+        vec![not_ready(
+            "DependencyNotReady",
+            "dependency 'flux-system/infra' revision is not up to date",
+            90,
+        )],
+    );
+    let mut values = flux_controllers();
+    values.extend([moved(), suspend(kustomization("infra", &[])), held]);
+    let run = run(&values);
+    let infra = id("Kustomization", "flux-system", "infra");
+    let apps = run.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!(apps.state, Blocked, "{apps:?}");
+    assert_eq!(run.roots("Kustomization", "flux-system", "apps"), [infra.as_str()]);
+    let suspended = run.verdict("Kustomization", "flux-system", "infra");
+    assert_eq!(suspended.state, Suspended);
+    assert_eq!(as_strs(&suspended.root_causes), [infra.as_str()]);
+    assert!(suspended.message.contains(NEW_SHA), "{}", suspended.message);
+
+    // On the source's current revision it holds nothing.
+    let mut current = flux_controllers();
+    current.extend([
+        git_repository("flux-system", SHA),
+        suspend(kustomization("infra", &[])),
+        kustomization("apps", &["infra"]),
+    ]);
+    let run = super::testkit::run(&current);
+    assert_eq!(run.state("Kustomization", "flux-system", "apps"), Healthy);
+    assert!(run.evaluation.root_causes.is_empty());
+}
