@@ -185,7 +185,8 @@ impl<'a> Assessor<'a> {
         match object.kind {
             kind if kind.is_flux() => {
                 let source = self.graph.source[i].map(|s| &self.index.objects[s]);
-                flux::assess(object, &FluxContext { timing, source })
+                let finding = flux::assess(object, &FluxContext { timing, source });
+                inventory_checked(finding, &self.graph.inventory_missing[i])
             }
             kind if kind.is_workload() => {
                 let pods: Vec<&Object> = self
@@ -220,6 +221,29 @@ impl<'a> Assessor<'a> {
             _ => Finding::new(State::Healthy, "exists", ""),
         }
     }
+}
+
+/// Ready and converged, but what its inventory lists is not all there: it claims to run what
+/// was deleted behind its back (helm-controller does not reinstall it before the next upgrade;
+/// kustomize-controller not before its next apply).
+/// When it went is unknown: no start time.
+fn inventory_checked(finding: Finding, missing: &[String]) -> Finding {
+    let Some(first) = missing.first().filter(|_| finding.state == State::Healthy) else {
+        return finding;
+    };
+    let more = match missing.len() - 1 {
+        0 => String::new(),
+        more => format!(" (and {more} more)"),
+    };
+    let message = format!(
+        "{} listed in its inventory but not found on the cluster",
+        missing.join(", ")
+    );
+    Finding::new(
+        State::Degraded,
+        format!("inventory object {first} not found{more}"),
+        message,
+    )
 }
 
 /// Copies of one object that disagree: which one is current cannot be told.

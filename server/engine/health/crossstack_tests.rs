@@ -58,6 +58,11 @@ fn cluster(crds: bool) -> Vec<Value> {
         helm_chart("gateway-system", "gateway", "charts", "2.14.0"),
     ]);
     values.push(helm_chart("networking", "netop", "charts", "2.14.0"));
+    // what the inventories list is there (an inventory is evidence)
+    values.extend([
+        deployment("gateway-system", "gateway-controller", 1, 1),
+        deployment("networking", "netop", 1, 1),
+    ]);
     values.extend([
         namespace("gateway-system", "Active"),
         namespace("networking", "Active"),

@@ -7,6 +7,7 @@ use super::clusters::{Clusters, NOT_YET_LISTED};
 use super::controllers::{Absences, Liveness, liveness};
 use super::deadlines::Clock;
 use super::finding::{Edge, EdgeKind};
+use super::crossstack::InventoryEntry;
 use super::index::Index;
 use crate::model::{Kind, Object, ObjectId, Ref};
 
@@ -26,6 +27,9 @@ pub(super) struct Graph {
     pub absent: Absences,
     /// Per object: its source object (for revision comparison), when present.
     pub source: Vec<Option<usize>>,
+    /// Per object: what its `status.inventory` lists, of a kind fleetglass reads on the
+    /// cluster, that is not there (`Deployment apps/web`).
+    pub inventory_missing: Vec<Vec<String>>,
 }
 
 pub(super) fn build(index: &Index, clusters: &Clusters, clock: Clock) -> Graph {
@@ -38,6 +42,7 @@ pub(super) fn build(index: &Index, clusters: &Clusters, clock: Clock) -> Graph {
         liveness: Vec::with_capacity(count),
         absent: Absences::default(),
         source: Vec::with_capacity(count),
+        inventory_missing: Vec::with_capacity(count),
     };
     for (i, object) in index.objects.iter().enumerate() {
         let mut builder = Builder {
@@ -50,6 +55,7 @@ pub(super) fn build(index: &Index, clusters: &Clusters, clock: Clock) -> Graph {
             uncovered: Vec::new(),
         };
         let source = builder.source();
+        let inventory_missing = builder.inventory();
         builder.depends_on();
         builder.health_checks();
         let live = liveness(index, object, &mut graph.absent, clock);
@@ -72,6 +78,7 @@ pub(super) fn build(index: &Index, clusters: &Clusters, clock: Clock) -> Graph {
         graph.uncovered.push(builder.uncovered);
         graph.liveness.push(live);
         graph.source.push(source);
+        graph.inventory_missing.push(inventory_missing);
     }
     graph
 }
@@ -142,6 +149,48 @@ impl Builder<'_, '_> {
         for reference in &self.object.spec.flux.depends_on {
             self.required(EdgeKind::DependsOn, "dependency", reference);
         }
+    }
+
+    /// What the object's inventory lists is what it applied (an edge, labels or not); an
+    /// entry of a kind read in full on the cluster that is not there was deleted behind its
+    /// back (kubectl delete, another tool): evidence against its Ready.
+    fn inventory(&mut self) -> Vec<String> {
+        let mut missing = Vec::new();
+        let cluster = &self.object.cluster;
+        for entry in self
+            .object
+            .status
+            .flux
+            .inventory
+            .iter()
+            .filter_map(|id| InventoryEntry::parse(id))
+        {
+            let Some(kind) = Kind::named(entry.kind).filter(|k| k.group() == entry.group) else {
+                continue;
+            };
+            match self.index.get(cluster, kind, entry.namespace, entry.name) {
+                Some(found) => {
+                    let edge = Edge {
+                        kind: EdgeKind::Applied,
+                        target: found,
+                    };
+                    if !self.edges.contains(&edge) {
+                        self.edges.push(edge);
+                    }
+                }
+                None if self.clusters.kind_error(cluster, kind).is_none()
+                    && self.clusters.covers(cluster, kind) =>
+                {
+                    missing.push(if kind.is_cluster_scoped() {
+                        format!("{kind} {}", entry.name)
+                    } else {
+                        format!("{kind} {}/{}", entry.namespace, entry.name)
+                    });
+                }
+                None => {}
+            }
+        }
+        missing
     }
 
     fn health_checks(&mut self) {

@@ -77,6 +77,8 @@ mod incident_tests;
 #[cfg(test)]
 mod listing_tests;
 #[cfg(test)]
+mod inventory_tests;
+#[cfg(test)]
 mod liveness_tests;
 #[cfg(test)]
 mod property_tests;
