@@ -128,6 +128,17 @@ const RULES: &[Rule] = &[
         Waiting,
         EdgeSet::SOURCE,
     ),
+    // A GitRepository whose include has no artifact yet (source-controller@v1.9.6
+    // gitrepository_controller.go fetchIncludes: IncludeUnavailable, reason NoArtifact).
+    rule(
+        |e| e.reason == "NoArtifact" && e.message.contains("include '"),
+        |e| match include_name(e.message) {
+            Some(name) => format!("waiting for included repository {name}"),
+            None => "waiting for an included repository".into(),
+        },
+        Waiting,
+        EdgeSet::SOURCE,
+    ),
     rule(
         source_not_found,
         |_| "source not found".into(),
@@ -388,6 +399,12 @@ fn path_not_found(message: &str) -> String {
 fn dependency_expression(message: &str) -> Option<&str> {
     let after = message.split_once("failed to evaluate dependency ")?.1;
     after.split_once(':').map(|(name, _)| name.trim())
+}
+
+/// `no artifact available for include 'shared'` → `shared`.
+fn include_name(message: &str) -> Option<&str> {
+    let after = message.split_once("include '")?.1;
+    Some(after.split_once('\'')?.0)
 }
 
 fn source_not_found(e: &Evidence) -> bool {

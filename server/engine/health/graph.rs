@@ -55,6 +55,7 @@ pub(super) fn build(index: &Index, clusters: &Clusters, clock: Clock) -> Graph {
             uncovered: Vec::new(),
         };
         let source = builder.source();
+        builder.includes();
         let inventory_missing = builder.inventory();
         builder.depends_on();
         builder.health_checks();
@@ -148,6 +149,18 @@ impl Builder<'_, '_> {
     fn depends_on(&mut self) {
         for reference in &self.object.spec.flux.depends_on {
             self.required(EdgeKind::DependsOn, "dependency", reference);
+        }
+    }
+
+    /// A GitRepository's includes are sources of its artifact: source-controller waits for
+    /// each to have one (source-controller@v1.9.6 gitrepository_controller.go fetchIncludes,
+    /// IncludeUnavailable "no artifact available for include '%s'"), reading it through its
+    /// shard-filtered cache.
+    fn includes(&mut self) {
+        for reference in &self.object.spec.flux.includes {
+            if let Some(found) = self.required(EdgeKind::Source, "include", reference) {
+                self.check_shard(found);
+            }
         }
     }
 

@@ -67,6 +67,8 @@ mod domains_tests;
 #[cfg(test)]
 mod edge_tests;
 #[cfg(test)]
+mod families_tests;
+#[cfg(test)]
 mod fleet_tests;
 #[cfg(test)]
 mod flux_tests;

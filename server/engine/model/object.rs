@@ -244,6 +244,9 @@ pub struct FluxSpec {
     pub wait: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub health_checks: Vec<Ref>,
+    /// GitRepository `spec.include[].repository`: repositories whose artifacts it includes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub includes: Vec<Ref>,
     /// HelmRepository `spec.type` (`oci` repositories have no status at all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_type: Option<String>,
@@ -267,6 +270,7 @@ impl Empty for FluxSpec {
         depends_on: Vec::new(),
         wait: false,
         health_checks: Vec::new(),
+        includes: Vec::new(),
         source_type: None,
         url: None,
         reference: None,

@@ -226,6 +226,23 @@ fn flux_spec(r: &mut Reader, kind: Kind, ns: &str, spec: &mut RawSpec) -> FluxSp
         s.reference = r
             .map(std::mem::take(&mut spec.ref_), "spec", "ref")
             .and_then(|mut reference| source_reference(r, &mut reference));
+        if kind == Kind::GitRepository {
+            let includes = r.array(std::mem::take(&mut spec.include), "spec", "include");
+            for (index, include) in includes.into_iter().enumerate() {
+                let path = format!("spec.include[{index}]");
+                match include.into_got() {
+                    // A LocalObjectReference: the included repository is in the same namespace.
+                    Some(mut include) => s.includes.extend(r.reference(
+                        &mut include.repository,
+                        &path,
+                        "repository",
+                        ns,
+                        "GitRepository",
+                    )),
+                    None => r.defect(&path, "", "expected a mapping"),
+                }
+            }
+        }
         if kind == Kind::GitRepository && s.reference.is_none() {
             // Without spec.ref the controller checks out its default branch.
             s.reference = Some("branch master (the default)".to_string());

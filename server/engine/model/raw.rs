@@ -49,6 +49,7 @@ lenient_struct!(
         version: Text = "version",
         url: Text = "url",
         ref_: Field<RawSourceRef> = "ref",
+        include: List<RawInclude> = "include",
         selector: Field<RawSelector> = "selector",
         replicas: Field<Integer> = "replicas",
         template: Field<RawTemplate> = "template",
@@ -91,6 +92,11 @@ lenient_struct!(RawRef {
     kind: Text = "kind",
     name: Text = "name",
     namespace: Text = "namespace",
+});
+
+// GitRepository `spec.include[]`: another GitRepository whose artifact is copied in.
+lenient_struct!(RawInclude {
+    repository: Field<RawRef> = "repository",
 });
 
 lenient_struct!(RawSourceRef {
