@@ -484,7 +484,7 @@ fn is_helm_action_failure(reason: &str) -> bool {
     )
 }
 
-fn helm_action(reason: &str) -> &'static str {
+pub(super) fn helm_action(reason: &str) -> &'static str {
     match reason {
         "InstallFailed" => "Helm install failed",
         "TestFailed" => "Helm test failed",

@@ -2,7 +2,7 @@
 //! generations, revisions, and time. Prerequisites are combined later (roots.rs).
 
 use super::State;
-use super::classify::{Classified, Outcome, classify, waited_for};
+use super::classify::{Classified, Outcome, classify, helm_action, waited_for};
 use super::finding::{Cause, EdgeSet, Finding};
 use super::revisions::{converged_revision, same_chart, same_revision};
 use super::threshold::Timing;
@@ -46,16 +46,19 @@ pub(super) fn assess(object: &Object, context: &FluxContext) -> Finding {
                 .in_progress(&classified.reason, &message, since, EdgeSet::WAITING)
         }
         ConditionStatus::False => {
-            let classified = classify(object.kind, &ready.reason, &ready.message);
+            let (classified, message) = remediated(object, ready).unwrap_or_else(|| {
+                let classified = classify(object.kind, &ready.reason, &ready.message);
+                (classified, ready.message.clone())
+            });
             match classified.outcome {
                 Outcome::Failure | Outcome::FailedBy => {
-                    Finding::new(State::Failed, &classified.reason, &ready.message)
+                    Finding::new(State::Failed, &classified.reason, message)
                         .since(ready.last_transition)
                         .cause(failure_cause(&classified))
                 }
                 Outcome::Waiting | Outcome::InProgress => context.timing.in_progress(
                     &classified.reason,
-                    &with_revision_lag(object, &ready.message),
+                    &with_revision_lag(object, &message),
                     ready.last_transition,
                     classified.explained_by,
                 ),
@@ -78,6 +81,18 @@ fn failure_cause(classified: &Classified) -> Cause {
 /// or Released condition the failed action wrote, which the verdict keeps.
 fn gave_up(object: &Object, stalled: &Condition) -> Finding {
     let stalled_as = classify(object.kind, &stalled.reason, &stalled.message);
+    if let Some((remediated, message)) = object
+        .condition("Ready")
+        .and_then(|ready| remediated(object, ready))
+    {
+        return Finding::new(
+            State::Failed,
+            format!("{} ({})", remediated.reason, stalled_as.reason),
+            format!("{}: {message}", stalled.message),
+        )
+        .since(stalled.last_transition)
+        .cause(failure_cause(&remediated));
+    }
     let why = ["Released", "Ready"]
         .into_iter()
         .filter_map(|type_| object.condition(type_))
@@ -102,6 +117,42 @@ fn gave_up(object: &Object, stalled: &Condition) -> Finding {
             Cause::Explainable(stalled_as.explained_by),
         ),
     }
+}
+
+/// After a failed action helm-controller remediates (rolls back or uninstalls) and summarises
+/// Ready from the Remediated condition, False whatever the remediation's outcome, with its
+/// reason (helm-controller@v1.6.4 internal/reconcile/release.go summarize: "Any remediated
+/// state is considered an error"): "rollback succeeded" hides what failed. The failed
+/// action's own words are on Released (or TestSuccess) with status False; the verdict's
+/// message leads with them, then the remediation's.
+fn remediated(object: &Object, ready: &Condition) -> Option<(Classified, String)> {
+    let outcome = match ready.reason.as_ref() {
+        "RollbackSucceeded" => "rolled back",
+        "RollbackFailed" => "rollback failed too",
+        "UninstallSucceeded" => "uninstalled",
+        "UninstallFailed" => "uninstall failed too",
+        _ => return None,
+    };
+    let failed = ["TestSuccess", "Released"]
+        .into_iter()
+        .filter_map(|type_| object.condition(type_))
+        .find(|c| c.status == ConditionStatus::False);
+    let Some(failed) = failed else {
+        let classified = Classified {
+            reason: format!("Helm action failed ({outcome})"),
+            outcome: Outcome::FailedBy,
+            explained_by: EdgeSet::DEPLOYED,
+        };
+        return Some((classified, ready.message.clone()));
+    };
+    let mut classified = classify(object.kind, &failed.reason, &failed.message);
+    let action = helm_action(&failed.reason);
+    classified.reason = if classified.reason.starts_with(action) {
+        format!("{} ({outcome})", classified.reason)
+    } else {
+        format!("{action}: {} ({outcome})", classified.reason)
+    };
+    Some((classified, format!("{}; {}", failed.message, ready.message)))
 }
 
 /// Ready=True is necessary, not sufficient (FLUX_FACTS "What healthy means here"). Work in

@@ -276,12 +276,37 @@ fn a_rolled_back_upgrade_names_the_workload_from_the_released_condition() {
         "apps",
         "podinfo",
         Failed,
-        "Helm upgrade failed: Deployment/apps/podinfo stalled (retries exhausted)",
+        "Helm upgrade failed: Deployment/apps/podinfo stalled (rolled back) (retries exhausted)",
     );
     assert_eq!(
         as_strs(&release.root_causes),
         [id("Deployment", "apps", "podinfo")]
     );
+}
+
+/// summarize (helm-controller@v1.6.4 internal/reconcile/release.go) puts the Remediated
+/// condition's reason on Ready, False: "rollback succeeded". The upgrade's failure, a webhook
+/// denial here, is on Released: the release is failed for it, its own root cause.
+#[test]
+fn a_rollback_that_succeeded_still_names_the_upgrade_failure_it_hides() {
+    let denied = "Helm upgrade failed for release apps/podinfo with chart podinfo@6.0.3: admission webhook \
+                  \"validation.gatekeeper.sh\" denied the request: [required-labels] missing label team";
+    let rollback = "Helm rollback to previous release apps/podinfo.v2 with chart podinfo@6.0.2 succeeded";
+    let conditions = vec![
+        not_ready("RollbackSucceeded", rollback, 20),
+        condition("Released", "False", "UpgradeFailed", denied, 21),
+        condition("Remediated", "True", "RollbackSucceeded", rollback, 20),
+    ];
+    let run = run(&release(conditions, pod("apps", "podinfo", "a", None), 1));
+    let release = run.assert_verdict(
+        "HelmRelease",
+        "apps",
+        "podinfo",
+        Failed,
+        "Helm upgrade failed: admission denied by webhook validation.gatekeeper.sh (policy required-labels) (rolled back)",
+    );
+    assert_eq!(release.root_causes, std::slice::from_ref(&release.id));
+    assert!(release.message.starts_with(denied), "{}", release.message);
 }
 
 /// The HelmChart exists but the HelmRepository it was made from is gone.
