@@ -4,6 +4,7 @@
 
 use super::State;
 use super::Thresholds;
+use super::classify::classify;
 use super::clusters::Clusters;
 use super::controllers::{Liveness, down_reason};
 use super::cycles::Cycle;
@@ -13,7 +14,7 @@ use super::flux::{self, FluxContext};
 use super::graph::Graph;
 use super::index::Index;
 use super::index::controller_of;
-use super::pods::assess_pod;
+use super::pods::{assess_deleting_pod, assess_pod};
 use super::revisions::same_revision;
 use super::threshold::{Timing, threshold};
 use super::workloads::assess_workload;
@@ -175,12 +176,10 @@ impl<'a> Assessor<'a> {
     fn by_kind(&self, i: usize, object: &Object) -> Finding {
         let timing = self.timing(i, object);
         if object.deleting {
-            return timing.in_progress(
-                "being deleted (finalizers pending)",
-                "",
-                object.deleting_since,
-                EdgeSet::NONE,
-            );
+            return match object.kind {
+                Kind::Pod => assess_deleting_pod(object, timing),
+                _ => being_deleted(object, timing),
+            };
         }
         match object.kind {
             kind if kind.is_flux() => {
@@ -221,6 +220,28 @@ impl<'a> Assessor<'a> {
             _ => Finding::new(State::Healthy, "exists", ""),
         }
     }
+}
+
+/// Finalizers pending, and what holds them when the controller says so: a HelmRelease whose
+/// uninstall fails (helm-controller@v1.6.4 internal/reconcile/uninstall.go failure: Released
+/// False UninstallFailed "Helm uninstall failed for release …: <error>", summarised onto Ready)
+/// is stuck on that error past the threshold, named.
+fn being_deleted(object: &Object, timing: Timing) -> Finding {
+    let failing = ["Ready", "Released"]
+        .into_iter()
+        .filter_map(|type_| object.condition(type_))
+        .find(|c| c.status == crate::model::ConditionStatus::False && object.kind.is_flux());
+    let (reason, message) = match failing {
+        Some(ready) => {
+            let classified = classify(object.kind, &ready.reason, &ready.message);
+            (
+                format!("being deleted: {}", classified.reason),
+                ready.message.as_str(),
+            )
+        }
+        None => ("being deleted (finalizers pending)".to_string(), ""),
+    };
+    timing.in_progress(&reason, message, object.deleting_since, EdgeSet::NONE)
 }
 
 /// Ready and converged, but what its inventory lists is not all there: it claims to run what

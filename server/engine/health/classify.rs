@@ -269,9 +269,15 @@ const RULES: &[Rule] = &[
 pub(super) fn explain_message(message: &str) -> Option<String> {
     let message = unescape_quotes(message);
     let message = message.as_ref();
-    [webhook_denial, policy_denial, rbac_forbidden, kind_missing]
-        .into_iter()
-        .find_map(|explain| explain(message))
+    [
+        webhook_denial,
+        policy_denial,
+        rbac_forbidden,
+        kind_missing,
+        admission_refusal,
+    ]
+    .into_iter()
+    .find_map(|explain| explain(message))
 }
 
 pub(super) fn classify(kind: Kind, reason: &str, message: &str) -> Classified {
@@ -363,6 +369,16 @@ fn rbac_forbidden(message: &str) -> Option<String> {
     Some(format!(
         "RBAC Forbidden: {subject} cannot {verb} {resource}{scope}"
     ))
+}
+
+/// What a ReplicaSet's pod creation was refused for, as the API server words it:
+/// `pods "web-7d4b9c8f5-x2k9p" is forbidden: exceeded quota: compute, requested: …` (apiserver
+/// admission/plugin/resourcequota) or `… is forbidden: violates PodSecurity "restricted:latest":
+/// …` (pod-security-admission): the words after "is forbidden: ".
+fn admission_refusal(message: &str) -> Option<String> {
+    let refusal = message.split_once("is forbidden: ")?.1;
+    (refusal.starts_with("exceeded quota") || refusal.starts_with("violates PodSecurity"))
+        .then(|| refusal.to_string())
 }
 
 /// `no matches for kind "RateLimitConfig" in version "ratelimit.solo.io/v1alpha1"`

@@ -313,7 +313,11 @@ fn a_path_missing_from_the_artifact_is_a_failure_naming_the_path() {
     assert_eq!(classified.explained_by, EdgeSet::NONE);
     assert_eq!(classified.reason, "kustomization path not found: apps/prod");
     assert_eq!(
-        reason(Kind::Kustomization, "ArtifactFailed", "kustomization path not found"),
+        reason(
+            Kind::Kustomization,
+            "ArtifactFailed",
+            "kustomization path not found"
+        ),
         "kustomization path not found"
     );
     let missing_artifact = classify(

@@ -87,7 +87,13 @@ fn an_include_naming_no_repository_is_a_missing_source() {
 fn an_include_still_fetching_keeps_its_includer_progressing() {
     let mut shared = with_conditions(
         git_repository("shared", SHA),
-        vec![condition("Ready", "Unknown", "Progressing", "building artifact", 1)],
+        vec![condition(
+            "Ready",
+            "Unknown",
+            "Progressing",
+            "building artifact",
+            1,
+        )],
     );
     shared["status"]["artifact"] = Value::Null;
     let mut values = flux_controllers();
@@ -142,7 +148,13 @@ fn a_health_check_cancelled_by_a_newer_revision_is_progressing() {
                     "New reconciliation triggered by GitRepository/flux-system/flux-system",
                     1,
                 ),
-                condition("Reconciling", "True", "Progressing", "Reconciliation in progress", 1),
+                condition(
+                    "Reconciling",
+                    "True",
+                    "Progressing",
+                    "Reconciliation in progress",
+                    1,
+                ),
             ],
         ),
     ]);
@@ -165,7 +177,11 @@ fn an_invalid_ready_expr_on_a_dependency_is_reported_as_such() {
     );
     apps["spec"]["dependsOn"] = json!([{"name": "infra", "readyExpr": "dep.status."}]);
     let mut values = flux_controllers();
-    values.extend([git_repository("flux-system", SHA), kustomization("infra", &[]), apps]);
+    values.extend([
+        git_repository("flux-system", SHA),
+        kustomization("infra", &[]),
+        apps,
+    ]);
     let run = run(&values);
     let verdict = run.assert_verdict(
         "Kustomization",
@@ -175,4 +191,45 @@ fn an_invalid_ready_expr_on_a_dependency_is_reported_as_such() {
         "invalid readyExpr on dependency infra",
     );
     assert_eq!(verdict.root_causes, std::slice::from_ref(&verdict.id));
+}
+
+/// helm-controller@v1.6.4 uninstall.go failure: Released=False UninstallFailed, summarised
+/// onto Ready; the finalizer stays while it fails.
+#[test]
+fn a_release_whose_uninstall_fails_on_rbac_says_so_and_is_stuck_past_the_threshold() {
+    let failing = |minutes: i64| {
+        let message = "Helm uninstall failed for release apps/web with chart web@2.14.0: deployments.apps \"web\" is forbidden: \
+                       User \"system:serviceaccount:apps:deployer\" cannot delete resource \"deployments\" in API group \"apps\" in the namespace \"apps\"";
+        let mut release = with_conditions(
+            helm_release("apps", "web", "charts"),
+            vec![
+                not_ready("UninstallFailed", message, minutes),
+                condition("Released", "False", "UninstallFailed", message, minutes),
+            ],
+        );
+        release["metadata"]["deletionTimestamp"] = json!(ago(minutes));
+        release["metadata"]["finalizers"] = json!(["finalizers.fluxcd.io"]);
+        let mut values = flux_controllers();
+        values.extend([
+            helm_repository("charts"),
+            helm_chart("apps", "web", "charts", "2.14.0"),
+            release,
+        ]);
+        run(&values)
+    };
+    let rbac = "RBAC Forbidden: service account apps/deployer cannot delete deployments.apps in namespace apps";
+    failing(2).assert_verdict(
+        "HelmRelease",
+        "apps",
+        "web",
+        Progressing,
+        &format!("being deleted: {rbac}"),
+    );
+    failing(120).assert_verdict(
+        "HelmRelease",
+        "apps",
+        "web",
+        Stuck,
+        &format!("stuck for 2h: being deleted: {rbac}"),
+    );
 }

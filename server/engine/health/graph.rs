@@ -5,9 +5,9 @@
 
 use super::clusters::{Clusters, NOT_YET_LISTED};
 use super::controllers::{Absences, Liveness, liveness};
+use super::crossstack::InventoryEntry;
 use super::deadlines::Clock;
 use super::finding::{Edge, EdgeKind};
-use super::crossstack::InventoryEntry;
 use super::index::Index;
 use crate::model::{Kind, Object, ObjectId, Ref};
 

@@ -44,7 +44,10 @@ fn a_ready_release_missing_a_deployment_of_its_inventory_is_degraded_naming_it()
 
 #[test]
 fn an_inventory_whose_objects_are_all_there_is_healthy() {
-    let run = run(&release_listing(&["apps_web_apps_Deployment", "apps_web__Service"]));
+    let run = run(&release_listing(&[
+        "apps_web_apps_Deployment",
+        "apps_web__Service",
+    ]));
     assert_eq!(run.state("HelmRelease", "apps", "web"), Healthy);
 }
 
@@ -78,7 +81,11 @@ fn an_unlabelled_inventory_object_that_fails_degrades_its_owner() {
     let run = run(&values);
     let verdict = run.verdict("Kustomization", "flux-system", "apps");
     assert_eq!(verdict.state, Degraded, "{verdict:?}");
-    assert!(verdict.reason.contains("Deployment apps/api"), "{}", verdict.reason);
+    assert!(
+        verdict.reason.contains("Deployment apps/api"),
+        "{}",
+        verdict.reason
+    );
 
     // the Namespace is cluster-scoped: named without a namespace when it goes
     values.pop();

@@ -77,9 +77,9 @@ pub mod generators;
 #[cfg(test)]
 mod incident_tests;
 #[cfg(test)]
-mod listing_tests;
-#[cfg(test)]
 mod inventory_tests;
+#[cfg(test)]
+mod listing_tests;
 #[cfg(test)]
 mod liveness_tests;
 #[cfg(test)]

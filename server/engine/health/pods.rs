@@ -92,6 +92,14 @@ fn own_finding(pod: &Object, timing: Timing) -> Finding {
     let status = pod.status.pod.as_deref();
     let phase = status.and_then(|s| s.phase.as_deref());
     let started = status.and_then(|s| s.started).or(pod.created);
+    if let (Some(node), Some(condition)) = (preempting_for(pod), not_scheduled(pod)) {
+        return timing.in_progress(
+            &format!("waiting for preemption on node {node}"),
+            &condition.message,
+            condition.last_transition.or(started),
+            EdgeSet::NONE,
+        );
+    }
     match (status, phase) {
         (_, Some("Succeeded")) => Finding::new(State::Healthy, "completed", ""),
         // Not a failure (pod_failure said so): its controller replaced it.
@@ -240,15 +248,74 @@ fn last_words(message: &str) -> Option<String> {
         .filter(|words| !words.is_empty())
 }
 
-/// `Unschedulable: 0/3 nodes are available: …`, once the pod has had its scheduling window.
+/// `Unschedulable: 0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims…`
+/// (or `SchedulerError: …`, kubernetes@v1.37.2 pkg/scheduler/schedule_one.go), once the pod
+/// has had its scheduling window, unless a preemption is under way for it.
 fn unschedulable(pod: &Object, clock: Clock) -> Option<String> {
-    let condition = pod
-        .condition("PodScheduled")
-        .filter(|c| !c.is_true() && c.reason == "Unschedulable")?;
+    let condition = not_scheduled(pod)?;
+    if preempting_for(pod).is_some() {
+        return None;
+    }
     let past_window = pod
         .created
         .is_none_or(|created| clock.past(created, SCHEDULE_WINDOW));
-    past_window.then(|| format!("Unschedulable: {}", condition.message))
+    past_window.then(|| format!("{}: {}", condition.reason, condition.message))
+}
+
+/// PodScheduled=False for a reason the scheduler gives when it could not place the pod.
+fn not_scheduled(pod: &Object) -> Option<&crate::model::Condition> {
+    pod.condition("PodScheduled")
+        .filter(|c| !c.is_true() && matches!(c.reason.as_ref(), "Unschedulable" | "SchedulerError"))
+}
+
+/// The node the scheduler is preempting pods on for this one (`status.nominatedNodeName`,
+/// set by the DefaultPreemption plugin while victims terminate): progress, not a failure.
+fn preempting_for(pod: &Object) -> Option<&str> {
+    pod.status.pod.as_deref()?.nominated_node.as_deref()
+}
+
+/// A pod whose deletion its node will never confirm: the taint manager deleted it for a
+/// NoExecute taint (`node.kubernetes.io/unreachable`) and the kubelet is gone, so it stays
+/// Terminating until the node returns or is removed (kubernetes@v1.37.2
+/// pkg/controller/tainteviction/taint_eviction.go addConditionAndDeletePod: DisruptionTarget
+/// DeletionByTaintManager; pkg/registry/core/pod/strategy.go keeps a scheduled pod until its
+/// kubelet confirms). Returns the node, as `spec.nodeName` names it.
+pub(super) fn stranded_on(pod: &Object) -> Option<&str> {
+    let evicted = pod
+        .condition("DisruptionTarget")
+        .is_some_and(|c| c.is_true() && c.reason == "DeletionByTaintManager");
+    (pod.deleting && evicted).then(|| {
+        pod.status
+            .pod
+            .as_deref()
+            .and_then(|s| s.node.as_deref())
+            .unwrap_or("an unknown node")
+    })
+}
+
+/// A pod being deleted: one stranded on a lost node says so (it holds its owner's replica),
+/// any other is finishing its termination.
+pub(super) fn assess_deleting_pod(pod: &Object, timing: Timing) -> Finding {
+    let reason = match stranded_on(pod) {
+        Some(node) => format!("stuck terminating on unreachable node {node}"),
+        None => "being deleted (finalizers pending)".to_string(),
+    };
+    timing
+        .in_progress(&reason, "", pod.deleting_since, EdgeSet::NONE)
+        .cause(Cause::Symptom(EdgeSet::OWNER))
+}
+
+/// Rejected by the kubelet at admission (`Pod was rejected: …`, reasons OutOfcpu,
+/// OutOfmemory, NodeAffinity…: kubernetes@v1.37.2 pkg/kubelet/lifecycle/predicate.go): the
+/// reason and message, `OutOfcpu: Pod was rejected: Node didn't have enough resource: cpu…`.
+pub(super) fn rejected_at_admission(pod: &Object) -> Option<String> {
+    let status = pod.status.pod.as_deref()?;
+    let rejected = status.phase.as_deref() == Some("Failed")
+        && status
+            .message
+            .as_deref()
+            .is_some_and(|m| m.starts_with("Pod was rejected"));
+    rejected.then(|| ended_reason(status, "rejected"))
 }
 
 pub(super) fn containers_summary(pod: &Object) -> String {

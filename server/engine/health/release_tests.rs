@@ -291,7 +291,8 @@ fn a_rolled_back_upgrade_names_the_workload_from_the_released_condition() {
 fn a_rollback_that_succeeded_still_names_the_upgrade_failure_it_hides() {
     let denied = "Helm upgrade failed for release apps/podinfo with chart podinfo@6.0.3: admission webhook \
                   \"validation.gatekeeper.sh\" denied the request: [required-labels] missing label team";
-    let rollback = "Helm rollback to previous release apps/podinfo.v2 with chart podinfo@6.0.2 succeeded";
+    let rollback =
+        "Helm rollback to previous release apps/podinfo.v2 with chart podinfo@6.0.2 succeeded";
     let conditions = vec![
         not_ready("RollbackSucceeded", rollback, 20),
         condition("Released", "False", "UpgradeFailed", denied, 21),
@@ -543,10 +544,23 @@ fn charts_are_compared_by_version_and_digest() {
     assert!(!same_chart("6.0.2", None, "6.0.3"));
     assert!(same_chart("6.0.3+6c3e1f2a9b8d", None, &tagged));
     assert!(same_chart("6.0.3+6c3e1f2a9b8d", None, DIGEST));
-    assert!(same_chart("6.0.3+6c3e1f2a9b8d", None, &format!("v6.0.3@{DIGEST}")));
-    assert!(!same_chart("6.0.3+6c3e1f2a9b8e", None, &tagged), "another digest");
-    assert!(!same_chart("6.0.4+6c3e1f2a9b8d", None, &tagged), "another tag");
-    assert!(!same_chart("6.0.3+6c3e1f2a", None, &tagged), "12 hex, not fewer");
+    assert!(same_chart(
+        "6.0.3+6c3e1f2a9b8d",
+        None,
+        &format!("v6.0.3@{DIGEST}")
+    ));
+    assert!(
+        !same_chart("6.0.3+6c3e1f2a9b8e", None, &tagged),
+        "another digest"
+    );
+    assert!(
+        !same_chart("6.0.4+6c3e1f2a9b8d", None, &tagged),
+        "another tag"
+    );
+    assert!(
+        !same_chart("6.0.3+6c3e1f2a", None, &tagged),
+        "12 hex, not fewer"
+    );
     assert!(!same_chart("6.0.3", None, &tagged), "no digest recorded");
     assert!(
         !same_chart("6.0.3+6c3e1f2a9b8d", None, "6.0.3"),
@@ -561,7 +575,10 @@ fn a_floating_tag_is_converged_on_the_digest_alone() {
     use super::revisions::same_chart;
     let stable = format!("stable@{DIGEST}");
     assert!(same_chart("6.5.4+6c3e1f2a9b8d", None, &stable));
-    assert!(!same_chart("6.5.4+0123456789ab", None, &stable), "tag moved");
+    assert!(
+        !same_chart("6.5.4+0123456789ab", None, &stable),
+        "tag moved"
+    );
     let current = run(&from_oci(&stable, "6.5.4+6c3e1f2a9b8d"));
     assert_eq!(current.state("HelmRelease", "apps", "podinfo"), Healthy);
     let moved = run(&from_oci(&stable, "6.5.4+0123456789ab"));
@@ -575,12 +592,25 @@ fn with_digest_tracking_disabled_the_history_digest_decides() {
     use super::revisions::same_chart;
     let stable = format!("stable@{DIGEST}");
     assert!(same_chart("6.5.4", Some(DIGEST), &stable));
-    assert!(same_chart("6.5.4", Some(DIGEST), &format!("6.5.4@{DIGEST}")));
-    assert!(!same_chart("6.5.4", Some(DIGEST), &format!("6.5.5@{DIGEST}")), "semver tag differs");
-    assert!(!same_chart("6.5.4", Some("sha256:0123"), &stable), "another digest");
+    assert!(same_chart(
+        "6.5.4",
+        Some(DIGEST),
+        &format!("6.5.4@{DIGEST}")
+    ));
+    assert!(
+        !same_chart("6.5.4", Some(DIGEST), &format!("6.5.5@{DIGEST}")),
+        "semver tag differs"
+    );
+    assert!(
+        !same_chart("6.5.4", Some("sha256:0123"), &stable),
+        "another digest"
+    );
     let mut values = from_oci(&stable, "6.5.4");
     release_digest(&mut values, DIGEST);
-    assert_eq!(run(&values).state("HelmRelease", "apps", "podinfo"), Healthy);
+    assert_eq!(
+        run(&values).state("HelmRelease", "apps", "podinfo"),
+        Healthy
+    );
     release_digest(&mut values, "sha256:0123456789abcdef0123");
     assert_eq!(run(&values).state("HelmRelease", "apps", "podinfo"), Stuck);
 }
@@ -610,8 +640,17 @@ fn a_release_with_chart_ref_ignores_a_leftover_generated_chart() {
 #[test]
 fn a_ready_release_reconciling_over_a_failing_workload_is_degraded() {
     let conditions = vec![
-        ready("UpgradeSucceeded", "Helm upgrade succeeded for release apps/podinfo.v4"),
-        condition("Reconciling", "True", "Progressing", "Running 'upgrade' action", 2),
+        ready(
+            "UpgradeSucceeded",
+            "Helm upgrade succeeded for release apps/podinfo.v4",
+        ),
+        condition(
+            "Reconciling",
+            "True",
+            "Progressing",
+            "Running 'upgrade' action",
+            2,
+        ),
     ];
     let run = run(&release(
         conditions,

@@ -187,7 +187,11 @@ fn a_failing_dependency_on_another_shard_blocks_its_dependent() {
         git_repository("flux-system", SHA),
         with_conditions(
             kustomization("infra", &[]),
-            vec![not_ready("BuildFailed", "kustomize build failed: accumulating resources", 30)],
+            vec![not_ready(
+                "BuildFailed",
+                "kustomize build failed: accumulating resources",
+                30,
+            )],
         ),
         on_shard(
             with_conditions(

@@ -212,7 +212,10 @@ fn a_ready_suspended_dependency_behind_the_shared_source_holds_its_dependents() 
     let infra = id("Kustomization", "flux-system", "infra");
     let apps = run.verdict("Kustomization", "flux-system", "apps");
     assert_eq!(apps.state, Blocked, "{apps:?}");
-    assert_eq!(run.roots("Kustomization", "flux-system", "apps"), [infra.as_str()]);
+    assert_eq!(
+        run.roots("Kustomization", "flux-system", "apps"),
+        [infra.as_str()]
+    );
     let suspended = run.verdict("Kustomization", "flux-system", "infra");
     assert_eq!(suspended.state, Suspended);
     assert_eq!(as_strs(&suspended.root_causes), [infra.as_str()]);

@@ -1164,3 +1164,257 @@ fn a_replacement_for_an_evicted_pod_is_progressing_not_dated_by_the_eviction() {
     assert_reason(&run, Progressing, "1/2 available, 2 updated");
     assert_eq!(web(&run).since, Some(now() - TimeDelta::seconds(30)));
 }
+
+// Issue 44, families 8–10: name the cause, lost nodes, transients that are not failures.
+
+fn deadline_exceeded() -> Value {
+    json!({"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
+           "message": "ReplicaSet \"web-6f7d8\" has timed out progressing.",
+           "lastTransitionTime": secs_ago(MIN), "lastUpdateTime": secs_ago(MIN)})
+}
+
+/// replica_set_utils.go copies the first pod-creation error into ReplicaFailure; the
+/// deployment controller copies it onto the Deployment (progress.go).
+fn replica_failure(message: &str) -> Value {
+    json!({"type": "ReplicaFailure", "status": "True", "reason": "FailedCreate", "message": message,
+           "lastTransitionTime": secs_ago(20 * MIN), "lastUpdateTime": secs_ago(20 * MIN)})
+}
+
+#[test]
+fn a_rollout_past_its_deadline_names_the_quota_or_pod_security_refusal() {
+    let quota = "pods \"web-6f7d8-x2k9p\" is forbidden: exceeded quota: compute, requested: cpu=2, used: cpu=7, limited: cpu=8";
+    let security = "pods \"web-6f7d8-x2k9p\" is forbidden: violates PodSecurity \"restricted:latest\": allowPrivilegeEscalation != false";
+    for (message, named) in [
+        (
+            quota,
+            "exceeded quota: compute, requested: cpu=2, used: cpu=7, limited: cpu=8",
+        ),
+        (
+            security,
+            "violates PodSecurity \"restricted:latest\": allowPrivilegeEscalation != false",
+        ),
+    ] {
+        let conditions = vec![
+            cond(
+                "Available",
+                "False",
+                "MinimumReplicasUnavailable",
+                20 * MIN,
+                20 * MIN,
+            ),
+            deadline_exceeded(),
+            replica_failure(message),
+        ];
+        let run = run(&release_over(vec![deployment_with(
+            2,
+            counts(0, 0, 0, 0),
+            conditions,
+        )]));
+        assert_reason(
+            &run,
+            Failed,
+            &format!("rollout stalled: FailedCreate: {named}"),
+        );
+        assert_eq!(release(&run), Degraded);
+    }
+}
+
+#[test]
+fn before_its_deadline_a_refused_rollout_says_why_it_is_short() {
+    let quota = "pods \"web-6f7d8-x2k9p\" is forbidden: exceeded quota: compute, requested: cpu=2, used: cpu=7, limited: cpu=8";
+    let conditions = vec![
+        cond(
+            "Available",
+            "True",
+            "MinimumReplicasAvailable",
+            10 * DAY,
+            10 * DAY,
+        ),
+        cond("Progressing", "True", "ReplicaSetUpdated", 2 * MIN, 2 * MIN),
+        replica_failure(quota),
+    ];
+    let run = run(&release_over(vec![
+        deployment_with(2, counts(1, 0, 1, 1), conditions),
+        ready_pod("a"),
+    ]));
+    let verdict = web(&run);
+    assert_eq!(verdict.state, Progressing);
+    assert!(
+        verdict.reason.ends_with(
+            "FailedCreate: exceeded quota: compute, requested: cpu=2, used: cpu=7, limited: cpu=8"
+        ),
+        "{}",
+        verdict.reason
+    );
+}
+
+#[test]
+fn a_scheduler_error_and_a_volume_binding_failure_say_so() {
+    let pending = |reason: &str, message: &str| {
+        let mut pod = app_pod("u", 10 * MIN, false, waiting("ContainerCreating", ""));
+        pod["status"]["phase"] = json!("Pending");
+        pod["status"]["conditions"][1] = json!({"type": "PodScheduled", "status": "False", "reason": reason,
+            "message": message, "lastTransitionTime": secs_ago(10 * MIN)});
+        run(&release_over(vec![
+            deployment_with(
+                1,
+                counts(1, 1, 0, 0),
+                vec![cond(
+                    "Available",
+                    "False",
+                    "MinimumReplicasUnavailable",
+                    10 * MIN,
+                    10 * MIN,
+                )],
+            ),
+            pod,
+        ]))
+    };
+    let volumes = "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.";
+    assert_reason(
+        &pending("Unschedulable", volumes),
+        Failed,
+        &format!("Unschedulable: {volumes}"),
+    );
+    let error = "running PreFilter plugin \"VolumeBinding\": error getting PVC \"shop/data\": could not find v1.PersistentVolumeClaim \"shop/data\"";
+    assert_reason(
+        &pending("SchedulerError", error),
+        Failed,
+        &format!("SchedulerError: {error}"),
+    );
+}
+
+/// DefaultPreemption sets nominatedNodeName while the victims it evicts terminate.
+#[test]
+fn an_unschedulable_pod_with_a_nominated_node_is_preemption_in_progress() {
+    let preempting = |age: i64| {
+        let mut pod = app_pod("u", age, false, waiting("ContainerCreating", ""));
+        pod["status"]["phase"] = json!("Pending");
+        pod["status"]["nominatedNodeName"] = json!("node-2");
+        pod["status"]["conditions"][1] = json!({"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+            "message": "0/3 nodes are available: 3 Insufficient cpu.", "lastTransitionTime": secs_ago(age)});
+        run(&release_over(vec![
+            deployment_with(
+                1,
+                counts(1, 1, 0, 0),
+                vec![cond(
+                    "Available",
+                    "False",
+                    "MinimumReplicasUnavailable",
+                    age,
+                    age,
+                )],
+            ),
+            pod,
+        ]))
+    };
+    let fresh = preempting(2 * MIN);
+    assert_eq!(web(&fresh).state, Progressing, "{:?}", web(&fresh));
+    fresh.assert_verdict(
+        "Pod",
+        NS,
+        "web-6f7d8-u",
+        Progressing,
+        "waiting for preemption on node node-2",
+    );
+    let late = preempting(2 * HOUR);
+    assert_eq!(late.state("Pod", NS, "web-6f7d8-u"), Stuck);
+    assert_ne!(web(&late).state, Healthy);
+}
+
+/// Kubelet admission (pkg/kubelet/lifecycle/predicate.go): `Pod was rejected: …`, phase Failed.
+fn rejected_pod(suffix: &str, age: i64) -> Value {
+    let mut pod = ended_pod(suffix, "", 0, "Failed");
+    pod["metadata"]["creationTimestamp"] = json!(secs_ago(age));
+    pod["status"]["containerStatuses"] = json!([]);
+    pod["status"]["reason"] = json!("OutOfcpu");
+    pod["status"]["message"] = json!(
+        "Pod was rejected: Node didn't have enough resource: cpu, requested: 500, used: 3800, capacity: 4000"
+    );
+    pod
+}
+
+#[test]
+fn admission_rejections_that_keep_recurring_fail_the_owner_and_are_named() {
+    let run = run(&release_over(vec![
+        deployment_with(
+            2,
+            counts(2, 2, 1, 1),
+            vec![cond(
+                "Available",
+                "True",
+                "MinimumReplicasAvailable",
+                DAY,
+                DAY,
+            )],
+        ),
+        ready_pod("a"),
+        rejected_pod("r1", 3 * MIN),
+        rejected_pod("r2", MIN),
+    ]));
+    assert_reason(
+        &run,
+        Failed,
+        "2 pods rejected by the kubelet: OutOfcpu: Pod was rejected: Node didn't have enough resource: cpu, requested: 500, used: 3800, capacity: 4000",
+    );
+    assert_eq!(release(&run), Degraded);
+    // one rejection, replaced long ago, with every replica available: history
+    let once = super::testkit::run(&release_over(vec![
+        deployment_with(2, counts(2, 2, 2, 2), settled()),
+        ready_pod("a"),
+        ready_pod("b"),
+        rejected_pod("r1", DAY),
+    ]));
+    assert_eq!(web(&once).state, Healthy);
+}
+
+/// Taint eviction deletes the pods of an unreachable node; the kubelet never confirms, so
+/// they stay Terminating and the StatefulSet cannot recreate its ordinal.
+#[test]
+fn a_statefulset_pod_stranded_on_a_lost_node_is_stuck_past_the_threshold_naming_the_node() {
+    let status = json!({"observedGeneration": 4, "replicas": 3, "currentReplicas": 3, "updatedReplicas": 3,
+        "readyReplicas": 2, "availableReplicas": 2, "currentRevision": "db-7c9f", "updateRevision": "db-7c9f"});
+    let stranded = |deleted: i64| {
+        let mut lost = db_pod(2, 30 * DAY, false);
+        lost["metadata"]["deletionTimestamp"] = json!(secs_ago(deleted));
+        lost["metadata"]["deletionGracePeriodSeconds"] = json!(30);
+        lost["spec"]["nodeName"] = json!("node-3");
+        lost["status"]["conditions"] = json!([
+            {"type": "Ready", "status": "False", "lastTransitionTime": secs_ago(deleted + 300)},
+            {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByTaintManager",
+             "message": "Taint manager: deleting due to NoExecute taint", "lastTransitionTime": secs_ago(deleted)}]);
+        run(&release_over(vec![
+            statefulset(3, status.clone()),
+            db_pod(0, 30 * DAY, true),
+            db_pod(1, 30 * DAY, true),
+            lost,
+        ]))
+    };
+    let fresh = stranded(5 * MIN);
+    let verdict = fresh.verdict("StatefulSet", NS, "db");
+    assert_eq!(verdict.state, Progressing, "{verdict:?}");
+    assert!(
+        verdict
+            .reason
+            .contains("pod db-2 stuck terminating on unreachable node node-3"),
+        "{}",
+        verdict.reason
+    );
+    fresh.assert_verdict(
+        "Pod",
+        NS,
+        "db-2",
+        Progressing,
+        "stuck terminating on unreachable node node-3",
+    );
+
+    let late = stranded(3 * HOUR);
+    let verdict = late.verdict("StatefulSet", NS, "db");
+    assert_eq!(verdict.state, Stuck, "{verdict:?}");
+    assert!(
+        verdict.reason.contains("unreachable node node-3"),
+        "{}",
+        verdict.reason
+    );
+    assert_eq!(late.roots("Pod", NS, "db-2"), [id("StatefulSet", NS, "db")]);
+}

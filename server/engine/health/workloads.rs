@@ -3,9 +3,12 @@
 //! evidence named in its reason, and it is the root cause of the Flux object that applied it.
 
 use super::State;
+use super::classify::explain_message;
 use super::deadlines::Clock;
 use super::finding::{EdgeSet, Finding};
-use super::pods::{is_live, pod_failure, unready_since};
+use super::pods::{
+    CRASH_LOOP_WINDOW, is_live, pod_failure, rejected_at_admission, stranded_on, unready_since,
+};
 use super::rollout::{Pending, pending};
 use super::threshold::Timing;
 use crate::model::{Condition, ConditionStatus, Object, WorkloadStatus};
@@ -44,10 +47,12 @@ pub(super) fn assess_workload(
         .filter(|c| c.reason == DEADLINE_EXCEEDED)
     {
         let message = join_nonempty(&deadline.message, &pods.failures());
-        // The pods say why the rollout stalled; the deadline alone does not.
-        let reason = match pods.failing.first() {
-            Some((pod, failure)) => format!("rollout stalled: pod {pod}: {failure}"),
-            None => format!("rollout stalled ({DEADLINE_EXCEEDED})"),
+        // The pods, the ReplicaSet's refusal or a lost node say why the rollout stalled; the
+        // deadline alone does not.
+        let reason = match (pods.failing.first(), shortfall_cause(workload, &pods)) {
+            (Some((pod, failure)), _) => format!("rollout stalled: pod {pod}: {failure}"),
+            (None, Some(cause)) => format!("rollout stalled: {cause}"),
+            (None, None) => format!("rollout stalled ({DEADLINE_EXCEEDED})"),
         };
         return Finding::new(State::Failed, reason, message).since(deadline.last_transition);
     }
@@ -61,6 +66,9 @@ pub(super) fn assess_workload(
         };
         let message = join_nonempty(&available(counts), &pods.failures());
         return Finding::new(State::Failed, reason, message).since(unavailable_since(workload));
+    }
+    if let Some(finding) = recurring_rejections(workload, counts, &pods, timing.clock) {
+        return finding;
     }
     if is_controller && counts.available == 0 {
         let reason = match counts.desired {
@@ -93,9 +101,13 @@ fn incomplete(
             .unwrap_or_default(),
         &pods.not_ready(),
     );
+    let counts_and_cause = match shortfall_cause(workload, pods) {
+        Some(cause) => format!("{}: {cause}", pending.counts),
+        None => pending.counts.clone(),
+    };
     if let Some(progressing) = active_rollout(workload) {
         let since = last_progress(workload, progressing, pods);
-        let reason = format!("rolling out: {}", pending.counts);
+        let reason = format!("rolling out: {counts_and_cause}");
         return timing.in_progress(&reason, &message, since, EdgeSet::NONE);
     }
     // No rollout under way: a shortfall, dated by when the Deployment lost availability, else
@@ -105,12 +117,17 @@ fn incomplete(
         .filter(|c| c.status == ConditionStatus::False);
     let since = unavailable.and_then(|c| c.last_transition).or_else(|| {
         let failure = replica_failure.and_then(|c| c.last_transition);
-        pods.unready_since.into_iter().chain(failure).min()
+        let stranded = pods.stranded.iter().filter_map(|s| s.since);
+        pods.unready_since
+            .into_iter()
+            .chain(failure)
+            .chain(stranded)
+            .min()
     });
     let reason = if pending.rollout {
-        format!("rolling out: {}", pending.counts)
+        format!("rolling out: {counts_and_cause}")
     } else {
-        pending.counts.clone()
+        counts_and_cause
     };
     let down = unavailable.is_some() || (counts.available == 0 && counts.desired > 0);
     match timing.overdue(since) {
@@ -171,9 +188,69 @@ fn generation_behind(workload: &Object) -> Option<String> {
     })
 }
 
+/// Why replicas are missing when no pod of them fails: the ReplicaSet's pod creation refused
+/// (ReplicaFailure, copied onto the Deployment by its controller: kubernetes@v1.37.2
+/// pkg/controller/deployment/progress.go), else a pod stranded on a lost node, which a
+/// StatefulSet cannot replace until it is gone.
+fn shortfall_cause(workload: &Object, pods: &PodEvidence) -> Option<String> {
+    if let Some(failure) = workload.condition("ReplicaFailure").filter(|c| c.is_true()) {
+        let words = explain_message(&failure.message)
+            .unwrap_or_else(|| failure.message.lines().next().unwrap_or("").to_string());
+        return Some(format!("{}: {words}", failure.reason));
+    }
+    let stranded = pods.stranded.first()?;
+    let more = match pods.stranded.len() - 1 {
+        0 => String::new(),
+        more => format!(" (and {more} more)"),
+    };
+    Some(format!(
+        "pod {} stuck terminating on unreachable node {}{more}",
+        stranded.pod, stranded.node
+    ))
+}
+
+/// The kubelet rejecting the workload's new pods at admission again and again (OutOfcpu,
+/// NodeAffinity…): each rejected pod is replaced by another the kubelet rejects too. Two or
+/// more rejected pods fail the workload while replicas are missing or while the newest
+/// rejection is recent; older ones, the workload whole, are history.
+fn recurring_rejections(
+    workload: &Object,
+    counts: &WorkloadStatus,
+    pods: &PodEvidence,
+    clock: Clock,
+) -> Option<Finding> {
+    let (_, rejection) = pods.rejected.first()?;
+    let recent = pods
+        .newest_rejection
+        .is_some_and(|at| !clock.past(at, CRASH_LOOP_WINDOW));
+    let short = pending(workload, counts).is_some();
+    if pods.rejected.len() < 2 || !(recent || short) {
+        return None;
+    }
+    let reason = format!(
+        "{} pods rejected by the kubelet: {rejection}",
+        pods.rejected.len()
+    );
+    let named: Vec<String> = pods
+        .rejected
+        .iter()
+        .take(10)
+        .map(|(pod, why)| format!("pod {pod}: {why}"))
+        .collect();
+    let message = join_nonempty(&available(counts), &named.join("; "));
+    Some(Finding::new(State::Failed, reason, message).since(pods.first_rejection))
+}
+
 /// What the workload's live pods say: which fail and why, and since when any is unready.
 struct PodEvidence<'a> {
     failing: Vec<(&'a str, String)>,
+    /// Pods the kubelet rejected at admission, with why, and when the first and newest were
+    /// created.
+    rejected: Vec<(&'a str, String)>,
+    first_rejection: Option<DateTime<Utc>>,
+    newest_rejection: Option<DateTime<Utc>>,
+    /// Pods left Terminating on a node that stopped reporting.
+    stranded: Vec<Stranded<'a>>,
     unready: Vec<&'a str>,
     live: usize,
     /// The longest-unready live pod's start of unreadiness.
@@ -189,7 +266,28 @@ impl<'a> PodEvidence<'a> {
             .iter()
             .filter_map(|&pod| Some((pod, unready_since(pod)?)))
             .collect();
+        let rejected: Vec<(&'a Object, String)> = pods
+            .iter()
+            .filter_map(|&pod| Some((pod, rejected_at_admission(pod)?)))
+            .collect();
+        let rejected_at = || rejected.iter().filter_map(|(pod, _)| pod.created);
         PodEvidence {
+            first_rejection: rejected_at().min(),
+            newest_rejection: rejected_at().max(),
+            rejected: rejected
+                .iter()
+                .map(|(pod, why)| (pod.name.as_str(), why.clone()))
+                .collect(),
+            stranded: pods
+                .iter()
+                .filter_map(|&pod| {
+                    Some(Stranded {
+                        pod: &pod.name,
+                        node: stranded_on(pod)?,
+                        since: pod.deleting_since,
+                    })
+                })
+                .collect(),
             failing: live
                 .iter()
                 .filter_map(|&pod| Some((pod.name.as_str(), pod_failure(pod, clock)?)))
@@ -218,6 +316,12 @@ impl<'a> PodEvidence<'a> {
         }
         format!("not ready: pod {}", self.unready.join(", pod "))
     }
+}
+
+struct Stranded<'a> {
+    pod: &'a str,
+    node: &'a str,
+    since: Option<DateTime<Utc>>,
 }
 
 fn available(counts: &WorkloadStatus) -> String {

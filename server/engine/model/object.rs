@@ -442,6 +442,12 @@ pub struct PodStatus {
     /// that exits, kept with the status because only pods have it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<String>,
+    /// `spec.nodeName`: where it was scheduled (kept with the status, as the restart policy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// `status.nominatedNodeName`: the scheduler preempts pods on that node to make room.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nominated_node: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

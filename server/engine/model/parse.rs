@@ -111,6 +111,7 @@ pub fn object_from_raw(cluster: &str, raw: RawObject) -> Result<Object, Skip> {
     }
     if let (Some(spec), Some(pod)) = (spec.as_mut(), object.status.pod.as_mut()) {
         pod.restart_policy = r.str(&mut spec.restart_policy, "spec", "restartPolicy");
+        pod.node = r.str(&mut spec.node_name, "spec", "nodeName");
     }
     object.defects = reader.defects;
     Ok(object)
@@ -395,6 +396,12 @@ fn read_status(r: &mut Reader, object: &mut Object, mut status: RawStatus) {
             containers,
             started: r.time(&mut status.start_time, "status", "startTime"),
             restart_policy: None,
+            node: None,
+            nominated_node: r.str(
+                &mut status.nominated_node_name,
+                "status",
+                "nominatedNodeName",
+            ),
         }));
     }
 }

@@ -57,6 +57,7 @@ lenient_struct!(
         update_strategy: Field<RawUpdateStrategy> = "updateStrategy",
         containers: List<RawContainer> = "containers",
         restart_policy: Text = "restartPolicy",
+        node_name: Text = "nodeName",
         group: Text = "group",
         names: Field<RawNames> = "names",
     }
@@ -166,6 +167,7 @@ lenient_struct!(
         reason: Text = "reason",
         message: Text = "message",
         start_time: Text = "startTime",
+        nominated_node_name: Text = "nominatedNodeName",
     }
 );
 
