@@ -415,3 +415,61 @@ fn a_kustomization_over_a_child_kustomization_still_applying_is_progressing_not_
             .is_empty()
     );
 }
+
+/// A Flux controller's own Recreate rollout: the old pod is gone, the new one not yet ready.
+/// Younger than the threshold it is progressing and its objects keep the verdict their status
+/// gives; past it, the objects are unverifiable with the controller as root cause.
+#[test]
+fn a_controller_recreated_for_less_than_the_threshold_keeps_its_objects_verdicts() {
+    let recreating = |minutes: i64| {
+        let mut kustomize = controller("kustomize-controller", 0);
+        kustomize["spec"]["strategy"] = json!({"type": "Recreate"});
+        kustomize["status"]["conditions"] = json!([
+            {"type": "Available", "status": "False", "reason": "MinimumReplicasUnavailable",
+             "message": "Deployment does not have minimum availability.", "lastTransitionTime": ago(minutes), "lastUpdateTime": ago(minutes)},
+            {"type": "Progressing", "status": "True", "reason": "ReplicaSetUpdated",
+             "message": "ReplicaSet \"kustomize-controller-7f9c\" is progressing.", "lastTransitionTime": ago(400), "lastUpdateTime": ago(minutes)}]);
+        let mut values = vec![
+            controller("source-controller", 1),
+            controller("helm-controller", 1),
+            kustomize,
+            git_repository("flux-system", SHA),
+            kustomization("apps", &[]),
+        ];
+        let mut new_pod = pod(
+            "flux-system",
+            "kustomize-controller",
+            "n1",
+            Some(("ContainerCreating", "")),
+        );
+        new_pod["metadata"]["creationTimestamp"] = json!(ago(minutes));
+        new_pod["status"]["startTime"] = json!(ago(minutes));
+        values.push(new_pod);
+        run(&values)
+    };
+    let fresh = recreating(2);
+    assert_eq!(
+        fresh.state("Deployment", "flux-system", "kustomize-controller"),
+        Progressing
+    );
+    assert_eq!(fresh.state("Kustomization", "flux-system", "apps"), Healthy);
+    assert!(
+        fresh.evaluation.root_causes.is_empty(),
+        "{:?}",
+        fresh.evaluation.root_causes
+    );
+
+    let late = recreating(60);
+    assert_eq!(
+        late.state("Deployment", "flux-system", "kustomize-controller"),
+        Stuck
+    );
+    assert_eq!(
+        late.state("Kustomization", "flux-system", "apps"),
+        Unverifiable
+    );
+    assert_eq!(
+        late.roots("Kustomization", "flux-system", "apps"),
+        [id("Deployment", "flux-system", "kustomize-controller")]
+    );
+}

@@ -3,9 +3,12 @@
 //! (seed 000, incident 4: a tofu-controller in ImagePullBackOff behind days of stale status),
 //! and neither is status whose controller is not installed at all.
 
+use super::Thresholds;
 use super::deadlines::Clock;
 use super::index::Index;
 use super::pods::pod_failure;
+use super::threshold::threshold;
+use super::workloads::active_rollout;
 use crate::model::{Kind, Object, ObjectId};
 use std::collections::HashMap;
 
@@ -78,6 +81,7 @@ pub(super) fn liveness(
     index: &Index,
     object: &Object,
     absences: &mut Absences,
+    thresholds: &Thresholds,
     clock: Clock,
 ) -> Liveness {
     let Some(controller) = object.kind.controller() else {
@@ -85,7 +89,7 @@ pub(super) fn liveness(
     };
     let shard = object.shard().unwrap_or("");
     if let Some(found) = index.controller(&object.cluster, controller, shard) {
-        return if available(index, found, clock) {
+        return if available(index, found, clock) || restarting(index, found, thresholds, clock) {
             Liveness::Alive(found)
         } else {
             Liveness::Down(found)
@@ -123,6 +127,25 @@ fn available(index: &Index, deployment: usize, clock: Clock) -> bool {
 }
 
 /// Why a controller is down, read from its pods ("ImagePullBackOff: …").
+/// A controller Deployment rolling out with no replica available yet (a Recreate rollout, a
+/// new version) for less than its threshold, no pod of it failing: the status its objects
+/// carry was written moments ago and stands until the new pod takes over.
+fn restarting(index: &Index, deployment: usize, thresholds: &Thresholds, clock: Clock) -> bool {
+    let object = &index.objects[deployment];
+    let Some(progressing) = active_rollout(object) else {
+        return false;
+    };
+    let Some(progress) = progressing.last_update.or(progressing.last_transition) else {
+        return false;
+    };
+    let young = !clock.past(progress, threshold(object, thresholds, None));
+    let failing = index
+        .pods_of(deployment)
+        .iter()
+        .any(|&pod| pod_failure(&index.objects[pod], clock).is_some());
+    young && !failing
+}
+
 pub(super) fn down_reason(index: &Index, controller: usize, clock: Clock) -> String {
     let deployment = &index.objects[controller];
     let pods = index.pods_of(controller);

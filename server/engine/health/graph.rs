@@ -3,6 +3,7 @@
 //! nothing are collected as findings instead, since a missing prerequisite is itself the cause
 //! (and kept as dangling edges, so pages can show what the object asked for).
 
+use super::Thresholds;
 use super::clusters::{Clusters, NOT_YET_LISTED};
 use super::controllers::{Absences, Liveness, liveness};
 use super::crossstack::InventoryEntry;
@@ -32,7 +33,12 @@ pub(super) struct Graph {
     pub inventory_missing: Vec<Vec<String>>,
 }
 
-pub(super) fn build(index: &Index, clusters: &Clusters, clock: Clock) -> Graph {
+pub(super) fn build(
+    index: &Index,
+    clusters: &Clusters,
+    thresholds: &Thresholds,
+    clock: Clock,
+) -> Graph {
     let count = index.objects.len();
     let mut graph = Graph {
         edges: Vec::with_capacity(count),
@@ -59,7 +65,7 @@ pub(super) fn build(index: &Index, clusters: &Clusters, clock: Clock) -> Graph {
         let inventory_missing = builder.inventory();
         builder.depends_on();
         builder.health_checks();
-        let live = liveness(index, object, &mut graph.absent, clock);
+        let live = liveness(index, object, &mut graph.absent, thresholds, clock);
         if let Liveness::Alive(controller) | Liveness::Down(controller) = live {
             builder.edge(EdgeKind::Controller, controller);
         }

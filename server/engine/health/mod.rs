@@ -167,7 +167,7 @@ fn evaluate_with(input: &Input, clock: deadlines::Clock) -> Evaluation {
     // evaluation spends much of its time on fresh pages, which two cores fault in side by side.
     let (graph, (membership, ids, cross)) = cores::join(
         objects.len(),
-        || graph::build(&index, &clusters, clock),
+        || graph::build(&index, &clusters, input.thresholds, clock),
         || {
             let membership = domains::membership(&index, input.domains);
             let ids: Vec<ObjectId> = cores::map_indices(objects.len(), |i| objects[i].id());

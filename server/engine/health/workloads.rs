@@ -70,7 +70,9 @@ pub(super) fn assess_workload(
     if let Some(finding) = recurring_rejections(workload, counts, &pods, timing.clock) {
         return finding;
     }
-    if is_controller && counts.available == 0 {
+    // A controller rolling out (Recreate leaves none available meanwhile) is judged as any
+    // rollout: progressing, then stuck.
+    if is_controller && counts.available == 0 && active_rollout(workload).is_none() {
         let reason = match counts.desired {
             0 => "scaled to zero".to_string(),
             desired => format!("no available replicas (0/{desired})"),
@@ -143,7 +145,7 @@ fn incomplete(
 
 /// The Deployment's Progressing condition while a rollout is under way (True, or Unknown
 /// after a resume, with any reason but the one marking a finished rollout).
-fn active_rollout(workload: &Object) -> Option<&Condition> {
+pub(super) fn active_rollout(workload: &Object) -> Option<&Condition> {
     workload
         .condition("Progressing")
         .filter(|c| c.status != ConditionStatus::False && c.reason != ROLLOUT_COMPLETE)
