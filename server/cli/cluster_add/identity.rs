@@ -37,6 +37,7 @@ pub fn reader_rules() -> Vec<PolicyRule> {
         ),
         rule("infra.contrib.fluxcd.io", &["terraforms"]),
         rule("apps", &["deployments", "statefulsets", "daemonsets"]),
+        rule("batch", &["jobs", "cronjobs"]),
         rule("", &["pods", "namespaces"]),
         rule("apiextensions.k8s.io", &["customresourcedefinitions"]),
     ]

@@ -14,6 +14,7 @@ use super::flux::{self, FluxContext};
 use super::graph::Graph;
 use super::index::Index;
 use super::index::controller_of;
+use super::jobs::{assess_cron_job, assess_job, cron_job_of, succeeded_after};
 use super::pods::{assess_deleting_pod, assess_pod};
 use super::revisions::same_revision;
 use super::threshold::{Timing, threshold};
@@ -197,6 +198,23 @@ impl<'a> Assessor<'a> {
                 assess_workload(object, &pods, timing, controller_of(object).is_some())
             }
             Kind::Pod => assess_pod(object, timing),
+            Kind::Job => {
+                let pods: Vec<&Object> = self
+                    .index
+                    .pods_of(i)
+                    .into_iter()
+                    .map(|p| &self.index.objects[p])
+                    .collect();
+                let later = cron_job_of(object).and_then(|cron_job| {
+                    self.index
+                        .jobs_of_cron_job(&object.cluster, &object.namespace, cron_job)
+                        .into_iter()
+                        .map(|j| &self.index.objects[j])
+                        .find(|sibling| succeeded_after(object, sibling))
+                });
+                assess_job(object, &pods, later, timing)
+            }
+            Kind::CronJob => assess_cron_job(object),
             // The API server sets a Namespace's deletionTimestamp and phase Terminating in the
             // same update (pkg/registry/core/namespace/storage, REST.Delete), so a live one is
             // `deleting` above; a hand-written phase alone still reads as terminating, as the

@@ -192,7 +192,10 @@ const RULES: &[Rule] = &[
     // workloads it deployed are why (hooks and waits fail on them), if there are any.
     rule(
         |e| is_helm_action_failure(e.reason),
-        |e| helm_action(e.reason).into(),
+        |e| match failed_test_pod(e.message).filter(|_| e.reason == "TestFailed") {
+            Some(pod) => format!("{}: pod {pod} failed", helm_action(e.reason)),
+            None => helm_action(e.reason).into(),
+        },
         FailedBy,
         EdgeSet::DEPLOYED,
     ),
@@ -415,6 +418,24 @@ fn path_not_found(message: &str) -> String {
 fn dependency_expression(message: &str) -> Option<&str> {
     let after = message.split_once("failed to evaluate dependency ")?.1;
     after.split_once(':').map(|(name, _)| name.trim())
+}
+
+/// The test pod a failed Helm test names: `… pod podinfo-grpc-test-x9k2 failed` (helm v4
+/// pkg/kube/wait.go) or, from helm-controller's waiter, `failed early due to stalled
+/// resources: [Pod/apps/podinfo-grpc-test-x9k2 status: 'Failed']`.
+pub(super) fn failed_test_pod(message: &str) -> Option<String> {
+    if let Some(wait) = waited_for(message) {
+        let pod = wait.targets.iter().find_map(|t| t.strip_prefix("Pod/"))?;
+        return Some(
+            pod.rsplit_once('/')
+                .map_or(pod, |(_, name)| name)
+                .to_string(),
+        );
+    }
+    let after = message.rsplit_once("pod ")?.1;
+    after
+        .strip_suffix(" failed")
+        .map(|name| name.trim().to_string())
 }
 
 /// `no artifact available for include 'shared'` → `shared`.

@@ -4,6 +4,7 @@
 //! (and kept as dangling edges, so pages can show what the object asked for).
 
 use super::Thresholds;
+use super::classify::failed_test_pod;
 use super::clusters::{Clusters, NOT_YET_LISTED};
 use super::controllers::{Absences, Liveness, liveness};
 use super::crossstack::InventoryEntry;
@@ -74,6 +75,9 @@ pub(super) fn build(
                 builder.edge(EdgeKind::Applied, applied);
             }
         }
+        if let Some(test_pod) = test_pod_of(index, i) {
+            builder.edge(EdgeKind::Applied, test_pod);
+        }
         if object.kind == Kind::Pod
             && let Some(owner) = index.owner_of_pod(i)
         {
@@ -88,6 +92,25 @@ pub(super) fn build(
         graph.inventory_missing.push(inventory_missing);
     }
     graph
+}
+
+/// The Helm test pod a release's failed test names (helm-controller@v1.6.4
+/// internal/reconcile/test.go: TestSuccess False, "Helm test failed for release …: pod <name>
+/// failed", the pod named by Helm's waiter, helm v4 pkg/kube/wait.go), found in the release's
+/// namespace or beside what it deployed: the release's evidence, labelled by Flux or not
+/// (hooks skip the post-renderer under Helm 3 defaults).
+fn test_pod_of(index: &Index, release: usize) -> Option<usize> {
+    let object = &index.objects[release];
+    let test = object.condition("TestSuccess").filter(|c| !c.is_true())?;
+    let name = failed_test_pod(&test.message)?;
+    let namespaces = std::iter::once(object.namespace.as_str()).chain(
+        index
+            .applied_by(release)
+            .map(|a| index.objects[a].namespace.as_str()),
+    );
+    namespaces
+        .into_iter()
+        .find_map(|namespace| index.get(&object.cluster, Kind::Pod, namespace, &name))
 }
 
 struct Builder<'i, 'a> {

@@ -2,6 +2,7 @@
 //! a scan: objects by identity, objects by the Flux object that applied them, pods by the
 //! workload that owns them, controller Deployments by name.
 
+use super::jobs::cron_job_of;
 use crate::model::{Kind, Object, Ref, controller_shard_of_deployment};
 use std::collections::HashMap as StdHashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -64,6 +65,8 @@ pub(super) struct Index<'a> {
     /// Per cluster, where its Flux controllers run; absent when the input holds none.
     controller_namespaces: HashMap<&'a str, &'a str>,
     pods_by_owner: HashMap<Key<'a>, Vec<usize>>,
+    /// Jobs by the CronJob that created them.
+    jobs_by_cron_job: HashMap<Key<'a>, Vec<usize>>,
     pods_by_namespace: HashMap<(&'a str, &'a str), Vec<usize>>,
 }
 
@@ -76,6 +79,7 @@ impl<'a> Index<'a> {
             controllers: HashMap::default(),
             controller_namespaces: HashMap::default(),
             pods_by_owner: HashMap::default(),
+            jobs_by_cron_job: HashMap::default(),
             pods_by_namespace: HashMap::default(),
         };
         for (i, object) in objects.iter().enumerate() {
@@ -107,6 +111,15 @@ impl<'a> Index<'a> {
                 *slot = i;
                 *namespace = &object.namespace;
             }
+        }
+        if object.kind == Kind::Job
+            && let Some(cron_job) = cron_job_of(object)
+        {
+            let namespace = object.namespace.as_str();
+            self.jobs_by_cron_job
+                .entry((cluster, Kind::CronJob, namespace, cron_job))
+                .or_default()
+                .push(i);
         }
         if object.kind == Kind::Pod {
             let namespace = object.namespace.as_str();
@@ -188,6 +201,12 @@ impl<'a> Index<'a> {
             .collect()
     }
 
+    /// The Jobs the CronJob `namespace/name` created that are in the input.
+    pub fn jobs_of_cron_job(&self, cluster: &str, namespace: &str, name: &str) -> Vec<usize> {
+        let key = (cluster, Kind::CronJob, namespace, name);
+        self.jobs_by_cron_job.get(&key).cloned().unwrap_or_default()
+    }
+
     /// The workload owning a pod, when it is in the input.
     pub fn owner_of_pod(&self, pod: usize) -> Option<usize> {
         let object = &self.objects[pod];
@@ -219,6 +238,7 @@ fn pod_owners(pod: &Object) -> impl Iterator<Item = (Kind, &str)> {
             "ReplicaSet" => Some((Kind::Deployment, owner.name.rsplit_once('-')?.0)),
             "StatefulSet" => Some((Kind::StatefulSet, owner.name.as_str())),
             "DaemonSet" => Some((Kind::DaemonSet, owner.name.as_str())),
+            "Job" => Some((Kind::Job, owner.name.as_str())),
             _ => None,
         })
 }

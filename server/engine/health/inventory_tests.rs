@@ -56,7 +56,7 @@ fn an_inventory_whose_objects_are_all_there_is_healthy() {
 fn an_entry_of_a_kind_fleetglass_does_not_read_proves_nothing() {
     let run = run(&release_listing(&[
         "apps_web_apps_Deployment",
-        "apps_web_batch_Job",
+        "apps_web_policy_PodDisruptionBudget",
         "apps_web_example.com_Widget",
         "apps_web_other.group_Deployment",
     ]));

@@ -43,6 +43,7 @@ mod flux;
 mod graph;
 mod index;
 mod input;
+mod jobs;
 mod merge;
 mod output;
 mod pods;
@@ -78,6 +79,8 @@ pub mod generators;
 mod incident_tests;
 #[cfg(test)]
 mod inventory_tests;
+#[cfg(test)]
+mod job_tests;
 #[cfg(test)]
 mod listing_tests;
 #[cfg(test)]

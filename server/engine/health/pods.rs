@@ -46,8 +46,7 @@ pub(super) const SCHEDULE_WINDOW: TimeDelta = TimeDelta::seconds(15);
 pub(super) fn pod_failure(pod: &Object, clock: Clock) -> Option<String> {
     let status = pod.status.pod.as_deref()?;
     if is_terminal(status) {
-        return (status.phase.as_deref() == Some("Failed") && !is_replaced(pod))
-            .then(|| ended_reason(status, "pod failed"));
+        return failed_attempt(pod).filter(|_| !is_replaced(pod));
     }
     let restarts_on_error = status.restart_policy.as_deref() != Some("Never");
     status
@@ -55,6 +54,25 @@ pub(super) fn pod_failure(pod: &Object, clock: Clock) -> Option<String> {
         .iter()
         .find_map(|c| container_failure(c, restarts_on_error, clock))
         .or_else(|| unschedulable(pod, clock))
+}
+
+/// Why a pod that ended in phase Failed failed: the kubelet's reason for the pod (Evicted,
+/// OutOfcpu…) when it gave one, else its first container that exited with an error, with its
+/// exit code and last words (a Job's attempt, a Helm test).
+pub(super) fn failed_attempt(pod: &Object) -> Option<String> {
+    let status = pod.status.pod.as_deref()?;
+    if status.phase.as_deref() != Some("Failed") {
+        return None;
+    }
+    if status.reason.is_some() {
+        return Some(ended_reason(status, "pod failed"));
+    }
+    let exit = status
+        .containers
+        .iter()
+        .filter_map(|c| c.terminated.as_ref())
+        .find(|t| t.is_error());
+    Some(exit.map_or_else(|| "pod failed".to_string(), exit_detail))
 }
 
 /// A pod that has ended (Evicted, Completed) and that its ReplicaSet, StatefulSet or DaemonSet
@@ -148,12 +166,13 @@ fn is_terminal(status: &PodStatus) -> bool {
     matches!(status.phase.as_deref(), Some("Succeeded" | "Failed"))
 }
 
-/// Owned by a controller that creates a new pod when this one ends.
+/// Owned by a controller that creates a new pod when this one ends (a Job: the next attempt,
+/// until its backoff limit, when the Job itself says it failed).
 fn is_replaced(pod: &Object) -> bool {
     pod.owners.iter().any(|owner| {
         matches!(
             owner.kind.as_str(),
-            "ReplicaSet" | "StatefulSet" | "DaemonSet"
+            "ReplicaSet" | "StatefulSet" | "DaemonSet" | "Job"
         )
     })
 }

@@ -592,6 +592,10 @@ fn with_digest_tracking_disabled_the_history_digest_decides() {
     use super::revisions::same_chart;
     let stable = format!("stable@{DIGEST}");
     assert!(same_chart("6.5.4", Some(DIGEST), &stable));
+    assert!(
+        same_chart("6.5.4", Some(&stable), &stable),
+        "recorded with its tag"
+    );
     assert!(same_chart(
         "6.5.4",
         Some(DIGEST),
@@ -606,7 +610,7 @@ fn with_digest_tracking_disabled_the_history_digest_decides() {
         "another digest"
     );
     let mut values = from_oci(&stable, "6.5.4");
-    release_digest(&mut values, DIGEST);
+    release_digest(&mut values, &stable);
     assert_eq!(
         run(&values).state("HelmRelease", "apps", "podinfo"),
         Healthy

@@ -15,7 +15,8 @@ pub(super) fn same_revision(a: &str, b: &str) -> bool {
 /// helmrelease_controller.go, mutateChartWithSourceRevision and parseSemverFromTag): a tag such
 /// as `stable` pushed again with new content is a new chart. With the
 /// DisableChartDigestTracking gate the version stays plain and the digest goes to
-/// `history[].ociDigest` (`oci_digest`), compared whole.
+/// `history[].ociDigest` (`oci_digest`: the source revision, tag and all, helm-controller@v1.6.4
+/// mutateChartWithSourceRevision `revDigest`), compared by digest.
 pub(super) fn same_chart(deployed: &str, oci_digest: Option<&str>, offered: &str) -> bool {
     if deployed == offered {
         return true;
@@ -30,9 +31,17 @@ pub(super) fn same_chart(deployed: &str, oci_digest: Option<&str>, offered: &str
     let (version, recorded) = match deployed.split_once('+') {
         Some((version, build)) if build.len() == 12 && hex.starts_with(build) => (version, true),
         Some(_) => return false,
-        None => (deployed, oci_digest == Some(digest)),
+        // Recorded whole: `stable@sha256:…` for a floating tag, `sha256:…` for a semver one.
+        None => (deployed, oci_digest.is_some_and(|d| after_tag(d) == digest)),
     };
     recorded && tag.is_none_or(|tag| same_version(&tag, version))
+}
+
+/// A revision without its `tag@`.
+fn after_tag(revision: &str) -> &str {
+    revision
+        .rsplit_once('@')
+        .map_or(revision, |(_, digest)| digest)
 }
 
 /// An OCI tag as the semver it names (Helm pushes `+` as `_`), when it is one.

@@ -20,13 +20,17 @@ pub enum Kind {
     Deployment,
     StatefulSet,
     DaemonSet,
+    /// A run to completion; its pods are evidence of it.
+    Job,
+    /// Schedules Jobs; the Jobs it keeps as history are judged against its later runs.
+    CronJob,
     Pod,
     CustomResourceDefinition,
     Namespace,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 15] = [
+    pub const ALL: [Kind; 17] = [
         Kind::Kustomization,
         Kind::HelmRelease,
         Kind::GitRepository,
@@ -39,6 +43,8 @@ impl Kind {
         Kind::Deployment,
         Kind::StatefulSet,
         Kind::DaemonSet,
+        Kind::Job,
+        Kind::CronJob,
         Kind::Pod,
         Kind::CustomResourceDefinition,
         Kind::Namespace,
@@ -67,6 +73,8 @@ impl Kind {
             Kind::Deployment => "Deployment",
             Kind::StatefulSet => "StatefulSet",
             Kind::DaemonSet => "DaemonSet",
+            Kind::Job => "Job",
+            Kind::CronJob => "CronJob",
             Kind::Pod => "Pod",
             Kind::CustomResourceDefinition => "CustomResourceDefinition",
             Kind::Namespace => "Namespace",
@@ -86,6 +94,7 @@ impl Kind {
             | Kind::ExternalArtifact => "source.toolkit.fluxcd.io",
             Kind::Terraform => "infra.contrib.fluxcd.io",
             Kind::Deployment | Kind::StatefulSet | Kind::DaemonSet => "apps",
+            Kind::Job | Kind::CronJob => "batch",
             Kind::Pod | Kind::Namespace => "",
             Kind::CustomResourceDefinition => "apiextensions.k8s.io",
         }

@@ -10,6 +10,7 @@ use crate::config::ClusterConfig;
 use crate::model::{Kind, Object, controller_of_deployment};
 use crate::sources::{EventSender, SourceEvent};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
+use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::discovery::ApiResource;
@@ -34,7 +35,7 @@ fn is_controller(object: &Object) -> bool {
     controller_of_deployment(&object.name).is_some()
 }
 
-/// The built-in kinds watched from the start: workloads by Flux's labels, CRDs, Namespaces.
+/// The built-in kinds watched from the start: workloads by Flux's labels, Jobs, CRDs, Namespaces.
 fn workload_specs() -> Vec<WatchSpec> {
     let applied = || {
         vec![
@@ -63,6 +64,18 @@ fn workload_specs() -> Vec<WatchSpec> {
         WatchSpec {
             kind: Kind::DaemonSet,
             resource: ApiResource::erase::<DaemonSet>(&()),
+            selections: applied(),
+        },
+        // Every Job: those a CronJob creates carry its job template's labels, not Flux's,
+        // and a failed run is judged against the CronJob's later ones.
+        WatchSpec {
+            kind: Kind::Job,
+            resource: ApiResource::erase::<Job>(&()),
+            selections: vec![Selection::everything()],
+        },
+        WatchSpec {
+            kind: Kind::CronJob,
+            resource: ApiResource::erase::<CronJob>(&()),
             selections: applied(),
         },
         // Cross-stack: a consumer breaks when a CRD or Namespace it needs disappears.

@@ -1,0 +1,88 @@
+//! Jobs and CronJobs. A Job's pods are its evidence: their failures are named in the Job's
+//! reason and the Job, not each pod, is the root cause (a failed pod of a Job is replaced by
+//! the next attempt, as a ReplicaSet's is). A failed Job a CronJob keeps only as history,
+//! after a later run of the same CronJob succeeded, is no cause.
+
+use super::State;
+use super::finding::{EdgeSet, Finding};
+use super::pods::failed_attempt;
+use super::threshold::Timing;
+use crate::model::{Condition, Object};
+
+/// Job conditions as the job controller writes them (kubernetes@v1.37.2
+/// pkg/controller/job/job_controller.go; k8s.io/api batch/v1 JobConditionType): Complete or
+/// Failed (BackoffLimitExceeded, DeadlineExceeded, PodFailurePolicy, MaxFailedIndexesExceeded),
+/// Suspended while spec.suspend holds it.
+pub(super) fn assess_job(
+    job: &Object,
+    pods: &[&Object],
+    later_success: Option<&Object>,
+    timing: Timing,
+) -> Finding {
+    if let Some(failed) = condition(job, "Failed") {
+        if let Some(later) = later_success {
+            let reason = format!(
+                "failed run kept as history: a later run, Job {}, succeeded",
+                later.name
+            );
+            return Finding::new(State::Healthy, reason, &failed.message);
+        }
+        return Finding::new(State::Failed, failed_reason(failed, pods), &failed.message)
+            .since(failed.last_transition);
+    }
+    if condition(job, "Complete").is_some() {
+        return Finding::new(State::Healthy, "completed", "");
+    }
+    if job.spec.flux.suspend || condition(job, "Suspended").is_some() {
+        return Finding::new(State::Suspended, "suspended (spec.suspend)", "");
+    }
+    let attempts = pods.iter().filter(|p| failed_attempt(p).is_some()).count();
+    let reason = match attempts {
+        0 => "running".to_string(),
+        failed => format!("running (after {failed} failed attempts)"),
+    };
+    timing.in_progress(&reason, "", job.created, EdgeSet::NONE)
+}
+
+/// `BackoffLimitExceeded: Job has reached the specified backoff limit; pod db-migrate-x7k2p:
+/// Error (exit code 1): relation "users" already exists`: the last failed attempt's words.
+fn failed_reason(failed: &Condition, pods: &[&Object]) -> String {
+    let last = pods
+        .iter()
+        .filter_map(|pod| Some((pod, failed_attempt(pod)?)))
+        .max_by_key(|(pod, _)| pod.created);
+    let why = if failed.message.is_empty() {
+        failed.reason.to_string()
+    } else {
+        format!("{}: {}", failed.reason, failed.message)
+    };
+    match last {
+        Some((pod, words)) => format!("{why}; pod {}: {words}", pod.name),
+        None => why,
+    }
+}
+
+/// A CronJob holds nothing itself: its Jobs are judged; suspended when the schedule is.
+pub(super) fn assess_cron_job(cron_job: &Object) -> Finding {
+    if cron_job.spec.flux.suspend {
+        return Finding::new(State::Suspended, "suspended (spec.suspend)", "");
+    }
+    Finding::new(State::Healthy, "scheduled", "")
+}
+
+fn condition<'o>(job: &'o Object, type_: &str) -> Option<&'o Condition> {
+    job.condition(type_).filter(|c| c.is_true())
+}
+
+/// The CronJob a Job was created by, if any.
+pub(super) fn cron_job_of(job: &Object) -> Option<&str> {
+    job.owners
+        .iter()
+        .find(|owner| owner.kind == "CronJob")
+        .map(|owner| owner.name.as_str())
+}
+
+/// Completed and created after `job`, by the same CronJob.
+pub(super) fn succeeded_after(job: &Object, sibling: &Object) -> bool {
+    sibling.created > job.created && condition(sibling, "Complete").is_some()
+}
