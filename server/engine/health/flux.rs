@@ -4,6 +4,7 @@
 use super::State;
 use super::classify::{Classified, Outcome, classify, helm_action, waited_for};
 use super::finding::{Cause, EdgeSet, Finding};
+use super::reasons::ready_is_proof;
 use super::revisions::{converged_revision, same_chart, same_revision};
 use super::threshold::Timing;
 use crate::model::{Condition, ConditionStatus, Kind, Object};
@@ -191,7 +192,16 @@ fn ready_evidence(object: &Object, ready: &Condition, context: &FluxContext) -> 
     if let Some(finding) = lag {
         return finding;
     }
-    Finding::new(State::Healthy, healthy_reason(ready), &ready.message)
+    if !ready_is_proof(object.kind, &ready.reason) {
+        // Not a success its controller is known to write: its words, never green.
+        let reason = format!(
+            "Ready=True with reason {:?}, which no known {} controller writes",
+            ready.reason.as_ref(),
+            object.kind
+        );
+        return Finding::new(State::Unverifiable, reason, &ready.message).since(ready.last_transition);
+    }
+    Finding::new(State::Healthy, ready.reason.to_string(), &ready.message)
         .since(ready.last_transition)
         .cause(Cause::Explainable(EdgeSet::DEPLOYED))
 }
@@ -312,14 +322,6 @@ fn revision_in_flight(object: &Object) -> Option<(&str, &str)> {
 
 fn reconciling(object: &Object) -> Option<&Condition> {
     object.condition("Reconciling").filter(|c| c.is_true())
-}
-
-fn healthy_reason(ready: &Condition) -> String {
-    if ready.reason.is_empty() {
-        "ready".into()
-    } else {
-        ready.reason.to_string()
-    }
 }
 
 /// No conditions: a new object the controller has not reached yet, or a kind that has none.

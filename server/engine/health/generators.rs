@@ -74,9 +74,13 @@ fn conditions() -> impl Strategy<Value = Vec<Value>> {
         prop::option::weighted(0.2, minutes_ago()),
         prop::option::weighted(0.2, prop::sample::select(vec!["RetriesExceeded", "AccessDenied"])),
         prop::collection::vec(condition(), 0..2),
+        prop::bool::weighted(0.95),
     )
-        .prop_map(|(status, reason, reconciling, stalled, mut extra)| {
+        .prop_map(|(status, reason, reconciling, stalled, mut extra, succeeded)| {
             let at = |minutes: i64| (now() - TimeDelta::minutes(minutes)).to_rfc3339();
+            // Ready=True mostly with the success reason its controller writes, else any other
+            // reason (which is no proof).
+            let reason = if status == "True" && succeeded { "ReconciliationSucceeded" } else { reason };
             let mut all = vec![json!({"type": "Ready", "status": status, "reason": reason, "message": "m",
                                       "lastTransitionTime": at(60), "observedGeneration": 1})];
             if let Some(minutes) = reconciling {
@@ -118,12 +122,29 @@ pub fn flux_object() -> impl Strategy<Value = Value> {
             if let Some(source_kind) = source_kind {
                 spec["sourceRef"] = json!({"kind": source_kind, "name": source["name"], "namespace": source["namespace"]});
             }
+            let conditions: Vec<Value> = conditions.into_iter().map(|mut c| {
+                // the success reason this kind's controller writes (docs/REASONS.md)
+                if c["reason"] == "ReconciliationSucceeded" {
+                    c["reason"] = json!(success_reason(kind));
+                }
+                c
+            }).collect();
             json!({"apiVersion": api_version, "kind": kind, "cluster": cluster,
                    "metadata": {"name": name, "namespace": namespace, "generation": 1, "labels": labels},
                    "spec": spec,
                    "status": {"observedGeneration": if current { 1 } else { 0 }, "conditions": conditions,
                               "artifact": {"revision": "main@sha1:abc"}, "lastAppliedRevision": "main@sha1:abc"}})
         })
+}
+
+fn success_reason(kind: &str) -> &'static str {
+    match kind {
+        "Kustomization" => "ReconciliationSucceeded",
+        "HelmRelease" => "UpgradeSucceeded",
+        "Terraform" => "TerraformPlannedNoChanges",
+        "HelmChart" => "ChartPullSucceeded",
+        _ => "Succeeded",
+    }
 }
 
 pub fn controller_deployment() -> impl Strategy<Value = Value> {

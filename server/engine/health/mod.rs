@@ -47,6 +47,7 @@ mod jobs;
 mod merge;
 mod output;
 mod pods;
+pub mod reasons;
 mod revisions;
 mod rollout;
 mod roots;

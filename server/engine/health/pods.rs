@@ -4,29 +4,12 @@
 
 use super::State;
 use super::classify::explain_message;
+use super::reasons::is_failing_wait;
 use super::deadlines::Clock;
 use super::finding::{Cause, EdgeSet, Finding};
 use super::threshold::Timing;
 use crate::model::{ContainerState, Object, PodStatus, Termination};
 use chrono::{DateTime, TimeDelta, Utc};
-
-/// Waiting reasons the kubelet writes for a container that will not start by itself
-/// (kubernetes/kubernetes pkg/kubelet/images/types.go, pkg/kubelet/kuberuntime/kuberuntime_container.go,
-/// pkg/kubelet/container/sync_result.go). ContainerCreating and PodInitializing are normal waits.
-const FAILING_WAITING_REASONS: [&str; 12] = [
-    "CrashLoopBackOff",
-    "ImagePullBackOff",
-    "ErrImagePull",
-    "ErrImageNeverPull",
-    "InvalidImageName",
-    "ImageInspectError",
-    "RegistryUnavailable",
-    "CreateContainerConfigError",
-    "CreateContainerError",
-    "RunContainerError",
-    "PreStartHookError",
-    "PostStartHookError",
-];
 
 /// How long after a crash a container is still in the same crash loop: the kubelet forgets a
 /// container's restart back-off once it has run for twice the maximum back-off
@@ -197,7 +180,7 @@ fn container_failure(
     if let Some(waiting) = container
         .waiting_reason
         .as_deref()
-        .filter(|reason| FAILING_WAITING_REASONS.contains(reason))
+        .filter(|reason| is_failing_wait(reason))
     {
         return Some(match waiting_detail(container) {
             Some(detail) => format!("{prefix}{waiting}: {detail}"),
