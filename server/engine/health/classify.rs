@@ -131,7 +131,7 @@ const RULES: &[Rule] = &[
     // A GitRepository whose include has no artifact yet (source-controller@v1.9.6
     // gitrepository_controller.go fetchIncludes: IncludeUnavailable, reason NoArtifact).
     rule(
-        |e| e.reason == "NoArtifact" && e.message.contains("include '"),
+        |e| e.reason == "NoArtifact" && e.kind == Kind::GitRepository,
         |e| match include_name(e.message) {
             Some(name) => format!("waiting for included repository {name}"),
             None => "waiting for an included repository".into(),
@@ -246,6 +246,49 @@ const RULES: &[Rule] = &[
         |_| "apply failed".into(),
         Failure,
         EdgeSet::NONE,
+    ),
+    // A HelmChart waiting on its source object (helmchart_controller.go reconcileSource,
+    // SourceUnavailable); an absent source is "not found" above.
+    rule(
+        |e| e.reason == "SourceUnavailable",
+        |_| "waiting for source".into(),
+        Waiting,
+        EdgeSet::SOURCE,
+    ),
+    // An included repository that cannot be read yet (fetchIncludes, NotFound).
+    rule(
+        |e| e.reason == "NotFound" && e.kind == Kind::GitRepository,
+        |_| "waiting for an included repository".into(),
+        Waiting,
+        EdgeSet::SOURCE,
+    ),
+    // tofu-controller: the state lock held by another run, or dependants blocking deletion.
+    rule(
+        |e| matches!(e.reason, "LockHeld" | "DeletionBlockedByDependantsReason"),
+        |e| match e.reason {
+            "LockHeld" => "waiting for the Terraform state lock".into(),
+            _ => "deletion waiting for dependants".into(),
+        },
+        Waiting,
+        EdgeSet::NONE,
+    ),
+    // A new revision or chart being fetched or built (source-controller ArtifactOutdated),
+    // a release pending or awaiting its tests, a replan requested: work under way.
+    rule(
+        |e| {
+            matches!(
+                e.reason,
+                "NewRevision"
+                    | "IncludeChange"
+                    | "NewChart"
+                    | "PendingRelease"
+                    | "AwaitingTests"
+                    | "ReplanRequested"
+            )
+        },
+        |e| in_progress_reason(e.reason).into(),
+        InProgress,
+        EdgeSet::WAITING,
     ),
     rule(
         |e| e.reason == "TerraformPlannedWithChanges",
@@ -436,6 +479,17 @@ pub(super) fn failed_test_pod(message: &str) -> Option<String> {
     after
         .strip_suffix(" failed")
         .map(|name| name.trim().to_string())
+}
+
+fn in_progress_reason(reason: &str) -> &'static str {
+    match reason {
+        "NewRevision" => "fetching a new revision",
+        "IncludeChange" => "an included repository changed",
+        "NewChart" => "building a new chart",
+        "PendingRelease" => "Helm release pending",
+        "AwaitingTests" => "awaiting Helm tests",
+        _ => "replan requested",
+    }
 }
 
 /// `no artifact available for include 'shared'` → `shared`.

@@ -199,7 +199,8 @@ fn ready_evidence(object: &Object, ready: &Condition, context: &FluxContext) -> 
             ready.reason.as_ref(),
             object.kind
         );
-        return Finding::new(State::Unverifiable, reason, &ready.message).since(ready.last_transition);
+        return Finding::new(State::Unverifiable, reason, &ready.message)
+            .since(ready.last_transition);
     }
     Finding::new(State::Healthy, ready.reason.to_string(), &ready.message)
         .since(ready.last_transition)

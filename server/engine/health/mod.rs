@@ -89,6 +89,8 @@ mod liveness_tests;
 #[cfg(test)]
 mod property_tests;
 #[cfg(test)]
+mod reasons_tests;
+#[cfg(test)]
 mod release_tests;
 #[cfg(test)]
 mod revision_tests;

@@ -4,9 +4,9 @@
 
 use super::State;
 use super::classify::explain_message;
-use super::reasons::is_failing_wait;
 use super::deadlines::Clock;
 use super::finding::{Cause, EdgeSet, Finding};
+use super::reasons::is_failing_wait;
 use super::threshold::Timing;
 use crate::model::{ContainerState, Object, PodStatus, Termination};
 use chrono::{DateTime, TimeDelta, Utc};

@@ -17,9 +17,6 @@ use chrono::{DateTime, Utc};
 /// The reason the deployment controller writes on Progressing once a rollout has finished
 /// (pkg/controller/deployment/util/deployment_util.go, NewRSAvailableReason).
 const ROLLOUT_COMPLETE: &str = "NewReplicaSetAvailable";
-/// Progressing=False with this reason: the rollout made no progress for
-/// progressDeadlineSeconds (deployment_util.go, TimedOutReason).
-const DEADLINE_EXCEEDED: &str = "ProgressDeadlineExceeded";
 
 /// A Deployment, StatefulSet or DaemonSet with its pods. A controller Deployment is down as
 /// soon as it has no available replica, even when scaled to zero: nothing reconciles then.
@@ -42,9 +39,11 @@ pub(super) fn assess_workload(
         // age comes from when it was first seen in progress.
         return timing.in_progress(&behind, &pods.failures(), None, EdgeSet::NONE);
     }
+    // Progressing=False: past the progress deadline, or the new ReplicaSet could not be
+    // created (deployment_util.go ReplicaSetCreateError): the rollout stopped.
     if let Some(deadline) = workload
         .condition("Progressing")
-        .filter(|c| c.reason == DEADLINE_EXCEEDED)
+        .filter(|c| c.status == ConditionStatus::False)
     {
         let message = join_nonempty(&deadline.message, &pods.failures());
         // The pods, the ReplicaSet's refusal or a lost node say why the rollout stalled; the
@@ -52,7 +51,7 @@ pub(super) fn assess_workload(
         let reason = match (pods.failing.first(), shortfall_cause(workload, &pods)) {
             (Some((pod, failure)), _) => format!("rollout stalled: pod {pod}: {failure}"),
             (None, Some(cause)) => format!("rollout stalled: {cause}"),
-            (None, None) => format!("rollout stalled ({DEADLINE_EXCEEDED})"),
+            (None, None) => format!("rollout stalled ({})", deadline.reason.as_ref()),
         };
         return Finding::new(State::Failed, reason, message).since(deadline.last_transition);
     }
