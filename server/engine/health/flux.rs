@@ -271,16 +271,29 @@ fn revision_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Op
     )
 }
 
-/// HelmRelease: Ready on a chart older than what its HelmChart or OCIRepository offers.
+/// HelmRelease: Ready on a chart other than the one last attempted (an upgrade in flight or
+/// one whose outcome Ready does not show yet), or older than what its HelmChart or
+/// OCIRepository offers.
 fn chart_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Option<Finding> {
-    let source = context.source?;
-    let offered = source.status.flux.artifact_revision.as_deref()?;
     let release = object.status.flux.release.as_ref();
     let deployed = release.and_then(|r| r.chart_version.as_deref()).or(object
         .status
         .flux
         .last_applied_revision
         .as_deref())?;
+    if let Some(attempted) = object.status.flux.last_attempted_revision.as_deref()
+        && attempted != deployed
+    {
+        let reason = format!("chart {attempted} attempted, {deployed} deployed");
+        return Some(context.timing.in_progress(
+            &reason,
+            &ready.message,
+            ready.last_transition,
+            EdgeSet::WAITING,
+        ));
+    }
+    let source = context.source?;
+    let offered = source.status.flux.artifact_revision.as_deref()?;
     let oci_digest = release.and_then(|r| r.oci_digest.as_deref());
     if same_chart(deployed, oci_digest, offered) {
         return None;

@@ -87,6 +87,8 @@ mod listing_tests;
 #[cfg(test)]
 mod liveness_tests;
 #[cfg(test)]
+mod proof_tests;
+#[cfg(test)]
 mod property_tests;
 #[cfg(test)]
 mod reasons_tests;

@@ -339,6 +339,7 @@ fn without_history_the_applied_revision_is_the_deployed_chart() {
     status.insert("lastAppliedRevision".into(), json!("6.0.2"));
     assert_eq!(run(&values).state("HelmRelease", "apps", "podinfo"), Stuck);
     values.last_mut().unwrap()["status"]["lastAppliedRevision"] = json!("6.0.3");
+    values.last_mut().unwrap()["status"]["lastAttemptedRevision"] = json!("6.0.3");
     assert_eq!(
         run(&values).state("HelmRelease", "apps", "podinfo"),
         Healthy
