@@ -85,3 +85,44 @@ fn shard_trap() {
 fn wait_failed() {
     expect::wait_failed_over_crash_loop(&fixture("wait-failed"), "flux-wait");
 }
+
+#[test]
+fn path_not_found() {
+    expect::path_not_found(&fixture("path-not-found"), "flux-path");
+}
+
+#[test]
+fn same_source_dependency() {
+    expect::held_by_suspended_dependency(&fixture("same-source-dependency"), "flux-samesource");
+}
+
+#[test]
+fn include_without_artifact() {
+    expect::include_without_artifact(&fixture("include-without-artifact"), "flux-include");
+}
+
+#[test]
+fn inventory_complete_then_deleted() {
+    expect::release_healthy(&fixture("inventory-complete"), "flux-inventory");
+    expect::inventory_deleted(&fixture("inventory-deleted"), "flux-inventory");
+}
+
+#[test]
+fn invalid_ready_expr() {
+    expect::invalid_ready_expr(&fixture("invalid-ready-expr"), "flux-readyexpr");
+}
+
+#[test]
+fn rollback_hides_failure() {
+    expect::rollback_hides_failure(&fixture("rollback-hides-failure"), "flux-rollback");
+}
+
+#[test]
+fn uninstall_forbidden() {
+    expect::uninstall_forbidden(&fixture("uninstall-forbidden"), "flux-uninstall");
+}
+
+#[test]
+fn job_failed() {
+    expect::job_failed(&fixture("job-failed"), "flux-job");
+}

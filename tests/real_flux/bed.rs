@@ -266,7 +266,7 @@ impl FluxBed {
     /// What fleetglass reads of a scenario: the namespace's Flux objects and workloads, plus
     /// the controllers' Deployments and pods, as `kubectl get -o yaml` prints them.
     pub fn capture(&self, namespace: &str) -> String {
-        let flux = "gitrepositories,helmrepositories,helmcharts,kustomizations,helmreleases,deployments,pods";
+        let flux = "gitrepositories,helmrepositories,helmcharts,kustomizations,helmreleases,deployments,jobs,pods";
         let mut text = self.kubectl(&["-n", namespace, "get", flux, "-o", "yaml"]);
         text.push_str("---\n");
         text.push_str(&self.kubectl(&[

@@ -238,3 +238,123 @@ pub fn wait_failed_over_crash_loop(report: &Report, ns: &str) {
         "one root cause"
     );
 }
+
+fn reason<'r>(report: &'r Report, kind: &str, namespace: &str, name: &str) -> &'r str {
+    report.verdict(kind, namespace, name)["reason"]
+        .as_str()
+        .unwrap_or_default()
+}
+
+/// Step `path-not-found`: the Kustomization is failed naming the path, its own root cause.
+pub fn path_not_found(report: &Report, ns: &str) {
+    assert_state(report, "Kustomization", ns, "lost", "failed");
+    let why = reason(report, "Kustomization", ns, "lost");
+    assert!(why.starts_with("kustomization path not found"), "{why}");
+    assert!(why.contains("nowhere"), "{why}");
+    assert_eq!(
+        root_causes(report, "Kustomization", ns, "lost"),
+        [id("Kustomization", ns, "lost")]
+    );
+    assert_state(report, "GitRepository", ns, "fleet", "healthy");
+}
+
+/// Step `same-source-dependency`: apps is blocked by infra, suspended behind the source.
+pub fn held_by_suspended_dependency(report: &Report, ns: &str) {
+    assert_state(report, "Kustomization", ns, "infra", "suspended");
+    assert_state(report, "Kustomization", ns, "apps", "blocked");
+    assert_eq!(
+        root_causes(report, "Kustomization", ns, "apps"),
+        [id("Kustomization", ns, "infra")]
+    );
+    assert!(root_cause_ids(report).contains(&id("Kustomization", ns, "infra").as_str()));
+}
+
+/// Step `include-without-artifact`: `shared` the one root cause of `app` and its consumer.
+pub fn include_without_artifact(report: &Report, ns: &str) {
+    assert_state(report, "GitRepository", ns, "shared", "failed");
+    let shared = id("GitRepository", ns, "shared");
+    for (kind, name) in [("GitRepository", "app"), ("Kustomization", "apps")] {
+        assert_state(report, kind, ns, name, "blocked");
+        assert_eq!(
+            root_causes(report, kind, ns, name),
+            [shared.clone()],
+            "{kind} {name}"
+        );
+    }
+    assert_eq!(root_cause_ids(report), [shared.as_str()]);
+}
+
+/// Step `inventory-complete`: the release and its Deployment are healthy.
+pub fn release_healthy(report: &Report, ns: &str) {
+    assert_state(report, "HelmRelease", ns, "webapp", "healthy");
+    assert_state(report, "Deployment", ns, "webapp", "healthy");
+}
+
+/// Step `inventory-deleted`: the release is degraded naming the Deployment it lost.
+pub fn inventory_deleted(report: &Report, ns: &str) {
+    assert_state(report, "HelmRelease", ns, "webapp", "degraded");
+    assert_eq!(
+        reason(report, "HelmRelease", ns, "webapp"),
+        format!("inventory object Deployment {ns}/webapp not found")
+    );
+    assert_eq!(
+        root_causes(report, "HelmRelease", ns, "webapp"),
+        [id("HelmRelease", ns, "webapp")]
+    );
+}
+
+/// Step `invalid-ready-expr`: apps failed naming its dependency's readyExpr.
+pub fn invalid_ready_expr(report: &Report, ns: &str) {
+    assert_state(report, "Kustomization", ns, "apps", "failed");
+    assert_eq!(
+        reason(report, "Kustomization", ns, "apps"),
+        "invalid readyExpr on dependency infra"
+    );
+    assert_eq!(
+        root_causes(report, "Kustomization", ns, "apps"),
+        [id("Kustomization", ns, "apps")]
+    );
+}
+
+/// Step `rollback-hides-failure`: failed, naming the policy that denied the upgrade.
+pub fn rollback_hides_failure(report: &Report, ns: &str) {
+    assert_state(report, "HelmRelease", ns, "webapp", "failed");
+    let why = reason(report, "HelmRelease", ns, "webapp");
+    assert!(
+        why.contains(&format!(
+            "admission denied by ValidatingAdmissionPolicy {ns}-replicas"
+        )) && why.contains("rolled back"),
+        "{why}"
+    );
+}
+
+/// Step `uninstall-forbidden`: being deleted, stuck past the threshold on the uninstall's
+/// error. Helm v4 (helm-controller v1.6.4) reports a resource it could not delete only as
+/// "failed to delete release: <name>" (pkg/action/uninstall.go); the RBAC refusal itself is in
+/// its debug log, not in any condition.
+pub fn uninstall_forbidden(report: &Report, ns: &str) {
+    assert_state(report, "HelmRelease", ns, "webapp", "stuck");
+    let why = reason(report, "HelmRelease", ns, "webapp");
+    assert!(
+        why.contains("being deleted: Helm uninstall failed: failed to delete release: webapp"),
+        "{why}"
+    );
+    assert_eq!(
+        root_causes(report, "HelmRelease", ns, "webapp"),
+        [id("HelmRelease", ns, "webapp")]
+    );
+}
+
+/// Step `job-failed`: the Job is the root cause with its pod's words; infra is blocked by it.
+pub fn job_failed(report: &Report, ns: &str) {
+    assert_state(report, "Job", ns, "migrate", "failed");
+    let why = reason(report, "Job", ns, "migrate");
+    assert!(
+        why.starts_with("BackoffLimitExceeded")
+            && why.contains("relation \"users\" already exists"),
+        "{why}"
+    );
+    let job = id("Job", ns, "migrate");
+    assert!(root_cause_ids(report).contains(&job.as_str()));
+    assert_eq!(root_causes(report, "Kustomization", ns, "infra"), [job]);
+}

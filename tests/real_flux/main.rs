@@ -260,3 +260,227 @@ fn a_release_whose_wait_fails_over_a_crash_looping_pod_names_the_workload() {
         expect::wait_failed_over_crash_loop(r, &s.ns)
     });
 }
+
+/// Issue 44, family 5: kustomize-controller finds no `spec.path` in the artifact
+/// (ArtifactFailed, "kustomization path not found"): the Kustomization is failed and its own
+/// root cause, its healthy source none.
+#[test]
+fn a_path_missing_from_the_source_fails_its_kustomization() {
+    if skipped("a_path_missing_from_the_source_fails_its_kustomization") {
+        return;
+    }
+    let _bed = shared();
+    let s = Scenario::new("flux-path");
+    s.commit(&chain_files(), "the chain, without ./nowhere");
+    s.bed.apply(&format!(
+        "{}---\n{}",
+        scenario::namespace_and_sources(&s),
+        scenario::kustomization_at(&s.ns, "lost", "./nowhere", "fleet")
+    ));
+    s.bed
+        .wait_ready(&s.ns, "kustomization/lost", "False", "ArtifactFailed");
+    s.expect("path-not-found", |r| expect::path_not_found(r, &s.ns));
+}
+
+/// Family 2: kustomize-controller's checkDependencies holds a dependent on the same source
+/// until the dependency applied the source's revision. infra is suspended (still Ready) and
+/// the source moves on: apps is blocked, infra is the root cause.
+#[test]
+fn a_suspended_dependency_behind_the_shared_source_holds_its_dependent() {
+    if skipped("a_suspended_dependency_behind_the_shared_source_holds_its_dependent") {
+        return;
+    }
+    let _bed = shared();
+    let s = Scenario::new("flux-samesource");
+    healthy_chain(&s, "apps");
+    s.bed.kubectl(&[
+        "-n",
+        &s.ns,
+        "patch",
+        "kustomization/infra",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"suspend":true}}"#,
+    ]);
+    let mut files = chain_files();
+    files.push((
+        "apps/extra.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra}\ndata: {moved: \"on\"}\n".into(),
+    ));
+    s.commit(&files, "the source moves on");
+    s.bed.reconcile(&s.ns, "gitrepository/fleet");
+    let message = r#"{.status.conditions[?(@.type=="Ready")].message}"#;
+    s.bed.wait_for(&s.ns, "kustomization/apps", message, |m| {
+        m.contains("revision is not up to date")
+    });
+    s.expect("same-source-dependency", |r| {
+        expect::held_by_suspended_dependency(r, &s.ns)
+    });
+}
+
+/// Family 6: GitRepository `app` includes `shared`, which never gets an artifact (its
+/// repository does not exist): `shared` is the one root cause, `app` and the Kustomization
+/// consuming it are blocked by it.
+#[test]
+fn an_include_without_artifact_blocks_its_includer_and_consumers() {
+    if skipped("an_include_without_artifact_blocks_its_includer_and_consumers") {
+        return;
+    }
+    let _bed = shared();
+    let s = Scenario::new("flux-include");
+    s.commit(&chain_files(), "the app repository");
+    s.bed.apply(&format!(
+        "{}---\n{}",
+        scenario::including_repositories(&s),
+        scenario::kustomization_at(&s.ns, "apps", "./infra", "app")
+    ));
+    s.bed
+        .wait_ready(&s.ns, "gitrepository/app", "False", "NoArtifact");
+    s.expect("include-without-artifact", |r| {
+        expect::include_without_artifact(r, &s.ns)
+    });
+}
+
+/// Family 4: the release's Deployment is deleted by hand; helm-controller (no drift
+/// detection) leaves it gone and its Ready stays True. The release's inventory lists it:
+/// degraded, naming it.
+#[test]
+fn a_release_missing_an_object_of_its_inventory_is_degraded() {
+    if skipped("a_release_missing_an_object_of_its_inventory_is_degraded") {
+        return;
+    }
+    let _bed = shared();
+    let s = Scenario::new("flux-inventory");
+    s.bed.apply(&format!(
+        "{}---\n{}",
+        scenario::namespace_and_sources(&s),
+        webapp_release(&s.ns)
+    ));
+    s.bed
+        .wait_ready(&s.ns, "helmrelease/webapp", "True", "InstallSucceeded");
+    s.expect("inventory-complete", |r| expect::release_healthy(r, &s.ns));
+    s.bed
+        .kubectl(&["-n", &s.ns, "delete", "deployment/webapp", "--wait=true"]);
+    s.expect("inventory-deleted", |r| expect::inventory_deleted(r, &s.ns));
+}
+
+/// Family 13: a readyExpr that does not compile (kustomize-controller evalReadyExpr:
+/// InvalidCELExpression, Stalled) is reported as such, naming the dependency.
+#[test]
+fn an_invalid_ready_expr_is_reported_naming_the_dependency() {
+    if skipped("an_invalid_ready_expr_is_reported_naming_the_dependency") {
+        return;
+    }
+    let _bed = shared();
+    let s = Scenario::new("flux-readyexpr");
+    s.commit(&chain_files(), "healthy chain");
+    let objects = chain_objects(&s).replace(
+        "dependsOn: [{name: infra}]",
+        "dependsOn: [{name: infra, readyExpr: \"dep.status.conditions.filter(\"}]",
+    );
+    s.bed.apply(&objects);
+    s.bed
+        .wait_ready(&s.ns, "kustomization/apps", "False", "InvalidCELExpression");
+    s.expect("invalid-ready-expr", |r| {
+        expect::invalid_ready_expr(r, &s.ns)
+    });
+}
+
+/// Family 12: an upgrade denied by a ValidatingAdmissionPolicy is rolled back; Ready says
+/// "RollbackSucceeded". The release is failed, its reason naming the policy from Released.
+#[test]
+fn a_rolled_back_upgrade_is_failed_naming_what_failed_it() {
+    if skipped("a_rolled_back_upgrade_is_failed_naming_what_failed_it") {
+        return;
+    }
+    let _bed = shared();
+    let s = Scenario::new("flux-rollback");
+    s.bed.apply(&format!(
+        "{}---\n{}---\n{}",
+        scenario::namespace_and_charts(&s, "{}"),
+        scenario::at_most_two_replicas(&s.ns),
+        scenario::remediated_release(&s.ns, None)
+    ));
+    s.bed
+        .wait_ready(&s.ns, "helmrelease/webapp", "True", "InstallSucceeded");
+    s.bed.kubectl(&[
+        "-n",
+        &s.ns,
+        "patch",
+        "helmrelease/webapp",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"values":{"replicas":5}}}"#,
+    ]);
+    s.bed
+        .wait_ready(&s.ns, "helmrelease/webapp", "False", "RollbackSucceeded");
+    s.expect("rollback-hides-failure", |r| {
+        expect::rollback_hides_failure(r, &s.ns)
+    });
+}
+
+/// Family 8: the release's uninstall is forbidden (its service account may not delete
+/// Deployments); the release stays, being deleted, saying why, and is stuck past the threshold.
+#[test]
+fn a_release_whose_uninstall_is_forbidden_says_so_and_is_stuck() {
+    if skipped("a_release_whose_uninstall_is_forbidden_says_so_and_is_stuck") {
+        return;
+    }
+    let _bed = shared();
+    let s = Scenario::new("flux-uninstall");
+    s.bed.apply(&format!(
+        "{}---\n{}---\n{}",
+        scenario::namespace_and_charts(&s, "{}"),
+        scenario::deployer_without_delete(&s.ns),
+        scenario::remediated_release(&s.ns, Some("deployer"))
+    ));
+    s.bed
+        .wait_ready(&s.ns, "helmrelease/webapp", "True", "InstallSucceeded");
+    s.bed
+        .kubectl(&["-n", &s.ns, "delete", "helmrelease/webapp", "--wait=false"]);
+    s.bed
+        .wait_ready(&s.ns, "helmrelease/webapp", "False", "UninstallFailed");
+    let stuck = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        s.expect("uninstall-forbidden", |r| {
+            expect::uninstall_forbidden(r, &s.ns)
+        });
+    }));
+    // the release's finalizer would hold the namespace on the next run
+    s.bed.kubectl(&[
+        "-n",
+        &s.ns,
+        "patch",
+        "helmrelease/webapp",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":null}}"#,
+    ]);
+    if let Err(failure) = stuck {
+        std::panic::resume_unwind(failure);
+    }
+}
+
+/// Family 7: infra applies a Job whose one attempt fails (backoffLimit 0): the Job is the one
+/// root cause, carrying its pod's last words; infra, whose health check waits on it, is
+/// blocked by it.
+#[test]
+fn a_job_past_its_backoff_limit_is_the_root_cause_with_its_pods_words() {
+    if skipped("a_job_past_its_backoff_limit_is_the_root_cause_with_its_pods_words") {
+        return;
+    }
+    let _bed = shared();
+    let s = Scenario::new("flux-job");
+    let mut files = chain_files();
+    files.push(("infra/migrate.yaml", scenario::migration_job()));
+    s.commit(&files, "a migration Job");
+    s.bed.apply(&chain_objects(&s));
+    s.bed
+        .wait_for(&s.ns, "pods", "{.items[*].metadata.labels.job-name}", |v| {
+            v.contains("migrate")
+        });
+    s.fail_pods("job-name=migrate", "relation \"users\" already exists");
+    let failed = r#"{.status.conditions[?(@.type=="Failed")].status}"#;
+    s.bed
+        .wait_for(&s.ns, "job/migrate", failed, |v| v == "True");
+    s.expect("job-failed", |r| expect::job_failed(r, &s.ns));
+}

@@ -468,3 +468,170 @@ spec:
 "#
     )
 }
+
+/// Kustomization `name` of the scenario's repository at `path` (not waiting on what it applies).
+pub fn kustomization_at(ns: &str, name: &str, path: &str, source: &str) -> String {
+    format!(
+        r#"apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {{name: {name}, namespace: {ns}}}
+spec:
+  interval: 1m
+  retryInterval: 10s
+  timeout: 30s
+  prune: true
+  path: {path}
+  targetNamespace: {ns}
+  sourceRef: {{kind: GitRepository, name: {source}}}
+"#
+    )
+}
+
+/// GitRepository `app` of the scenario's repository, including GitRepository `shared`, which
+/// points at a repository the test bed's Git server does not have (so it never gets an
+/// artifact).
+pub fn including_repositories(s: &Scenario) -> String {
+    format!(
+        r#"{namespace}---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {{name: shared, namespace: {ns}}}
+spec: {{interval: 1m, timeout: 20s, url: "{missing}", ref: {{branch: main}}}}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {{name: app, namespace: {ns}}}
+spec:
+  interval: 1m
+  timeout: 20s
+  url: "{git}"
+  ref: {{branch: main}}
+  include: [{{repository: {{name: shared}}, toPath: shared}}]
+"#,
+        namespace = namespace(&s.ns),
+        ns = s.ns,
+        git = s.bed.git_url(&s.ns),
+        missing = s.bed.git_url("no-such-repository"),
+    )
+}
+
+/// A ValidatingAdmissionPolicy, bound to the scenario's namespace, that denies Deployments of
+/// more than two replicas.
+pub fn at_most_two_replicas(ns: &str) -> String {
+    format!(
+        r#"apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {{name: {ns}-replicas}}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules: [{{apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments]}}]
+  validations: [{{expression: "object.spec.replicas <= 2", message: "at most 2 replicas"}}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {{name: {ns}-replicas}}
+spec:
+  policyName: {ns}-replicas
+  validationActions: [Deny]
+  matchResources: {{namespaceSelector: {{matchLabels: {{kubernetes.io/metadata.name: {ns}}}}}}}
+"#
+    )
+}
+
+/// HelmRelease `webapp` that rolls back a failed upgrade (no retries, the last failure
+/// remediated), optionally impersonating service account `account`.
+pub fn remediated_release(ns: &str, account: Option<&str>) -> String {
+    let account = account
+        .map(|a| format!("\n  serviceAccountName: {a}"))
+        .unwrap_or_default();
+    format!(
+        r#"apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {{name: webapp, namespace: {ns}}}
+spec:
+  interval: 1m
+  timeout: 60s{account}
+  upgrade: {{remediation: {{retries: 0, remediateLastFailure: true}}}}
+  chart:
+    spec:
+      chart: webapp
+      version: "1.2.0"
+      sourceRef: {{kind: HelmRepository, name: charts}}
+"#
+    )
+}
+
+/// Service account `deployer`, allowed to read and to create or update what the chart holds,
+/// and Helm's release Secrets, but not to delete a Deployment.
+pub fn deployer_without_delete(ns: &str) -> String {
+    format!(
+        r#"apiVersion: v1
+kind: ServiceAccount
+metadata: {{name: deployer, namespace: {ns}}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {{name: deployer, namespace: {ns}}}
+rules:
+- {{apiGroups: ["", apps], resources: ["*"], verbs: [get, list, watch]}}
+- {{apiGroups: [apps], resources: [deployments], verbs: [create, update, patch]}}
+- {{apiGroups: [""], resources: [secrets], verbs: ["*"]}}
+- {{apiGroups: ["", events.k8s.io], resources: [events], verbs: [create, patch]}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {{name: deployer, namespace: {ns}}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: deployer}}
+subjects: [{{kind: ServiceAccount, name: deployer, namespace: {ns}}}]
+"#
+    )
+}
+
+/// A Job that runs once (no retries); kwok is told to hold its pod before completing it, so
+/// the test writes how it ended.
+pub fn migration_job() -> String {
+    r#"apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate}
+spec:
+  backoffLimit: 0
+  template:
+    metadata:
+      annotations: {pod-complete.stage.kwok.x-k8s.io/delay: 1h, pod-complete.stage.kwok.x-k8s.io/jitter-delay: 1h}
+    spec:
+      restartPolicy: Never
+      nodeSelector: {type: kwok}
+      containers: [{name: migrate, image: "registry.testbed.invalid/migrate:1.0.0"}]
+"#
+    .to_string()
+}
+
+impl Scenario {
+    /// Writes what a kubelet writes for a pod whose only container exited 1 leaving `words`
+    /// as its termination message.
+    pub fn fail_pods(&self, selector: &str, words: &str) {
+        let pods = self
+            .bed
+            .kubectl(&["-n", &self.ns, "get", "pods", "-l", selector, "-o", "name"]);
+        let patch = json!({"status": {"phase": "Failed",
+            "conditions": [{"type": "Ready", "status": "False", "reason": "PodFailed"}],
+            "containerStatuses": [{"name": "migrate", "image": "registry.testbed.invalid/migrate:1.0.0",
+                "imageID": "", "ready": false, "restartCount": 0, "started": false,
+                "state": {"terminated": {"exitCode": 1, "reason": "Error", "message": words,
+                    "startedAt": "2026-01-01T00:00:00Z", "finishedAt": "2026-01-01T00:00:01Z"}}}]}})
+        .to_string();
+        for pod in pods.lines().filter(|l| !l.is_empty()) {
+            self.bed.kubectl(&[
+                "-n",
+                &self.ns,
+                "patch",
+                pod,
+                "--subresource=status",
+                "--type=strategic",
+                "-p",
+                &patch,
+            ]);
+        }
+    }
+}

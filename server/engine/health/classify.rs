@@ -194,7 +194,10 @@ const RULES: &[Rule] = &[
         |e| is_helm_action_failure(e.reason),
         |e| match failed_test_pod(e.message).filter(|_| e.reason == "TestFailed") {
             Some(pod) => format!("{}: pod {pod} failed", helm_action(e.reason)),
-            None => helm_action(e.reason).into(),
+            None => match action_error(e.message) {
+                Some(error) => format!("{}: {error}", helm_action(e.reason)),
+                None => helm_action(e.reason).into(),
+            },
         },
         FailedBy,
         EdgeSet::DEPLOYED,
@@ -461,6 +464,15 @@ fn path_not_found(message: &str) -> String {
 fn dependency_expression(message: &str) -> Option<&str> {
     let after = message.split_once("failed to evaluate dependency ")?.1;
     after.split_once(':').map(|(name, _)| name.trim())
+}
+
+/// What a Helm action's error said, after helm-controller's `Helm <action> failed for release
+/// <release> with chart <chart>: ` (internal/reconcile install.go, upgrade.go, uninstall.go…):
+/// its first line, when short enough to be a reason (`failed to delete release: webapp`).
+fn action_error(message: &str) -> Option<&str> {
+    let after_chart = message.split_once(" with chart ")?.1;
+    let error = after_chart.split_once(": ")?.1.lines().next()?.trim();
+    (!error.is_empty() && error.len() <= 160).then_some(error)
 }
 
 /// The test pod a failed Helm test names: `… pod podinfo-grpc-test-x9k2 failed` (helm v4

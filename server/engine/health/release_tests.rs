@@ -121,7 +121,8 @@ fn retries_exhausted_on_a_hook_over_a_crash_looping_workload_is_the_workloads() 
         "apps",
         "podinfo",
         Failed,
-        "Helm upgrade failed (retries exhausted)",
+        "Helm upgrade failed: post-upgrade hooks failed: 1 error occurred: job podinfo-migrate failed: \
+         BackoffLimitExceeded (retries exhausted)",
     );
     assert_eq!(
         as_strs(&release.root_causes),
