@@ -1,5 +1,5 @@
-//! When each object was first seen in progress: the start of work that carries no start time
-//! of its own. Kept in Postgres (restored when a cluster is taken on), so a restart of the
+//! When each object was first seen in progress or failed (unsettled): the start of work that
+//! carries no start time of its own, or whose own start moves at each attempt. Kept in Postgres (restored when a cluster is taken on), so a restart of the
 //! collector does not reopen the window before such work can be called `stuck`. An entry
 //! lives while its object is in progress, and goes when the object leaves progress or is gone.
 
@@ -69,8 +69,12 @@ impl Sightings {
     ) -> BTreeSet<String> {
         let mut changed = BTreeSet::new();
         for verdict in evaluations.into_iter().flat_map(|e| &e.objects) {
-            let in_progress = matches!(verdict.state, State::Progressing | State::Stuck);
-            let moved = if in_progress {
+            // Failed too: a failure retried attempt after attempt is dated by its first sighting.
+            let unsettled = matches!(
+                verdict.state,
+                State::Progressing | State::Stuck | State::Failed
+            );
+            let moved = if unsettled {
                 !self.since.contains_key(&verdict.id)
                     && self.since.insert(verdict.id.clone(), now).is_none()
             } else {
@@ -115,5 +119,41 @@ impl Sightings {
             self.stored.remove(&id);
         }
         self.stored.extend(changes.upserts);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::health::testkit::{
+        self, SHA, flux_controllers, git_repository, kustomization, not_ready, now, with_conditions,
+    };
+    use chrono::TimeDelta;
+
+    fn evaluation(failing: bool) -> Evaluation {
+        let mut apps = kustomization("apps", &[]);
+        if failing {
+            apps = with_conditions(
+                apps,
+                vec![not_ready("BuildFailed", "kustomize build failed", 1)],
+            );
+        }
+        let mut values = flux_controllers();
+        values.extend([git_repository("flux-system", SHA), apps]);
+        testkit::run(&values).evaluation
+    }
+
+    /// A failure retried attempt after attempt keeps its first sighting (its Ready is rewritten
+    /// at each attempt); it goes once the object is healthy again.
+    #[test]
+    fn a_failed_object_keeps_its_first_sighting_until_it_is_healthy() {
+        let id = ObjectId(testkit::id("Kustomization", "flux-system", "apps"));
+        let mut sightings = Sightings::default();
+        let first = now();
+        sightings.observe([&evaluation(true)], &[], first);
+        sightings.observe([&evaluation(true)], &[], first + TimeDelta::minutes(5));
+        assert_eq!(sightings.seen().get(&id), Some(&first));
+        sightings.observe([&evaluation(false)], &[], first + TimeDelta::minutes(6));
+        assert_eq!(sightings.seen().get(&id), None);
     }
 }

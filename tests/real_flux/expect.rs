@@ -277,7 +277,7 @@ pub fn include_without_artifact(report: &Report, ns: &str) {
         assert_state(report, kind, ns, name, "blocked");
         assert_eq!(
             root_causes(report, kind, ns, name),
-            [shared.clone()],
+            std::slice::from_ref(&shared),
             "{kind} {name}"
         );
     }

@@ -45,8 +45,12 @@ impl<'a> Assessor<'a> {
             .precondition(i, object)
             .unwrap_or_else(|| self.by_kind(i, object));
         // A controller whose clock runs ahead writes transition times in the future: no start
-        // the state can be said to have had yet.
-        finding.since = finding.since.and_then(|since| self.clock.trusted(since));
+        // the state can be said to have had yet. A failure retried attempt after attempt (its
+        // Ready rewritten each time) has failed since it was first seen unsettled.
+        finding.since = match finding.state {
+            State::Failed => self.timing(i, object).start(finding.since),
+            _ => finding.since.and_then(|since| self.clock.trusted(since)),
+        };
         with_defects(object, finding)
     }
 

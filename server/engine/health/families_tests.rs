@@ -233,3 +233,50 @@ fn a_release_whose_uninstall_fails_on_rbac_says_so_and_is_stuck_past_the_thresho
         &format!("stuck for 2h: being deleted: {rbac}"),
     );
 }
+
+/// kustomize-controller rewrites Ready at each attempt: a failure and a wait retried attempt
+/// after attempt are dated by when fleetglass first saw them unsettled (kept by the runner
+/// across attempts and restarts), not by the latest attempt.
+#[test]
+fn the_stuck_clock_counts_from_the_first_sighting_across_attempts() {
+    let path =
+        "kustomization path not found: stat /tmp/kustomization-1/apps: no such file or directory";
+    let mut values = flux_controllers();
+    values.extend([
+        git_repository("flux-system", SHA),
+        with_conditions(
+            kustomization("apps", &[]),
+            vec![not_ready("ArtifactFailed", path, 1)],
+        ),
+        with_conditions(
+            kustomization("infra", &[]),
+            vec![condition(
+                "Ready",
+                "Unknown",
+                "Progressing",
+                "Running health checks",
+                1,
+            )],
+        ),
+    ]);
+    let first_seen = now() - chrono::TimeDelta::hours(3);
+    let seen: super::SeenInProgress = [
+        (id("Kustomization", "flux-system", "apps"), first_seen),
+        (id("Kustomization", "flux-system", "infra"), first_seen),
+    ]
+    .into_iter()
+    .map(|(id, at)| (crate::model::ObjectId(id), at))
+    .collect();
+    let seen_run = run_seen(&values, &[], &[], &Default::default(), &seen);
+    let apps = seen_run.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!((apps.state, apps.since), (Failed, Some(first_seen)));
+    let infra = seen_run.verdict("Kustomization", "flux-system", "infra");
+    assert_eq!(infra.state, Stuck, "{infra:?}");
+    assert!(infra.reason.starts_with("stuck for 3h"), "{}", infra.reason);
+    // unseen before, the latest attempt is all there is
+    let fresh = run(&values);
+    assert_eq!(
+        fresh.state("Kustomization", "flux-system", "infra"),
+        Progressing
+    );
+}

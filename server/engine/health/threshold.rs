@@ -80,14 +80,18 @@ impl Timing<'_> {
             .then(|| (since, self.clock.age(since)))
     }
 
-    /// Where the work's age counts from: its own start, unless that lies in the future (its
-    /// controller's clock runs ahead), else when it was first seen in progress. A clock ahead
-    /// by more than the threshold can turn `stuck` back into `progressing` when its start
-    /// arrives; counting from the sighting until then still flags work stuck that long.
-    fn start(&self, since: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
-        since
-            .and_then(|since| self.clock.trusted(since))
-            .or(self.seen_since)
+    /// Where the work's age counts from: the earlier of its own start (unless that lies in
+    /// the future: its controller's clock runs ahead) and when it was first seen unsettled.
+    /// kustomize-controller rewrites Ready at the start of every attempt
+    /// (kustomize-controller@v1.9.6 kustomization_controller.go reconcile: Ready Unknown
+    /// "Reconciliation in progress"), so an object retrying the same failing step has a fresh
+    /// start each time; the sighting, kept across attempts and restarts, is what ages it.
+    pub fn start(&self, since: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
+        let own = since.and_then(|since| self.clock.trusted(since));
+        match (own, self.seen_since) {
+            (Some(own), Some(seen)) => Some(own.min(seen)),
+            (own, seen) => own.or(seen),
+        }
     }
 }
 
@@ -218,8 +222,15 @@ mod tests {
         let seen = timing(Some(past));
         let finding = seen.in_progress("Progressing", "", None, EdgeSet::NONE);
         assert_eq!((finding.state, finding.since), (State::Stuck, Some(past)));
-        // The object's own start wins over the sighting.
-        assert_eq!(state_after(&seen, Some(now)), State::Progressing);
+        // A fresh start of its own (a new attempt, Ready rewritten) does not reset the age of
+        // work first seen unsettled earlier: the earlier of the two counts.
+        assert_eq!(state_after(&seen, Some(now)), State::Stuck);
+        let earlier = timing(Some(now - TimeDelta::minutes(1)));
+        assert_eq!(
+            state_after(&earlier, Some(past)),
+            State::Stuck,
+            "its own start earlier"
+        );
     }
 
     #[test]
