@@ -229,3 +229,41 @@ fn helm_test_failed(message: &str, reason: &str) {
     );
     assert_eq!(run.evaluation.root_causes.len(), 1);
 }
+
+/// A Job suspended by its spec (before the controller wrote anything) or by the job
+/// controller's Suspended condition is `suspended`; so is a CronJob whose schedule is.
+#[test]
+fn suspended_jobs_and_cron_jobs_read_suspended() {
+    let mut by_spec = job("migrate", 5, None, json!([]));
+    by_spec["spec"]["suspend"] = json!(true);
+    let suspended = json!([{"type": "Suspended", "status": "True", "reason": "JobSuspended",
+        "message": "Job suspended", "lastTransitionTime": ago(4)}]);
+    let by_condition = job("migrate", 5, None, suspended);
+    for job in [by_spec, by_condition] {
+        let run = run(&[job]);
+        assert_eq!(run.state("Job", NS, "migrate"), Suspended);
+    }
+    let cron_job = json!({"apiVersion": "batch/v1", "kind": "CronJob",
+        "metadata": {"name": "report", "namespace": NS},
+        "spec": {"schedule": "@daily", "suspend": true, "jobTemplate": {"spec": {"template": {"spec": {"containers": []}}}}}});
+    assert_eq!(run(&[cron_job.clone()]).state("CronJob", NS, "report"), Suspended);
+    let mut active = cron_job;
+    active["spec"]["suspend"] = json!(false);
+    assert_eq!(run(&[active]).state("CronJob", NS, "report"), Healthy);
+}
+
+/// Only a later success of the same CronJob supersedes a failed run: a Job created at the
+/// same moment, or a Job of no CronJob, does not.
+#[test]
+fn only_a_later_run_of_the_same_cron_job_supersedes_a_failure() {
+    let failed = || job("report-1", 50, Some("report"), backoff_limit_exceeded(45));
+    let same_time = run(&[failed(), job("report-2", 50, Some("report"), complete(40))]);
+    assert_eq!(same_time.state("Job", NS, "report-1"), Failed);
+    let other = run(&[failed(), job("report-2", 20, Some("other"), complete(15))]);
+    assert_eq!(other.state("Job", NS, "report-1"), Failed);
+    let standalone = run(&[
+        job("migrate", 50, None, backoff_limit_exceeded(45)),
+        job("cleanup", 20, None, complete(15)),
+    ]);
+    assert_eq!(standalone.state("Job", NS, "migrate"), Failed);
+}

@@ -8,9 +8,10 @@
 //!
 //! Decisions worth knowing:
 //! - Own-evidence precedence (assess.rs): stale cluster data / unreadable kind (unverifiable,
-//!   root = the cluster) → spec.suspend (suspended) → dependsOn cycle (failed) → missing or
-//!   wrong-shard reference (failed) → controller (or its shard) absent while the cluster's
-//!   other Flux controllers are in the input, with 0 available, or only crash-looping pods
+//!   root = the cluster) → spec.suspend (suspended) → dependsOn cycle (failed) → missing
+//!   reference or a source its shard's source-controller cannot see (failed) → controller (or
+//!   its shard) absent while the cluster's other Flux controllers are in the input, with 0
+//!   available, or only crash-looping pods
 //!   (unverifiable, root = that controller) → deletion pending → the kind's rules. Malformed
 //!   fields turn anything but failed/suspended/unverifiable into unverifiable.
 //! - A suspended object that is not ready is the root cause of whatever waits on it (it

@@ -433,3 +433,15 @@ fn every_reason_row_is_unique_and_has_an_origin() {
         assert!(seen.insert(key), "duplicate {row:?}");
     }
 }
+
+/// A success reason proves health only for the kinds whose controller writes it: a
+/// Kustomization Ready=True "Succeeded" (a source's success) proves nothing.
+#[test]
+fn a_success_reason_of_another_kind_is_no_proof() {
+    let mut values = flux_controllers();
+    let mut apps = kustomization("apps", &[]);
+    apps["status"]["conditions"] = json!([ready("Succeeded", "stored artifact")]);
+    values.extend([git_repository("flux-system", SHA), apps]);
+    let run = run(&values);
+    assert_eq!(run.state("Kustomization", "flux-system", "apps"), Unverifiable);
+}
