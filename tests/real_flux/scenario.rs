@@ -281,10 +281,15 @@ impl Scenario {
     /// Writes what a kubelet writes for a container in CrashLoopBackOff into the pods' status
     /// (kwok only drives pods from Pending to Running, so it leaves this alone).
     pub fn crash_loop_pods(&self, selector: &str) {
+        let patch = r#"{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"False","reason":"ContainersNotReady","message":"containers with unready status: [app]"},{"type":"ContainersReady","status":"False","reason":"ContainersNotReady","message":"containers with unready status: [app]"}],"containerStatuses":[{"name":"app","image":"registry.testbed.invalid/webapp:1.2.0","imageID":"","ready":false,"started":false,"restartCount":6,"state":{"waiting":{"reason":"CrashLoopBackOff","message":"back-off 2m40s restarting failed container=app"}},"lastState":{"terminated":{"exitCode":1,"reason":"Error"}}}]}}"#;
+        self.patch_pod_status(selector, patch);
+    }
+
+    /// Patches the status of the namespace's pods matching `selector`, as their kubelet would.
+    fn patch_pod_status(&self, selector: &str, patch: &str) {
         let pods = self
             .bed
             .kubectl(&["-n", &self.ns, "get", "pods", "-l", selector, "-o", "name"]);
-        let patch = r#"{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"False","reason":"ContainersNotReady","message":"containers with unready status: [app]"},{"type":"ContainersReady","status":"False","reason":"ContainersNotReady","message":"containers with unready status: [app]"}],"containerStatuses":[{"name":"app","image":"registry.testbed.invalid/webapp:1.2.0","imageID":"","ready":false,"started":false,"restartCount":6,"state":{"waiting":{"reason":"CrashLoopBackOff","message":"back-off 2m40s restarting failed container=app"}},"lastState":{"terminated":{"exitCode":1,"reason":"Error"}}}]}}"#;
         for pod in pods.lines().filter(|l| !l.is_empty()) {
             self.bed.kubectl(&[
                 "-n",
@@ -611,9 +616,6 @@ impl Scenario {
     /// Writes what a kubelet writes for a pod whose only container exited 1 leaving `words`
     /// as its termination message.
     pub fn fail_pods(&self, selector: &str, words: &str) {
-        let pods = self
-            .bed
-            .kubectl(&["-n", &self.ns, "get", "pods", "-l", selector, "-o", "name"]);
         let patch = json!({"status": {"phase": "Failed",
             "conditions": [{"type": "Ready", "status": "False", "reason": "PodFailed"}],
             "containerStatuses": [{"name": "migrate", "image": "registry.testbed.invalid/migrate:1.0.0",
@@ -621,17 +623,6 @@ impl Scenario {
                 "state": {"terminated": {"exitCode": 1, "reason": "Error", "message": words,
                     "startedAt": "2026-01-01T00:00:00Z", "finishedAt": "2026-01-01T00:00:01Z"}}}]}})
         .to_string();
-        for pod in pods.lines().filter(|l| !l.is_empty()) {
-            self.bed.kubectl(&[
-                "-n",
-                &self.ns,
-                "patch",
-                pod,
-                "--subresource=status",
-                "--type=strategic",
-                "-p",
-                &patch,
-            ]);
-        }
+        self.patch_pod_status(selector, &patch);
     }
 }

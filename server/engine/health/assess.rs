@@ -178,6 +178,16 @@ impl<'a> Assessor<'a> {
         }
     }
 
+    /// The pods of workload or Job `i`.
+    fn pods_of(&self, i: usize) -> Vec<&'a Object> {
+        let objects = self.index.objects;
+        self.index
+            .pods_of(i)
+            .into_iter()
+            .map(|p| &objects[p])
+            .collect()
+    }
+
     fn by_kind(&self, i: usize, object: &Object) -> Finding {
         let timing = self.timing(i, object);
         if object.deleting {
@@ -193,22 +203,12 @@ impl<'a> Assessor<'a> {
                 inventory_checked(finding, &self.graph.inventory_missing[i])
             }
             kind if kind.is_workload() => {
-                let pods: Vec<&Object> = self
-                    .index
-                    .pods_of(i)
-                    .into_iter()
-                    .map(|p| &self.index.objects[p])
-                    .collect();
+                let pods = self.pods_of(i);
                 assess_workload(object, &pods, timing, controller_of(object).is_some())
             }
             Kind::Pod => assess_pod(object, timing),
             Kind::Job => {
-                let pods: Vec<&Object> = self
-                    .index
-                    .pods_of(i)
-                    .into_iter()
-                    .map(|p| &self.index.objects[p])
-                    .collect();
+                let pods = self.pods_of(i);
                 let later = cron_job_of(object).and_then(|cron_job| {
                     self.index
                         .jobs_of_cron_job(&object.cluster, &object.namespace, cron_job)

@@ -246,7 +246,10 @@ fn suspended_jobs_and_cron_jobs_read_suspended() {
     let cron_job = json!({"apiVersion": "batch/v1", "kind": "CronJob",
         "metadata": {"name": "report", "namespace": NS},
         "spec": {"schedule": "@daily", "suspend": true, "jobTemplate": {"spec": {"template": {"spec": {"containers": []}}}}}});
-    assert_eq!(run(&[cron_job.clone()]).state("CronJob", NS, "report"), Suspended);
+    assert_eq!(
+        run(std::slice::from_ref(&cron_job)).state("CronJob", NS, "report"),
+        Suspended
+    );
     let mut active = cron_job;
     active["spec"]["suspend"] = json!(false);
     assert_eq!(run(&[active]).state("CronJob", NS, "report"), Healthy);

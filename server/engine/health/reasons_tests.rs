@@ -443,5 +443,8 @@ fn a_success_reason_of_another_kind_is_no_proof() {
     apps["status"]["conditions"] = json!([ready("Succeeded", "stored artifact")]);
     values.extend([git_repository("flux-system", SHA), apps]);
     let run = run(&values);
-    assert_eq!(run.state("Kustomization", "flux-system", "apps"), Unverifiable);
+    assert_eq!(
+        run.state("Kustomization", "flux-system", "apps"),
+        Unverifiable
+    );
 }
