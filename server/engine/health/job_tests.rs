@@ -270,3 +270,25 @@ fn only_a_later_run_of_the_same_cron_job_supersedes_a_failure() {
     ]);
     assert_eq!(standalone.state("Job", NS, "migrate"), Failed);
 }
+
+/// restartPolicy OnFailure: the attempt crash-loops in place. The Job fails on it, naming the
+/// pod; the pod's trouble is the Job's, one root cause.
+#[test]
+fn a_job_whose_running_attempt_crash_loops_fails_on_it() {
+    let mut attempt = super::liveness_tests::crash_looping_pod(NS, "migrate", "a1");
+    attempt["metadata"]["name"] = json!("migrate-a1");
+    attempt["metadata"]["ownerReferences"] =
+        json!([{"apiVersion": "batch/v1", "kind": "Job", "name": "migrate", "controller": true}]);
+    let run = run(&[job("migrate", 30, None, json!([])), attempt]);
+    let job = run.verdict("Job", NS, "migrate");
+    assert_eq!(job.state, Failed, "{job:?}");
+    assert!(
+        job.reason.starts_with("pod migrate-a1: CrashLoopBackOff"),
+        "{}",
+        job.reason
+    );
+    assert_eq!(
+        run.roots("Pod", NS, "migrate-a1"),
+        [id("Job", NS, "migrate")]
+    );
+}

@@ -5,7 +5,7 @@
 
 use super::State;
 use super::finding::{EdgeSet, Finding};
-use super::pods::failed_attempt;
+use super::pods::{containers_summary, failed_attempt, is_live, pod_failure};
 use super::threshold::Timing;
 use crate::model::{Condition, Object};
 
@@ -35,6 +35,16 @@ pub(super) fn assess_job(
     }
     if job.spec.flux.suspend || condition(job, "Suspended").is_some() {
         return Finding::new(State::Suspended, "suspended (spec.suspend)", "");
+    }
+    // A running attempt that will not finish by itself (a crash loop under restartPolicy
+    // OnFailure, an image that cannot be pulled): the Job fails on it, as a workload does.
+    let failing = pods
+        .iter()
+        .filter(|pod| is_live(pod))
+        .find_map(|pod| Some((pod, pod_failure(pod, timing.clock)?)));
+    if let Some((pod, failure)) = failing {
+        let reason = format!("pod {}: {failure}", pod.name);
+        return Finding::new(State::Failed, reason, containers_summary(pod)).since(job.created);
     }
     let attempts = pods.iter().filter(|p| failed_attempt(p).is_some()).count();
     let reason = match attempts {

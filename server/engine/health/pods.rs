@@ -282,11 +282,17 @@ fn preempting_for(pod: &Object) -> Option<&str> {
 /// pkg/controller/tainteviction/taint_eviction.go addConditionAndDeletePod: DisruptionTarget
 /// DeletionByTaintManager; pkg/registry/core/pod/strategy.go keeps a scheduled pod until its
 /// kubelet confirms). Returns the node, as `spec.nodeName` names it.
-pub(super) fn stranded_on(pod: &Object) -> Option<&str> {
+pub(super) fn stranded_on<'o>(pod: &'o Object, clock: Clock) -> Option<&'o str> {
     let evicted = pod
         .condition("DisruptionTarget")
         .is_some_and(|c| c.is_true() && c.reason == "DeletionByTaintManager");
-    (pod.deleting && evicted).then(|| {
+    // Or deleted long ago and not ready: a kubelet confirms a deletion within the pod's grace
+    // period (30 s by default); one that has not for minutes is not reporting.
+    let unconfirmed = !is_ready(pod)
+        && pod
+            .deleting_since
+            .is_some_and(|since| clock.past(since, UNCONFIRMED_DELETION));
+    (pod.deleting && (evicted || unconfirmed)).then(|| {
         pod.status
             .pod
             .as_deref()
@@ -295,10 +301,13 @@ pub(super) fn stranded_on(pod: &Object) -> Option<&str> {
     })
 }
 
+/// How long a deletion may go unconfirmed before the pod's node is taken for lost.
+const UNCONFIRMED_DELETION: TimeDelta = TimeDelta::minutes(5);
+
 /// A pod being deleted: one stranded on a lost node says so (it holds its owner's replica),
 /// any other is finishing its termination.
 pub(super) fn assess_deleting_pod(pod: &Object, timing: Timing) -> Finding {
-    let reason = match stranded_on(pod) {
+    let reason = match stranded_on(pod, timing.clock) {
         Some(node) => format!("stuck terminating on unreachable node {node}"),
         None => "being deleted (finalizers pending)".to_string(),
     };

@@ -1418,3 +1418,39 @@ fn a_statefulset_pod_stranded_on_a_lost_node_is_stuck_past_the_threshold_naming_
     );
     assert_eq!(late.roots("Pod", NS, "db-2"), [id("StatefulSet", NS, "db")]);
 }
+
+/// Deleted minutes ago and not ready, with no eviction condition (a drain, a hand deletion
+/// on a node that went away): the kubelet never confirmed, so the node is taken for lost.
+#[test]
+fn a_deletion_unconfirmed_for_minutes_strands_the_pod_on_its_node() {
+    let stranded = |deleted: i64| {
+        let mut pod = db_pod(2, 30 * DAY, false);
+        pod["metadata"]["deletionTimestamp"] = json!(secs_ago(deleted));
+        pod["spec"]["nodeName"] = json!("node-7");
+        pod
+    };
+    let status = json!({"observedGeneration": 4, "replicas": 3, "currentReplicas": 3, "updatedReplicas": 3,
+        "readyReplicas": 2, "availableReplicas": 2, "currentRevision": "db-7c9f", "updateRevision": "db-7c9f"});
+    let fleet = |deleted: i64| {
+        run(&release_over(vec![
+            statefulset(3, status.clone()),
+            db_pod(0, 30 * DAY, true),
+            db_pod(1, 30 * DAY, true),
+            stranded(deleted),
+        ]))
+    };
+    fleet(10 * MIN).assert_verdict(
+        "Pod",
+        NS,
+        "db-2",
+        Progressing,
+        "stuck terminating on unreachable node node-7",
+    );
+    fleet(MIN).assert_verdict(
+        "Pod",
+        NS,
+        "db-2",
+        Progressing,
+        "being deleted (finalizers pending)",
+    );
+}

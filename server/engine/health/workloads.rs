@@ -284,7 +284,7 @@ impl<'a> PodEvidence<'a> {
                 .filter_map(|&pod| {
                     Some(Stranded {
                         pod: &pod.name,
-                        node: stranded_on(pod)?,
+                        node: stranded_on(pod, clock)?,
                         since: pod.deleting_since,
                     })
                 })
