@@ -360,3 +360,52 @@ fn an_invalid_ready_expr_names_the_dependency_not_a_health_check() {
         "invalid CEL health-check expression"
     );
 }
+
+#[test]
+fn work_under_way_is_named_for_what_is_under_way() {
+    for (reason, named) in [
+        ("NewRevision", "fetching a new revision"),
+        ("IncludeChange", "an included repository changed"),
+        ("NewChart", "building a new chart"),
+        ("PendingRelease", "Helm release pending"),
+        ("AwaitingTests", "awaiting Helm tests"),
+        ("ReplanRequested", "replan requested"),
+    ] {
+        let classified = classify(Kind::GitRepository, reason, "");
+        assert_eq!(classified.outcome, Outcome::InProgress, "{reason}");
+        assert_eq!(classified.reason, named, "{reason}");
+    }
+    assert_eq!(
+        reason(Kind::Terraform, "LockHeld", ""),
+        "waiting for the Terraform state lock"
+    );
+    assert_eq!(
+        reason(Kind::Terraform, "DeletionBlockedByDependantsReason", ""),
+        "deletion waiting for dependants"
+    );
+}
+
+/// helm-controller's `Helm <action> failed for release … with chart …: <error>`: the error
+/// joins the reason when it is short; a pod it names is a test's only for TestFailed.
+#[test]
+fn a_helm_actions_error_joins_its_reason_when_short() {
+    let hook = "Helm upgrade failed for release apps/web with chart web@1.0.0: post-upgrade hooks failed: \
+                1 error occurred: pod migrate failed";
+    assert_eq!(
+        reason(Kind::HelmRelease, "UpgradeFailed", hook),
+        "Helm upgrade failed: post-upgrade hooks failed: 1 error occurred: pod migrate failed"
+    );
+    let long = format!(
+        "Helm install failed for release apps/web with chart web@1.0.0: {}",
+        "x".repeat(161)
+    );
+    assert_eq!(
+        reason(Kind::HelmRelease, "InstallFailed", &long),
+        "Helm install failed"
+    );
+    let empty = "Helm install failed for release apps/web with chart web@1.0.0: ";
+    assert_eq!(
+        reason(Kind::HelmRelease, "InstallFailed", empty),
+        "Helm install failed"
+    );
+}

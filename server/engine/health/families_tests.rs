@@ -280,3 +280,19 @@ fn the_stuck_clock_counts_from_the_first_sighting_across_attempts() {
         Progressing
     );
 }
+
+/// A Ready object being deleted waits on its finalizers; its Ready reason is no failure.
+#[test]
+fn a_ready_object_being_deleted_is_waiting_on_its_finalizers() {
+    let mut apps = kustomization("apps", &[]);
+    apps["metadata"]["deletionTimestamp"] = json!(ago(2));
+    let mut values = flux_controllers();
+    values.extend([git_repository("flux-system", SHA), apps]);
+    run(&values).assert_verdict(
+        "Kustomization",
+        "flux-system",
+        "apps",
+        Progressing,
+        "being deleted (finalizers pending)",
+    );
+}
