@@ -695,3 +695,41 @@ fn a_ready_release_behind_its_chart_over_a_failing_workload_is_degraded() {
     let run = run(&values);
     assert_eq!(run.state("HelmRelease", "apps", "podinfo"), Degraded);
 }
+
+/// Every remediation outcome on Ready names the action it remediated and how it ended.
+#[test]
+fn each_remediation_outcome_is_named_after_the_failed_action() {
+    let denied = "Helm install failed for release apps/podinfo with chart podinfo@6.0.3: timed out waiting for the condition";
+    for (remediation, outcome) in [
+        ("RollbackSucceeded", "rolled back"),
+        ("RollbackFailed", "rollback failed too"),
+        ("UninstallSucceeded", "uninstalled"),
+        ("UninstallFailed", "uninstall failed too"),
+    ] {
+        let conditions = vec![
+            not_ready(remediation, "remediation", 10),
+            condition("Released", "False", "InstallFailed", denied, 11),
+        ];
+        let run = run(&release(conditions, pod("apps", "podinfo", "a", None), 1));
+        run.assert_verdict(
+            "HelmRelease",
+            "apps",
+            "podinfo",
+            Failed,
+            &format!("Helm install failed (timed out waiting for workloads) ({outcome})"),
+        );
+    }
+    // without the failed action's condition, the remediation alone
+    let bare = run(&release(
+        vec![not_ready("UninstallSucceeded", "remediation", 10)],
+        pod("apps", "podinfo", "a", None),
+        1,
+    ));
+    bare.assert_verdict(
+        "HelmRelease",
+        "apps",
+        "podinfo",
+        Failed,
+        "Helm action failed (uninstalled)",
+    );
+}
