@@ -96,3 +96,45 @@ fn an_unlabelled_inventory_object_that_fails_degrades_its_owner() {
             .contains("Namespace apps listed"),
     );
 }
+
+/// An inventory entry proves nothing of a kind the cluster cannot read or has not listed in
+/// full, nor of a kind an `evaluate` input holds none of.
+#[test]
+fn absence_from_a_kind_not_read_in_full_is_no_evidence() {
+    use super::{ClusterInfo, InputEvidence};
+    use crate::model::Kind;
+    let values = release_listing(&["apps_web_apps_Deployment", "apps_gone_apps_StatefulSet"]);
+    let cluster = |info: ClusterInfo| ClusterInfo {
+        name: CLUSTER.into(),
+        last_good: Some(now()),
+        ..info
+    };
+    let state = |info: ClusterInfo| {
+        let run = run_with(&values, &[cluster(info)], &[], &Default::default());
+        run.state("HelmRelease", "apps", "web")
+    };
+    assert_eq!(
+        state(ClusterInfo::default()),
+        Degraded,
+        "read in full: gone"
+    );
+    let unreadable = ClusterInfo {
+        kind_errors: [(Kind::StatefulSet, "forbidden".to_string())].into(),
+        ..ClusterInfo::default()
+    };
+    assert_ne!(state(unreadable), Degraded);
+    let input_without = ClusterInfo {
+        input: Some(InputEvidence {
+            kinds: [
+                Kind::HelmRelease,
+                Kind::HelmChart,
+                Kind::HelmRepository,
+                Kind::Deployment,
+            ]
+            .into(),
+            ..InputEvidence::default()
+        }),
+        ..ClusterInfo::default()
+    };
+    assert_eq!(state(input_without), Healthy);
+}

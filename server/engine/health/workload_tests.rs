@@ -1454,3 +1454,55 @@ fn a_deletion_unconfirmed_for_minutes_strands_the_pod_on_its_node() {
         "being deleted (finalizers pending)",
     );
 }
+
+#[test]
+fn pod_reasons_without_words_say_no_more_than_the_kubelet() {
+    let mut evicted = evicted_pod("");
+    evicted["metadata"]["ownerReferences"] = json!([]);
+    evicted["status"]["message"] = json!("");
+    let run = run(&[evicted]);
+    run.assert_verdict("Pod", NS, "web-6f7d8-e", Failed, "Evicted");
+    let mut unready = app_pod("u", MIN, false, running(0));
+    unready["metadata"]["ownerReferences"] = json!([]);
+    unready["status"]["conditions"][0]["reason"] = json!("");
+    super::testkit::run(&[unready]).assert_verdict(
+        "Pod",
+        NS,
+        "web-6f7d8-u",
+        Progressing,
+        "containers not ready",
+    );
+}
+
+fn recently_evicted(suffix: &str) -> Value {
+    let mut pod = evicted_pod("The node was low on resource: memory.");
+    pod["metadata"]["name"] = json!(format!("web-6f7d8-{suffix}"));
+    pod["metadata"]["creationTimestamp"] = json!(secs_ago(2 * MIN));
+    pod
+}
+
+/// Only phase Failed with the kubelet's "Pod was rejected" is an admission rejection; evicted
+/// pods and a ready pod being deleted are something else.
+#[test]
+fn evictions_are_no_admission_rejections_and_a_ready_pod_is_not_stranded() {
+    let run = run(&release_over(vec![
+        deployment_with(2, counts(2, 2, 2, 2), settled()),
+        ready_pod("a"),
+        ready_pod("b"),
+        recently_evicted("e"),
+        recently_evicted("f"),
+    ]));
+    assert_eq!(web(&run).state, Healthy, "{:?}", web(&run));
+    let mut deleting = ready_pod("d");
+    deleting["metadata"]["deletionTimestamp"] = json!(secs_ago(10 * MIN));
+    deleting["spec"]["nodeName"] = json!("node-1");
+    let mut alone = deleting;
+    alone["metadata"]["ownerReferences"] = json!([]);
+    super::testkit::run(&[alone]).assert_verdict(
+        "Pod",
+        NS,
+        "web-6f7d8-d",
+        Progressing,
+        "being deleted (finalizers pending)",
+    );
+}
