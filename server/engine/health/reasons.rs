@@ -106,8 +106,10 @@ use Class::{FailedBy, Failure, Healthy, InProgress, Informational, Waiting};
 pub const CATALOGUE: &[Reason] = &[
     row("ReconciliationSucceeded", Site::Condition("Ready"), "HelmRelease", Healthy, "helm-controller@v0.37.4 api/v2beta1/helmrelease_types.go (HelmReleaseReady); HelmRelease v2beta1, still served",
         "release reconciled (helm-controller before v1)"),
-    row("Succeeded", Site::Condition("Ready"), "GitRepository,OCIRepository,Bucket,HelmRepository,HelmChart,ExternalArtifact", Healthy, "fluxcd/pkg/apis/meta@v1.30.2 conditions.go; written in source-controller@v1.9.6 internal/controller/gitrepository_controller.go",
+    row("Succeeded", Site::Condition("Ready"), "GitRepository,OCIRepository,Bucket,HelmRepository,HelmChart", Healthy, "fluxcd/pkg/apis/meta@v1.30.2 conditions.go; written in source-controller@v1.9.6 internal/controller/gitrepository_controller.go",
         "artifact stored/up to date for current revision (or signature verified)"),
+    row("Succeeded", Site::Condition("Ready"), "ExternalArtifact", Healthy, "fluxcd/pkg/apis/meta@v1.30.2 conditions.go; written in source-watcher@v2.2.1 internal/controller/artifactgenerator_controller.go",
+        "the ArtifactGenerator stored the artifact (\"Artifact is ready\")"),
     row("ChartPullSucceeded", Site::Condition("Ready"), "HelmChart", Healthy, "source-controller/api@v1.9.6 v1/helmchart_types.go; written in source-controller@v1.9.6 internal/controller/helmchart_controller.go",
         "chart pulled (not repackaged) and stored"),
     row("ChartPackageSucceeded", Site::Condition("Ready"), "HelmChart", Healthy, "source-controller/api@v1.9.6 v1/helmchart_types.go; written in source-controller@v1.9.6 internal/controller/helmchart_controller.go",
