@@ -1506,3 +1506,59 @@ fn evictions_are_no_admission_rejections_and_a_ready_pod_is_not_stranded() {
         "being deleted (finalizers pending)",
     );
 }
+
+/// Recurring means two or more, and either recent or while replicas are missing: the four
+/// corners of that rule.
+#[test]
+fn admission_rejections_recur_when_two_and_recent_or_short() {
+    let verdict = |rejections: &[i64], short: bool| {
+        let (ready, extra) = if short {
+            (1, vec![])
+        } else {
+            (2, vec![ready_pod("b")])
+        };
+        let mut values = vec![
+            deployment_with(2, counts(2, 2, ready, ready), settled()),
+            ready_pod("a"),
+        ];
+        values.extend(extra);
+        for (i, age) in rejections.iter().enumerate() {
+            values.push(rejected_pod(&format!("r{i}"), *age));
+        }
+        web(&run(&release_over(values))).state
+    };
+    assert_eq!(verdict(&[2 * MIN, MIN], false), Failed, "two, recent");
+    assert_eq!(
+        verdict(&[DAY, DAY - MIN], true),
+        Failed,
+        "two, old, replicas missing"
+    );
+    assert_ne!(
+        verdict(&[DAY, DAY - MIN], false),
+        Failed,
+        "two, old, all there"
+    );
+    assert_ne!(verdict(&[MIN], true), Failed, "one");
+}
+
+#[test]
+fn several_stranded_pods_are_counted() {
+    let status = json!({"observedGeneration": 4, "replicas": 3, "currentReplicas": 3, "updatedReplicas": 3,
+        "readyReplicas": 1, "availableReplicas": 1, "currentRevision": "db-7c9f", "updateRevision": "db-7c9f"});
+    let mut values = vec![statefulset(3, status), db_pod(0, 30 * DAY, true)];
+    for ordinal in [1, 2] {
+        let mut lost = db_pod(ordinal, 30 * DAY, false);
+        lost["metadata"]["deletionTimestamp"] = json!(secs_ago(10 * MIN));
+        lost["spec"]["nodeName"] = json!("node-3");
+        values.push(lost);
+    }
+    let run = run(&release_over(values));
+    let verdict = run.verdict("StatefulSet", NS, "db");
+    assert!(
+        verdict
+            .reason
+            .ends_with("on unreachable node node-3 (and 1 more)"),
+        "{}",
+        verdict.reason
+    );
+}
