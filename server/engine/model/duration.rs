@@ -155,6 +155,23 @@ pub mod serde_go {
 mod tests {
     use super::*;
 
+    /// Config files say `stuck_after: 15m`: the serde adapter reads and writes that form.
+    #[test]
+    fn the_serde_adapter_reads_and_writes_go_durations() {
+        #[derive(serde::Deserialize, serde::Serialize)]
+        struct Config {
+            #[serde(with = "serde_go")]
+            stuck_after: TimeDelta,
+        }
+        let config: Config = serde_json::from_str(r#"{"stuck_after": "1h30m"}"#).unwrap();
+        assert_eq!(config.stuck_after, TimeDelta::minutes(90));
+        assert_eq!(
+            serde_json::to_string(&config).unwrap(),
+            r#"{"stuck_after":"1h30m"}"#
+        );
+        assert!(serde_json::from_str::<Config>(r#"{"stuck_after": "soon"}"#).is_err());
+    }
+
     #[test]
     fn parses_flux_and_go_forms() {
         assert_eq!(parse_go_duration("90s").unwrap(), TimeDelta::seconds(90));
