@@ -268,3 +268,26 @@ fn texts_that_objects_repeat_are_held_once() {
     assert!(same(&ready_a.reason, &ready_b.reason));
     assert_eq!(ready_a.reason, "ContainersNotReady");
 }
+
+/// A list or a mapping where a text belongs is a defect of that field, read past whole: the
+/// fields after it are still read.
+#[test]
+fn a_list_or_mapping_in_the_place_of_a_value_is_read_past() {
+    let mut value = kustomization();
+    value["spec"]["interval"] = json!(["1m", "2m"]);
+    value["spec"]["timeout"] = json!({"minutes": 5});
+    let object = parse_object("c", &value).unwrap();
+    let defects = object.defects.join("\n");
+    assert!(
+        defects.contains("spec.interval: expected a string"),
+        "{defects}"
+    );
+    assert!(
+        defects.contains("spec.timeout: expected a string"),
+        "{defects}"
+    );
+    assert!(
+        object.spec.flux.source_ref.is_some(),
+        "the fields after it are read"
+    );
+}
