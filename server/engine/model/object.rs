@@ -501,6 +501,20 @@ mod id_tests {
     use super::*;
 
     #[test]
+    fn an_exit_is_an_error_by_its_code_else_by_its_reason() {
+        let exit = |code: Option<i64>, reason: &str| Termination {
+            reason: Some(reason.to_string()),
+            exit_code: code,
+            message: None,
+            finished: None,
+        };
+        assert!(!exit(Some(0), "Completed").is_error());
+        assert!(exit(Some(137), "OOMKilled").is_error());
+        assert!(!exit(None, "Completed").is_error());
+        assert!(exit(None, "Error").is_error());
+    }
+
+    #[test]
     fn an_id_is_made_of_its_four_parts_even_when_the_namespace_is_empty() {
         let id = ObjectId::new("prod-eu-1", Kind::Kustomization, "flux-system", "apps");
         assert_eq!(id.as_str(), "prod-eu-1/Kustomization/flux-system/apps");

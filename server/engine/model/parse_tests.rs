@@ -291,3 +291,49 @@ fn a_list_or_mapping_in_the_place_of_a_value_is_read_past() {
         "the fields after it are read"
     );
 }
+
+/// Numbers as YAML and tools write them: negative, as strings, and fractions where an integer
+/// belongs (a defect).
+#[test]
+fn integers_read_negative_and_from_strings_and_fractions_are_defects() {
+    let mut value = kustomization();
+    value["metadata"]["generation"] = json!(-3);
+    assert_eq!(parse_object("c", &value).unwrap().generation, Some(-3));
+    value["metadata"]["generation"] = json!("4");
+    assert_eq!(parse_object("c", &value).unwrap().generation, Some(4));
+    value["metadata"]["generation"] = json!(2.5);
+    let object = parse_object("c", &value).unwrap();
+    assert_eq!(object.generation, None);
+    assert!(
+        object.defects.join("\n").contains("metadata.generation"),
+        "{:?}",
+        object.defects
+    );
+}
+
+/// No status at all and an empty status are told apart (a new object, or one its controller
+/// reached); a Deployment without `spec.replicas` has the API server's default of 1.
+#[test]
+fn status_presence_and_the_default_replica_count_are_kept() {
+    let mut value = kustomization();
+    value.as_object_mut().unwrap().remove("status");
+    assert!(!parse_object("c", &value).unwrap().status.present);
+    value["status"] = json!({});
+    assert!(parse_object("c", &value).unwrap().status.present);
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "apps"}, "spec": {"selector": {"matchLabels": {"app": "web"}}}});
+    assert_eq!(
+        parse_object("c", &deployment).unwrap().spec.replicas,
+        Some(1)
+    );
+}
+
+#[test]
+fn a_skipped_object_says_why() {
+    let skip = Skip::UnknownKind {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+    };
+    assert_eq!(skip.to_string(), "unknown kind ConfigMap (v1)");
+    assert_eq!(Skip::Invalid("no kind".into()).to_string(), "no kind");
+}
