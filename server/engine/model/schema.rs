@@ -38,6 +38,13 @@ impl JsonSchema for Kind {
 mod tests {
     use super::*;
 
+    /// The names the chart's values.schema.json refers to them by.
+    #[test]
+    fn the_schemas_are_named_for_their_types() {
+        assert_eq!(GoDuration::schema_name(), "GoDuration");
+        assert_eq!(Kind::schema_name(), "Kind");
+    }
+
     #[test]
     fn kinds_are_an_enum_of_their_names_and_durations_a_pattern() {
         let kind = serde_json::to_value(schemars::schema_for!(Kind)).unwrap();

@@ -192,6 +192,19 @@ impl Interner {
 mod tests {
     use super::*;
 
+    /// Equal to its text, and only to it, whichever side and form the text is on.
+    #[test]
+    fn equals_its_text_in_every_form_and_direction() {
+        let shared = SharedStr::from(&"Ready".to_string());
+        let (same, other) = ("Ready", "Stalled");
+        assert!(shared == *same && shared != *other);
+        assert!(shared == same.to_string() && shared != other.to_string());
+        assert!(*same == shared && *other != shared);
+        assert!(same == shared && other != shared);
+        assert!(same.to_string() == shared && other.to_string() != shared);
+        assert_eq!(String::from(shared), "Ready");
+    }
+
     #[test]
     fn compares_hashes_and_reads_like_the_text_it_holds() {
         let a = SharedStr::from("prod-eu-1");
