@@ -197,11 +197,12 @@ mod tests {
     fn equals_its_text_in_every_form_and_direction() {
         let shared = SharedStr::from(&"Ready".to_string());
         let (same, other) = ("Ready", "Stalled");
+        let (same_owned, other_owned) = (same.to_string(), other.to_string());
         assert!(shared == *same && shared != *other);
-        assert!(shared == same.to_string() && shared != other.to_string());
+        assert!(shared == same_owned && shared != other_owned);
         assert!(*same == shared && *other != shared);
         assert!(same == shared && other != shared);
-        assert!(same.to_string() == shared && other.to_string() != shared);
+        assert!(same_owned == shared && other_owned != shared);
         assert_eq!(String::from(shared), "Ready");
     }
 
