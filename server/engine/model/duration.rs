@@ -172,6 +172,14 @@ mod tests {
         assert!(serde_json::from_str::<Config>(r#"{"stuck_after": "soon"}"#).is_err());
     }
 
+    /// The largest duration there is parses; one nanosecond more is too large.
+    #[test]
+    fn the_largest_duration_parses_and_no_larger() {
+        let max = parse_go_duration("2562047h2836854775807ns").unwrap();
+        assert_eq!(max, TimeDelta::nanoseconds(i64::MAX));
+        assert!(parse_go_duration("2562047h2836854775808ns").is_err());
+    }
+
     #[test]
     fn parses_flux_and_go_forms() {
         assert_eq!(parse_go_duration("90s").unwrap(), TimeDelta::seconds(90));

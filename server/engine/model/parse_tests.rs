@@ -337,3 +337,30 @@ fn a_skipped_object_says_why() {
     assert_eq!(skip.to_string(), "unknown kind ConfigMap (v1)");
     assert_eq!(Skip::Invalid("no kind".into()).to_string(), "no kind");
 }
+
+/// A HelmChart's `spec.chart` is the chart's name; a DaemonSet's replicas are the nodes it
+/// should run on (`desiredNumberScheduled`), every other workload's its spec's.
+#[test]
+fn chart_names_and_daemon_set_replicas_are_read_per_kind() {
+    let chart = json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmChart",
+        "metadata": {"name": "apps-web", "namespace": "flux-system"},
+        "spec": {"chart": "web", "version": "1.x", "sourceRef": {"kind": "HelmRepository", "name": "charts"}}});
+    let chart = parse_object("c", &chart).unwrap();
+    assert_eq!(chart.spec.flux.chart.as_deref(), Some("web"));
+    let daemon_set = json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": "ops"},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}}},
+        "status": {"desiredNumberScheduled": 3, "numberReady": 3, "numberAvailable": 3, "updatedNumberScheduled": 3}});
+    assert_eq!(
+        parse_object("c", &daemon_set).unwrap().spec.replicas,
+        Some(3)
+    );
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "apps"},
+        "spec": {"replicas": 4, "selector": {"matchLabels": {"app": "web"}}},
+        "status": {"replicas": 2}});
+    assert_eq!(
+        parse_object("c", &deployment).unwrap().spec.replicas,
+        Some(4)
+    );
+}

@@ -192,6 +192,16 @@ impl Interner {
 mod tests {
     use super::*;
 
+    #[test]
+    fn an_interner_holds_what_it_interned() {
+        let mut names = Interner::default();
+        assert!(names.is_empty());
+        let prod = names.intern_str("prod");
+        assert!(!names.is_empty());
+        assert_eq!(names.len(), 1);
+        assert_eq!(names.intern_str("prod"), prod);
+    }
+
     /// Equal to its text, and only to it, whichever side and form the text is on.
     #[test]
     fn equals_its_text_in_every_form_and_direction() {

@@ -87,6 +87,13 @@ mod tests {
     }
 
     #[test]
+    fn a_sparse_value_prints_as_the_value_it_holds() {
+        let names = vec!["a".to_string()];
+        let held = Sparse::new(Extra { names });
+        assert_eq!(format!("{held:?}"), r#"Extra { names: ["a"] }"#);
+    }
+
+    #[test]
     fn holds_nothing_for_the_empty_value_and_reads_the_same_either_way() {
         let empty = Sparse::new(Extra::default());
         assert!(empty.0.is_none());
