@@ -1562,3 +1562,21 @@ fn several_stranded_pods_are_counted() {
         verdict.reason
     );
 }
+
+/// A pod being evicted through the Eviction API (a drain) is on its way out, not stranded.
+#[test]
+fn a_pod_being_drained_is_not_stranded() {
+    let mut drained = db_pod(2, 30 * DAY, false);
+    drained["metadata"]["ownerReferences"] = json!([]);
+    drained["metadata"]["deletionTimestamp"] = json!(secs_ago(MIN));
+    drained["spec"]["nodeName"] = json!("node-3");
+    drained["status"]["conditions"] = json!([{"type": "DisruptionTarget", "status": "True",
+        "reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting", "lastTransitionTime": secs_ago(MIN)}]);
+    run(&[drained]).assert_verdict(
+        "Pod",
+        NS,
+        "db-2",
+        Progressing,
+        "being deleted (finalizers pending)",
+    );
+}
