@@ -364,3 +364,16 @@ fn chart_names_and_daemon_set_replicas_are_read_per_kind() {
         Some(4)
     );
 }
+
+/// A container's counters as the kubelet writes them, negative exit codes included (a
+/// container killed before it ran reports -1 under some runtimes).
+#[test]
+fn container_counters_read_as_written() {
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "n"},
+        "status": {"phase": "Running", "containerStatuses": [{"name": "c", "ready": false, "restartCount": 3,
+            "state": {"running": {}}, "lastState": {"terminated": {"exitCode": -1, "reason": "Error"}}}]}});
+    let pod = parse_object("c", &pod).unwrap();
+    let container = &pod.status.pod.as_ref().unwrap().containers[0];
+    assert_eq!(container.restarts, 3);
+    assert_eq!(container.last_terminated.as_ref().unwrap().exit_code, Some(-1));
+}
