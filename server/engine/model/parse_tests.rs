@@ -375,5 +375,8 @@ fn container_counters_read_as_written() {
     let pod = parse_object("c", &pod).unwrap();
     let container = &pod.status.pod.as_ref().unwrap().containers[0];
     assert_eq!(container.restarts, 3);
-    assert_eq!(container.last_terminated.as_ref().unwrap().exit_code, Some(-1));
+    assert_eq!(
+        container.last_terminated.as_ref().unwrap().exit_code,
+        Some(-1)
+    );
 }
