@@ -273,6 +273,26 @@ async fn delivery_errors_never_show_the_secret_url() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_redirect_is_a_failed_delivery_and_never_followed() {
+    let store = common::fresh_store().await;
+    let (slack, elsewhere) = (Receiver::start().await, Receiver::start().await);
+    slack.script([Reply::Redirect(format!("{}/stolen", elsewhere.base))]);
+    let sinks = sinks(format!("{}/slack", slack.base), Duration::from_secs(5));
+    queue(&store, &sinks, 1).await;
+    let worker = worker(&store, sinks);
+    assert!(worker.deliver_one().await.unwrap());
+    assert_eq!(slack.requests().len(), 1);
+    assert!(
+        elsewhere.requests().is_empty(),
+        "the alert was re-posted to the redirect's Location"
+    );
+    let statuses = outbox_statuses(&store).await;
+    let (status, attempts, error) = &statuses[0];
+    assert_eq!((status.as_str(), *attempts), ("pending", 1));
+    assert_eq!(error.as_deref(), Some("HTTP 307"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_hanging_slack_does_not_delay_the_pager_webhook() {
     let store = common::fresh_store().await;
     let (slack, pager) = (Receiver::start().await, Receiver::start().await);

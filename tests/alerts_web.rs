@@ -8,7 +8,7 @@ mod common;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode, header};
-use chrono::{TimeDelta, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 use fleetglass::config::Config;
 use fleetglass::store::Store;
 use fleetglass::web::{self, AppState, Site};
@@ -289,4 +289,74 @@ async fn the_page_shows_alerts_and_its_forms_need_the_csrf_cookie() {
         .await
         .unwrap();
     assert_eq!(active, 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn silences_last_at_most_ninety_days_and_the_proxy_names_one_user_in_any_script() {
+    let (app, store) = app_with_an_open_alert(proxy_site()).await;
+    let post = |until: DateTime<Utc>| {
+        let body = json!({"cluster": "prod-eu-1", "until": until.to_rfc3339()});
+        Request::post("/api/v1/silences")
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body.to_string()))
+            .unwrap()
+    };
+    for days in [91, 3650, 106_000] {
+        let (status, _, body) = send(
+            &app,
+            as_user(post(Utc::now() + TimeDelta::days(days)), "alice"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{days} days: {body}");
+        assert!(body.contains("at most 90 days"), "{body}");
+    }
+    let almost = Utc::now() + TimeDelta::days(90) - TimeDelta::minutes(1);
+    let (status, _, body) = send(&app, as_user(post(almost), "Zoë Ødegård 李")).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let created: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(created["created_by"], "Zoë Ødegård 李");
+
+    // Two user headers: which one the proxy set cannot be told.
+    let mut twice = as_user(post(almost), "alice");
+    twice
+        .headers_mut()
+        .append("x-forwarded-user", "mallory".parse().unwrap());
+    let (status, _, body) = send(&app, twice).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body.contains("more than once"), "{body}");
+
+    // The form: a duration past any date is a 400 saying so, not a reset connection.
+    let (_, headers, page) = send(
+        &app,
+        as_user(
+            Request::get("/alerts").body(Body::empty()).unwrap(),
+            "alice",
+        ),
+    )
+    .await;
+    let cookie = headers[header::SET_COOKIE].to_str().unwrap();
+    let cookie = cookie.split(';').next().unwrap().to_string();
+    let token = page
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_string();
+    for duration in ["99999999d", "91d", "2400h"] {
+        let form = Request::post("/alerts/silences")
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(header::COOKIE, &cookie)
+            .body(Body::from(format!(
+                "csrf={token}&cluster=prod-eu-1&duration={duration}"
+            )))
+            .unwrap();
+        let (status, _, body) = send(&app, as_user(form, "alice")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{duration}: {body}");
+        assert!(body.contains("at most 90 days"), "{duration}: {body}");
+    }
+    let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM silences")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(stored, 1, "only the one within 90 days");
 }

@@ -145,3 +145,53 @@ fn with_nothing_to_watch_serve_says_what_it_looked_for() {
     let error = one_line_error(&serve(&["--all-contexts"]));
     assert!(error.contains("need a kubeconfig"), "{error}");
 }
+
+#[test]
+fn wait_never_prints_the_credentials_of_its_url() {
+    let output = fleetglass(
+        &[
+            "wait",
+            "--url",
+            "http://ci:s3cret-pass@127.0.0.1:1/",
+            "--domain",
+            "gateway",
+            "--version",
+            "1.0.0",
+            "--timeout",
+            "1s",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !stderr.contains("s3cret-pass") && !stderr.contains("ci:"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("http://***@127.0.0.1:1/"), "{stderr}");
+}
+
+#[test]
+fn an_empty_or_short_web_secret_stops_the_start_naming_where_it_came_from() {
+    let empty = temp_file("empty-secret", " \n");
+    let config = temp_file(
+        "with-secret.yaml",
+        &format!("web:\n  secret_file: {}\n", empty.display()),
+    );
+    let config = config.to_str().unwrap();
+    let output = fleetglass(&["serve", "--demo", "--config", config], &[]);
+    let stderr = one_line_error(&output);
+    assert!(
+        stderr.contains(&empty.display().to_string()) && stderr.contains("at least 32"),
+        "{stderr}"
+    );
+    let output = fleetglass(
+        &["serve", "--demo", "--config", config],
+        &[("FLEETGLASS_WEB_SECRET", "short")],
+    );
+    let stderr = one_line_error(&output);
+    assert!(
+        stderr.contains("FLEETGLASS_WEB_SECRET") && stderr.contains("5 bytes"),
+        "{stderr}"
+    );
+}

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{DemoServer, raw_get as get};
+use common::{DemoServer, raw_get as get, resident_kib};
 use sqlx::Connection;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -16,15 +16,6 @@ const WAITS: usize = 3_000;
 const EXTRA: usize = 50;
 /// The pool's maximum (server/store/mod.rs).
 const POOL_MAX: i64 = 8;
-
-fn resident_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
 
 /// Transactions committed in `database` so far, and its connections now.
 async fn activity(admin: &mut sqlx::PgConnection, database: &str) -> (i64, i64) {
@@ -62,7 +53,7 @@ async fn thousands_of_waits_are_capped_woken_in_process_and_cheap() {
     let (server, url) = DemoServer::with_config(
         "waits",
         &format!(
-            "web: {{limits: {{max_waits: {WAITS}, max_connections: 8000}}}}
+            "web: {{limits: {{max_waits: {WAITS}, max_waits_per_client: {WAITS}, max_connections: 8000, max_connections_per_client: 8000}}}}
 "
         ),
     )

@@ -630,3 +630,20 @@ fn in_split_topology_the_collectors_metrics_are_scraped() {
         );
     }
 }
+
+#[test]
+fn with_authentication_on_the_scrape_sends_a_token_from_a_secret() {
+    let docs = rendered(&[
+        "serviceMonitor.enabled=true",
+        "serviceMonitor.bearerTokenSecret.existingSecret=metrics-token",
+        "serviceMonitor.bearerTokenSecret.key=token",
+    ]);
+    let monitor = named(&docs, "ServiceMonitor", "fg-fleetglass");
+    let authorization = &monitor["spec"]["endpoints"][0]["authorization"];
+    assert_eq!(authorization["type"], "Bearer");
+    assert_eq!(authorization["credentials"]["name"], "metrics-token");
+    assert_eq!(authorization["credentials"]["key"], "token");
+    let plain = rendered(&["serviceMonitor.enabled=true"]);
+    let monitor = named(&plain, "ServiceMonitor", "fg-fleetglass");
+    assert!(monitor["spec"]["endpoints"][0]["authorization"].is_null());
+}

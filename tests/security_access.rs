@@ -20,7 +20,9 @@ use tower::ServiceExt;
 const TOKEN: &str = "fg-access-test-token-7d1c";
 
 /// Routes served besides the declared pages and API, and the only ones open by design.
-const OPEN: [&str; 4] = ["/healthz", "/readyz", "/metrics", "/static/style.css"];
+const OPEN: [&str; 3] = ["/healthz", "/readyz", "/static/style.css"];
+/// Served besides the declared pages and API, behind authentication like them.
+const METRICS: &str = "/metrics";
 
 fn sha256_hex(token: &str) -> String {
     Sha256::digest(token.as_bytes())
@@ -62,6 +64,7 @@ fn every_request() -> Vec<(Method, String)> {
         .collect();
     requests.push((Method::POST, "/api/v1/silences".to_string()));
     requests.extend(OPEN.iter().map(|p| (Method::GET, p.to_string())));
+    requests.push((Method::GET, METRICS.to_string()));
     requests
 }
 
@@ -88,7 +91,7 @@ async fn tokens_app() -> axum::Router {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn with_tokens_only_probes_metrics_and_assets_answer_strangers() {
+async fn with_tokens_only_probes_and_assets_answer_strangers() {
     let app = tokens_app().await;
     assert!(PAGE_PATHS.contains(&"/") && API_PATHS.contains(&"/api/v1/fleet"));
     for bearer in [None, Some("wrong-token"), Some(&sha256_hex(TOKEN)[..])] {
@@ -330,10 +333,26 @@ async fn a_loopback_instance_answers_only_to_its_own_names() {
             StatusCode::OK,
             "probes answer any name"
         );
+        assert_eq!(
+            send(&app, with_host("/metrics", host)).await.0,
+            StatusCode::MISDIRECTED_REQUEST,
+            "metrics name clusters and domains: not for another site"
+        );
     }
-    for host in ["127.0.0.1:8080", "localhost:8080", "[::1]:8080"] {
+    for host in [
+        "127.0.0.1:8080",
+        "localhost:8080",
+        "[::1]:8080",
+        "10.1.2.3:8080",
+    ] {
         let (status, body) = send(&app, with_host("/api/v1/fleet", host)).await;
         assert_eq!(status, StatusCode::OK, "{host}: {body}");
+        let (status, body) = send(&app, with_host("/metrics", host)).await;
+        assert_eq!(
+            status,
+            StatusCode::OK,
+            "a scrape by address: {host}: {body}"
+        );
     }
 }
 
@@ -375,4 +394,66 @@ async fn every_response_carries_the_security_headers() {
         assert_eq!(headers["x-frame-options"], "DENY", "{uri}");
         assert_eq!(headers["referrer-policy"], "same-origin", "{uri}");
     }
+}
+
+/// Whoever copies an example hash into a config must not get a token anyone can guess.
+#[test]
+fn no_documented_token_hash_is_the_digest_of_a_guessable_word() {
+    let guessable = [
+        "",
+        "password",
+        "secret",
+        "token",
+        "admin",
+        "changeme",
+        "test",
+        "ci",
+        "fleetglass",
+        "example",
+        "letmein",
+        "123456",
+        "12345678",
+        "qwerty",
+        "hunter2",
+        "root",
+        "demo",
+        "mytoken",
+        "my-token",
+        "ci-token",
+        "passw0rd",
+        "s3cret",
+        "default",
+    ];
+    let digests: BTreeSet<String> = guessable
+        .iter()
+        .flat_map(|w| [w.to_string(), w.to_uppercase(), format!("{w}\n")])
+        .map(|w| sha256_hex(&w))
+        .collect();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![
+        root.join("README.md"),
+        root.join("docker-compose.yml"),
+        root.join("helm/fleetglass/values.yaml"),
+    ];
+    files.extend(
+        std::fs::read_dir(root.join("docs"))
+            .unwrap()
+            .map(|entry| entry.unwrap().path()),
+    );
+    let mut hashes = 0;
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        for (at, _) in text.match_indices("sha256: ") {
+            let hash: String = text[at + 8..].chars().take(64).collect();
+            if hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+                hashes += 1;
+                assert!(
+                    !digests.contains(&hash.to_lowercase()),
+                    "{}: {hash} is the sha256 of a guessable word",
+                    file.display()
+                );
+            }
+        }
+    }
+    assert!(hashes > 0, "the README shows an example token hash");
 }

@@ -191,7 +191,7 @@ async fn no_secret_reaches_logs_pages_api_metrics_or_errors() {
             if bearer == Some(API_TOKEN) && !uri.contains("nope") && !uri.contains("no/such") {
                 assert_ne!(status, 401, "{uri}: the token file's token is accepted");
             }
-            let open = ["/metrics", "/healthz", "/readyz"].contains(&uri.as_str());
+            let open = ["/healthz", "/readyz"].contains(&uri.as_str());
             if bearer.is_none() && !open {
                 assert_eq!(
                     status, 401,

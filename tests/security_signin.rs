@@ -7,10 +7,14 @@
 mod common;
 
 use axum::body::Body;
+use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode};
 use common::web::{app, demo_app, demo_config};
+use fleetglass::store::Store;
+use fleetglass::web::{AppState, CsrfKey, Site, router};
 use http_body_util::BodyExt;
 use sha2::{Digest, Sha256};
+use std::net::SocketAddr;
 use tower::ServiceExt;
 
 const TOKEN: &str = "fg-signin-test-token-52a9";
@@ -209,6 +213,167 @@ async fn a_token_signs_a_browser_in_with_a_strict_cookie() {
             .iter()
             .any(|c| c.starts_with("__Host-fleetglass_signin=;") && c.contains("Max-Age=0"))
     );
+    // A copy of the cookie (stolen before the sign-out) no longer counts either.
+    let stolen = request("GET", "/api/v1/fleet")
+        .header("cookie", &signed_in)
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(call(&app, stolen).await.0, StatusCode::UNAUTHORIZED);
+}
+
+/// The demo fleet in tokens mode with the token `ana` = `token`, signed with a fixed key (as
+/// replicas sharing `web.secret_file` are, or one process across a restart).
+fn keyed_app(store: Store, token: &str) -> axum::Router {
+    let mut config = demo_config();
+    config.public_url = Some(format!("https://{HOST}"));
+    config.web = serde_yaml::from_str(&format!(
+        "auth: {{mode: tokens, tokens: [{{name: ana, sha256: {}}}]}}",
+        sha256_hex(token)
+    ))
+    .unwrap();
+    let key = CsrfKey::from_secret(b"a shared secret of thirty-two bytes or more").unwrap();
+    router(AppState::new(store, Site::from_config(&config)).with_csrf_key(key))
+}
+
+async fn sign_in_cookie(app: &axum::Router, token: &str) -> String {
+    let (status, cookies, body) =
+        call(app, form("/sign-in", format!("token={token}&next=%2F"), "")).await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "{body}");
+    pair(&cookies[0])
+}
+
+async fn fleet_with(app: &axum::Router, cookie: &str) -> StatusCode {
+    let request = request("GET", "/api/v1/fleet")
+        .header("cookie", cookie)
+        .body(Body::empty())
+        .unwrap();
+    call(app, request).await.0
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rotating_a_token_ends_the_sign_ins_made_with_it() {
+    let (_, store) = demo_app().await;
+    let before = keyed_app(store.clone(), TOKEN);
+    let cookie = sign_in_cookie(&before, TOKEN).await;
+    assert_eq!(fleet_with(&before, &cookie).await, StatusCode::OK);
+    let restarted = keyed_app(store.clone(), TOKEN);
+    assert_eq!(
+        fleet_with(&restarted, &cookie).await,
+        StatusCode::OK,
+        "same key, same token: the sign-in holds"
+    );
+    let rotated = keyed_app(store.clone(), "fg-signin-rotated-token-77e0");
+    assert_eq!(
+        fleet_with(&rotated, &cookie).await,
+        StatusCode::UNAUTHORIZED,
+        "same name, new hash: the old sign-in is over"
+    );
+    let renewed = sign_in_cookie(&rotated, "fg-signin-rotated-token-77e0").await;
+    assert_eq!(fleet_with(&rotated, &renewed).await, StatusCode::OK);
+}
+
+fn from_peer(mut request: Request<Body>, peer: &str) -> Request<Body> {
+    request
+        .extensions_mut()
+        .insert(ConnectInfo(peer.parse::<SocketAddr>().unwrap()));
+    request
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn guessing_is_throttled_per_client_and_sign_ins_per_token() {
+    let (_, store) = demo_app().await;
+    let app = keyed_app(store, TOKEN);
+    let guesser = "198.51.100.7:40000";
+    for guess in 0..10 {
+        let attempt = form("/sign-in", format!("token=guess-{guess}"), "");
+        let (status, _, _) = call(&app, from_peer(attempt, guesser)).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "guess {guess}");
+    }
+    let response = app
+        .clone()
+        .oneshot(from_peer(
+            form("/sign-in", format!("token={TOKEN}"), ""),
+            guesser,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry: u64 = response.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=300).contains(&retry), "{retry}");
+    assert!(
+        response.headers().get("set-cookie").is_none(),
+        "not signed in"
+    );
+
+    // Another client is not held back by the guesser; one token mints only so many sessions.
+    let mut signed_in = 0;
+    for attempt in 0..40 {
+        let peer = format!("203.0.113.{}:40000", attempt % 200 + 1);
+        let (status, _, _) = call(
+            &app,
+            from_peer(form("/sign-in", format!("token={TOKEN}"), ""), &peer),
+        )
+        .await;
+        match status {
+            StatusCode::SEE_OTHER => signed_in += 1,
+            StatusCode::TOO_MANY_REQUESTS => break,
+            other => panic!("attempt {attempt}: {other}"),
+        }
+    }
+    assert_eq!(signed_in, 30, "sign-ins per token in the window");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_redirect_target_with_control_characters_stays_on_this_site() {
+    let (_, store) = demo_app().await;
+    let app = keyed_app(store, TOKEN);
+    for next in [
+        "%2F%09%2Fevil.example",
+        "%2F%0A%2Fevil.example",
+        "%2F%0D%0ASet-Cookie:x=y",
+    ] {
+        let response = app
+            .clone()
+            .oneshot(form("/sign-in", format!("token={TOKEN}&next={next}"), ""))
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::SEE_OTHER, "{next}");
+        assert_eq!(response.headers()["location"], "/", "{next}");
+        let (status, _, page) = call(
+            &app,
+            request("GET", &format!("/sign-in?next={next}"))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(
+            status,
+            StatusCode::BAD_REQUEST,
+            "a control character in a query: {page}"
+        );
+        assert!(
+            !page.contains("evil.example") && !page.contains("Set-Cookie"),
+            "{page}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sign_in_form_larger_than_four_kib_is_refused() {
+    let (_, store) = demo_app().await;
+    let app = keyed_app(store, TOKEN);
+    let padding = "x".repeat(5 * 1024);
+    let (status, cookies, _) = call(
+        &app,
+        form("/sign-in", format!("token={TOKEN}&next=%2F{padding}"), ""),
+    )
+    .await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(cookies.is_empty());
 }
 
 /// The token of the sign-out form in the header of `page`, shown to this sign-in.

@@ -119,12 +119,15 @@ fn affects(notice: &Notice) -> String {
     }
 }
 
-/// Slack's mrkdwn needs only these three escaped (Slack's "Formatting text for app
-/// surfaces": `&`, `<` and `>` are control characters there).
+/// Slack's mrkdwn has three control characters to escape (Slack's "Formatting text for app
+/// surfaces": `&`, `<` and `>`). Backticks have no escape there, and three of them in a
+/// message would end the code block it is shown in, making the rest formatted text (bold, a
+/// clickable link): each becomes a look-alike that formats nothing (U+02CB).
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
+        .replace('`', "\u{2cb}")
 }
 
 fn truncate(text: &str, max: usize) -> String {
@@ -171,6 +174,37 @@ mod tests {
             link: None,
             at,
         }
+    }
+
+    #[test]
+    fn backticks_in_what_workloads_write_never_end_a_code_block() {
+        let breakout = "image pull failed ```\n*URGENT* sign in at https://evil.example/login ```";
+        let message = render_slack(&notice(breakout, breakout));
+        let blocks = message["blocks"].as_array().unwrap();
+        let code = blocks
+            .iter()
+            .filter_map(|b| b["text"]["text"].as_str())
+            .find(|t| t.starts_with("```"))
+            .expect("the message is in a code block");
+        assert_eq!(code.matches('`').count(), 6, "only the fences: {code}");
+        assert!(code.ends_with("```") && code.contains("*URGENT*"), "{code}");
+        // Everything Slack reads as mrkdwn (a plain_text header formats nothing).
+        let mut mrkdwn = vec![message["text"].as_str().unwrap().to_string()];
+        for block in blocks {
+            let texts = std::iter::once(&block["text"])
+                .chain(block["elements"].as_array().into_iter().flatten());
+            mrkdwn.extend(
+                texts
+                    .filter(|t| t["type"] == "mrkdwn")
+                    .map(|t| t["text"].as_str().unwrap().to_string()),
+            );
+        }
+        let mrkdwn = mrkdwn.join("\n");
+        assert_eq!(
+            mrkdwn.matches('`').count(),
+            6 + 2,
+            "the fences and the affected sample's own quotes only: {mrkdwn}"
+        );
     }
 
     #[test]

@@ -23,12 +23,17 @@ impl Silence {
     }
 }
 
+/// The longest a silence lasts: a forgotten one must not hide a cluster for years.
+pub const MAX_SILENCE: chrono::TimeDelta = chrono::TimeDelta::days(90);
+
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum SilenceError {
     #[error("a silence needs at least one of root_cause, domain or cluster")]
     NoMatcher,
     #[error("until must be in the future")]
     InThePast,
+    #[error("a silence lasts at most 90 days; set a new one when it ends")]
+    TooFar,
     #[error("{0} is too long (at most 1000 characters)")]
     TooLong(&'static str),
     #[error("{0} contains a control character (NUL and the like are not text)")]
@@ -49,6 +54,9 @@ impl NewSilence {
         }
         if self.until <= now {
             return Err(SilenceError::InThePast);
+        }
+        if self.until - now > MAX_SILENCE {
+            return Err(SilenceError::TooFar);
         }
         let fields = [
             ("root_cause", self.root_cause.as_deref().unwrap_or("")),

@@ -67,8 +67,11 @@ impl Sinks {
         webhooks: Vec<WebhookTarget>,
         timeout: Duration,
     ) -> Result<Sinks, SendError> {
+        // A redirect is a failed delivery: following one would post the alert (and a bot's
+        // token) wherever the receiving end points.
         let client = reqwest::Client::builder()
             .timeout(timeout)
+            .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("fleetglass/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| SendError::Failed(redact(e)))?;

@@ -42,6 +42,7 @@ pub struct Options {
 /// flight finished).
 pub async fn serve(options: Options) -> anyhow::Result<()> {
     let (config, source) = configure(&options)?;
+    let csrf_key = csrf_key(&config)?;
     let store = open_store(&config).await?;
     store.migrate().await?;
     let listen = options
@@ -49,7 +50,6 @@ pub async fn serve(options: Options) -> anyhow::Result<()> {
         .or_else(|| config.listen.as_deref().and_then(|l| l.parse().ok()))
         .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080)));
 
-    let csrf_key = csrf_key(&config)?;
     let collector = match options.role {
         Role::Web => None,
         Role::All | Role::Collector => {
@@ -75,9 +75,19 @@ pub async fn serve(options: Options) -> anyhow::Result<()> {
     let limits = &config.web.limits;
     let limits = ConnectionLimits {
         max_connections: limits.max_connections,
+        max_connections_per_client: limits
+            .max_connections_per_client
+            .min(limits.max_connections),
         header_timeout: limits.header_timeout.to_std()?,
+        body_timeout: limits.body_timeout.to_std()?,
     };
-    web::serve(listener, web::router(state), limits, shutdown_signal()).await;
+    let waits = state.waits.clone();
+    let shutdown = async move {
+        shutdown_signal().await;
+        // Long-poll waits answer now (503, Retry-After), inside the drain, not cut off by it.
+        waits.close();
+    };
+    web::serve(listener, web::router(state), limits, shutdown).await;
     if let Some((collector, alerts)) = collector {
         if tokio::time::timeout(STOP_TIMEOUT, collector.stop())
             .await
@@ -141,18 +151,19 @@ fn warn_about_exposure(site: &Site, address: SocketAddr) {
     }
 }
 
-/// The key that signs form tokens: `FLEETGLASS_WEB_SECRET`, else `web.secret_file`, else a
-/// fresh one (then forms from before a restart, or from another replica, are refused).
+/// The key that signs form tokens and sign-ins: `FLEETGLASS_WEB_SECRET`, else
+/// `web.secret_file`, else a fresh one (then forms and sign-ins from before a restart, or from
+/// another replica, are refused). A configured secret that is empty or short stops the start.
 fn csrf_key(config: &Config) -> anyhow::Result<CsrfKey> {
-    if let Ok(secret) = std::env::var("FLEETGLASS_WEB_SECRET")
-        && !secret.is_empty()
-    {
-        return Ok(CsrfKey::from_secret(secret.as_bytes()));
+    if let Some(secret) = std::env::var_os("FLEETGLASS_WEB_SECRET") {
+        return CsrfKey::from_secret(secret.as_encoded_bytes())
+            .map_err(|problem| anyhow!("FLEETGLASS_WEB_SECRET {problem}"));
     }
     if let Some(path) = &config.web.secret_file {
         let secret = std::fs::read(path)
             .with_context(|| format!("web.secret_file: cannot read {}", path.display()))?;
-        return Ok(CsrfKey::from_secret(&secret));
+        return CsrfKey::from_secret(&secret)
+            .map_err(|problem| anyhow!("web.secret_file {} {problem}", path.display()));
     }
     if config.web.auth.identifies() {
         tracing::info!(

@@ -50,7 +50,7 @@ impl ApiCall<'_> {
         let response = request.send().await.map_err(|e| CallError {
             // Refused, reset or timed out: the server (or the way to it) may be back soon.
             transient: e.is_connect() || e.is_timeout() || e.is_request(),
-            message: format!("cannot reach {}: {}", self.base_url, without_url(e)),
+            message: format!("cannot reach {}: {}", shown(self.base_url), without_url(e)),
             retry_after: None,
         })?;
         let status = response.status();
@@ -67,7 +67,8 @@ impl ApiCall<'_> {
         // A proxy's error page is HTML; what matters then is the status.
         let body: Option<Value> = response.json().await.ok();
         if status.is_success() {
-            return body.ok_or_else(|| fatal(format!("{url} answered {status} without JSON")));
+            return body
+                .ok_or_else(|| fatal(format!("{} answered {status} without JSON", shown(&url))));
         }
         let message = body
             .as_ref()
@@ -90,6 +91,24 @@ pub fn block_on<T>(future: impl Future<Output = Result<T, String>>) -> Result<T,
         .block_on(future)
 }
 
+/// A URL as it may be printed: a `user:password@` part (credentials for a proxy in front of
+/// fleetglass) is replaced by `***@`.
+fn shown(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) if !parsed.username().is_empty() || parsed.password().is_some() => {
+            let _ = parsed.set_password(None);
+            let _ = parsed.set_username("***");
+            parsed.to_string()
+        }
+        Ok(_) => url.to_string(),
+        // Not a URL reqwest can use either; whatever precedes an `@` may be a credential.
+        Err(_) => match url.rsplit_once('@') {
+            Some((_, host)) => format!("***@{host}"),
+            None => url.to_string(),
+        },
+    }
+}
+
 /// The error without the URL (it may carry a token in a query someday) and with its cause.
 fn without_url(error: reqwest::Error) -> String {
     let connect = error.is_connect();
@@ -101,5 +120,26 @@ fn without_url(error: reqwest::Error) -> String {
         format!("connection failed{cause}")
     } else {
         format!("{error}{cause}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_in_a_url_are_never_shown() {
+        for (url, expected) in [
+            (
+                "http://ci:s3cret@fleet.example:8080/x",
+                "http://***@fleet.example:8080/x",
+            ),
+            ("https://tok3n@fleet.example/", "https://***@fleet.example/"),
+            ("http://:s3cret@fleet.example/", "http://***@fleet.example/"),
+            ("not a url with s3cret@fleet", "***@fleet"),
+            ("http://fleet.example/", "http://fleet.example/"),
+        ] {
+            assert_eq!(shown(url), expected, "{url}");
+        }
     }
 }

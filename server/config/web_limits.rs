@@ -12,21 +12,44 @@ pub struct WebLimits {
     /// Connections held at once. At the cap a new connection pushes out the oldest one that
     /// is not in the middle of a request (a slow-header flood is that), so probes still answer.
     pub max_connections: usize,
+    /// Connections one client address may hold (at most `max_connections`); at its share a
+    /// newcomer from it pushes out its own oldest connection not serving a request, never
+    /// another client's. Behind a proxy or load balancer every connection comes from its few
+    /// addresses: raise this to the proxy's connection pool.
+    pub max_connections_per_client: usize,
     /// Time allowed for a request's head to arrive; an idle keep-alive connection is closed
     /// after the same time.
     #[serde(with = "serde_go")]
     #[schemars(with = "super::schema::GoDuration")]
     pub header_timeout: TimeDelta,
+    /// Time allowed for a request's body to arrive, whole, once its head has; past it the
+    /// answer is 408 and the connection closes. Until its body has arrived, a request's
+    /// connection may be pushed out at the cap like one sending a slow head.
+    #[serde(with = "serde_go")]
+    #[schemars(with = "super::schema::GoDuration")]
+    pub body_timeout: TimeDelta,
     /// `wait` requests in flight at once; beyond it they answer 503 with Retry-After.
     pub max_waits: usize,
+    /// `wait` requests one client (an address, or a user a trusted proxy names) may have in
+    /// flight at once (at most `max_waits`); beyond it they answer 503 with Retry-After.
+    pub max_waits_per_client: usize,
 }
+
+/// The default connection cap, from the chart's memory limit (1 GiB): a held connection costs
+/// at most its read buffer (32 KiB), a buffered body (64 KiB) and its task and socket state
+/// (measured in docs/RELIABILITY.md), ~110 KiB; 4,096 of them take ~450 MiB, which leaves the
+/// rest of the limit to the fleet's state.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4_096;
 
 impl Default for WebLimits {
     fn default() -> Self {
         WebLimits {
-            max_connections: 10_000,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_client: 512,
             header_timeout: TimeDelta::seconds(10),
+            body_timeout: TimeDelta::seconds(10),
             max_waits: 1_000,
+            max_waits_per_client: 100,
         }
     }
 }
@@ -41,8 +64,27 @@ impl WebLimits {
                     .into(),
             ));
         }
+        if !(TimeDelta::seconds(1)..=TimeDelta::seconds(60)).contains(&self.body_timeout) {
+            return Some((
+                key("body_timeout"),
+                "must be between 1s and 60s (a slow client must not hold a connection longer)"
+                    .into(),
+            ));
+        }
         if self.max_connections < 16 {
             return Some((key("max_connections"), "must be at least 16".into()));
+        }
+        if self.max_connections_per_client == 0 {
+            return Some((
+                key("max_connections_per_client"),
+                "must be at least 1 (above max_connections it is max_connections)".into(),
+            ));
+        }
+        if self.max_waits_per_client == 0 {
+            return Some((
+                key("max_waits_per_client"),
+                "must be at least 1 (above max_waits it is max_waits)".into(),
+            ));
         }
         if self.max_waits == 0 || self.max_waits >= self.max_connections {
             return Some((

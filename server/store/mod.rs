@@ -21,6 +21,7 @@ mod progress;
 mod reads;
 pub mod retention;
 mod rollups;
+pub mod sign_ins;
 pub mod silences;
 mod suggestions;
 mod verdict;
@@ -76,6 +77,8 @@ pub struct Store {
     pool: PgPool,
     /// One direct connection at a time may ask the server why the pool has none.
     diagnosis: Arc<Semaphore>,
+    /// Why the collector's latest round write failed, while it has not succeeded since.
+    failing_writes: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl Store {
@@ -107,6 +110,7 @@ impl Store {
         Store {
             pool,
             diagnosis: Arc::new(Semaphore::new(1)),
+            failing_writes: Arc::default(),
         }
     }
 
@@ -139,9 +143,15 @@ impl Store {
     /// maximum, one direct connection at a time asks the server: the total never exceeds the
     /// pool's maximum, however many probes arrive (it used to open one per probe).
     pub async fn check(&self, within: Duration) -> Result<(), String> {
-        let query = sqlx::query_scalar!(r#"SELECT 1 AS "one!""#).fetch_one(&self.pool);
+        // A database that answers but refuses writes (a standby, or read-only by setting)
+        // is not one to serve from: nothing the collectors see would be kept.
+        let query = sqlx::query_scalar!(
+            r#"SELECT current_setting('transaction_read_only') = 'on' AS "read_only!""#
+        )
+        .fetch_one(&self.pool);
         match tokio::time::timeout(within, query).await {
-            Ok(Ok(_)) => return Ok(()),
+            Ok(Ok(true)) => return Err("the database is read-only: writes fail".to_string()),
+            Ok(Ok(false)) => return self.writes_succeeding(),
             Ok(Err(sqlx::Error::PoolTimedOut)) | Err(_) => {}
             Ok(Err(error)) => return Err(short_reason(&error)),
         }
@@ -156,6 +166,21 @@ impl Store {
             Ok(Ok(_)) => Err("no pooled connection free in time".to_string()),
             Ok(Err(error)) => Err(short_reason(&error)),
             Err(_) => Err(format!("no answer within {} ms", within.as_millis())),
+        }
+    }
+}
+
+impl Store {
+    /// Records how the collector's latest round write went: while writes fail, the readiness
+    /// probe says so (the database may answer reads and refuse every write).
+    pub fn record_write(&self, outcome: Result<(), &sqlx::Error>) {
+        *self.failing_writes.lock().expect("not poisoned") = outcome.err().map(short_reason);
+    }
+
+    fn writes_succeeding(&self) -> Result<(), String> {
+        match &*self.failing_writes.lock().expect("not poisoned") {
+            Some(reason) => Err(format!("the latest round's write failed: {reason}")),
+            None => Ok(()),
         }
     }
 }

@@ -11,12 +11,12 @@ use super::csrf;
 use super::error::ApiError;
 use super::signin;
 use crate::config::{AuthConfig, AuthMode};
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
-use std::net::SocketAddr;
+use std::net::IpAddr;
 
 /// Who made a request, as the configured authentication established it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +55,8 @@ pub async fn check(State(state): State<AppState>, mut request: Request, next: Ne
         return next.run(request).await;
     }
     let auth = &state.site.auth;
-    let (identity, by_cookie) = match identify(&state, &request) {
+    let peer = super::client::peer(request.extensions());
+    let (identity, by_cookie) = match identify(&state, request.headers(), peer).await {
         Ok(found) => found,
         Err(ApiError::Unauthorized(_))
             if auth.mode() == AuthMode::Tokens
@@ -104,44 +105,43 @@ pub fn is_write(method: &Method) -> bool {
 }
 
 /// Who made the request, and whether a sign-in cookie (not a header) said so.
-fn identify(state: &AppState, request: &Request) -> Result<(Identity, bool), ApiError> {
+async fn identify(
+    state: &AppState,
+    headers: &HeaderMap,
+    peer: Option<IpAddr>,
+) -> Result<(Identity, bool), ApiError> {
     let auth = &state.site.auth;
     let mode = auth.mode();
     if mode == AuthMode::None {
         return Ok((Identity::Anonymous, false));
     }
-    if let Some(token) = bearer(request.headers()) {
+    if let Some(token) = bearer(headers) {
         return token_name(auth, token)
             .map(|name| (Identity::Token(name), false))
             .ok_or_else(|| ApiError::Unauthorized("the bearer token is not valid".into()));
     }
-    // A sign-in counts while its token is still configured: removing a token signs out
-    // every browser that signed in with it.
-    if let Some(name) = signin::signed_in(request.headers(), state)
-        && auth.tokens.iter().any(|t| t.name == name)
+    // A sign-in counts while its token is configured with the same hash, and until it is
+    // signed out: rotating or removing a token signs out every browser signed in with it.
+    if let Some(sign_in) = signin::signed_in(headers, state)
+        && !signin::is_revoked(state, &sign_in).await?
     {
-        return Ok((Identity::Token(name), true));
+        return Ok((Identity::Token(sign_in.name), true));
     }
-    identify_without_token(auth, request).map(|identity| (identity, false))
+    identify_without_token(auth, headers, peer).map(|identity| (identity, false))
 }
 
-fn identify_without_token(auth: &AuthConfig, request: &Request) -> Result<Identity, ApiError> {
+fn identify_without_token(
+    auth: &AuthConfig,
+    headers: &HeaderMap,
+    peer: Option<IpAddr>,
+) -> Result<Identity, ApiError> {
     let mode = auth.mode();
     if mode == AuthMode::Tokens {
         return Err(ApiError::Unauthorized(
             "authentication required: send Authorization: Bearer <token>".into(),
         ));
     }
-    let user = request
-        .headers()
-        .get(auth.proxy.user_header.as_str())
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|v| !v.is_empty());
-    let peer = request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0.ip());
+    let user = proxy_user(headers, &auth.proxy.user_header)?;
     let trusted = peer.is_some_and(|ip| auth.proxy.trusted_proxies.iter().any(|c| c.contains(ip)));
     match (user, trusted) {
         (Some(user), true) => Ok(Identity::ProxyUser(user.to_string())),
@@ -153,6 +153,25 @@ fn identify_without_token(auth: &AuthConfig, request: &Request) -> Result<Identi
             "authentication required: sign in through the proxy, or send a bearer token".into(),
         )),
     }
+}
+
+/// The user named in the proxy's header, in UTF-8 (names are not only ASCII). More than one
+/// such header is refused: which one the proxy set cannot be told, and taking the first lets
+/// a client name itself when a proxy appends rather than replaces.
+fn proxy_user<'h>(headers: &'h HeaderMap, header_name: &str) -> Result<Option<&'h str>, ApiError> {
+    let mut values = headers.get_all(header_name).iter();
+    let (Some(value), None) = (values.next(), values.next()) else {
+        return match headers.get(header_name) {
+            None => Ok(None),
+            Some(_) => Err(ApiError::BadRequest(format!(
+                "{header_name} appears more than once; a proxy must send exactly one"
+            ))),
+        };
+    };
+    let user = std::str::from_utf8(value.as_bytes())
+        .map_err(|_| ApiError::BadRequest(format!("{header_name} is not valid UTF-8")))?
+        .trim();
+    Ok((!user.is_empty()).then_some(user))
 }
 
 /// The credentials of an `Authorization: Bearer …` header; the scheme name is

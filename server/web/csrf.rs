@@ -23,6 +23,8 @@ pub const FIELD: &str = "csrf";
 const SECURE_COOKIE: &str = "__Host-fleetglass_session";
 const PLAIN_COOKIE: &str = "fleetglass_session";
 const SESSION_BYTES: usize = 16;
+/// Shortest configured secret accepted, in bytes.
+pub const MIN_SECRET: usize = 32;
 
 /// The server's key for form tokens. Web replicas behind one address must share it, or a form
 /// shown by one is refused by another.
@@ -35,9 +37,19 @@ impl CsrfKey {
         CsrfKey(rand::random())
     }
 
-    /// A key derived from a configured secret (any length; hashed to 32 bytes).
-    pub fn from_secret(secret: &[u8]) -> CsrfKey {
-        CsrfKey(Sha256::digest(secret).into())
+    /// A key derived from a configured secret (hashed to 32 bytes), which must hold at
+    /// least [`MIN_SECRET`] bytes once the whitespace around it (a file's last newline) is
+    /// trimmed: an empty or short secret would let anyone who guesses it forge sign-ins and
+    /// form tokens.
+    pub fn from_secret(secret: &[u8]) -> Result<CsrfKey, String> {
+        let trimmed = secret.trim_ascii();
+        if trimmed.len() < MIN_SECRET {
+            return Err(format!(
+                "holds {} bytes (whitespace trimmed); at least {MIN_SECRET} random bytes are needed, e.g. from `openssl rand -hex 32`",
+                trimmed.len()
+            ));
+        }
+        Ok(CsrfKey(Sha256::digest(trimmed).into()))
     }
 
     fn token(&self, session: &str, requester: &str) -> String {
@@ -183,6 +195,20 @@ mod tests {
         let pair = set_cookie.split(';').next().unwrap();
         headers.insert(COOKIE, pair.parse().unwrap());
         headers
+    }
+
+    #[test]
+    fn an_empty_or_short_secret_is_refused_and_trimming_does_not_change_the_key() {
+        for short in ["", "   \n", "\t0123456789abcdef0123456789abcde \n"] {
+            let problem = CsrfKey::from_secret(short.as_bytes()).unwrap_err();
+            assert!(problem.contains("at least 32"), "{short:?}: {problem}");
+        }
+        let secret = "0123456789abcdef0123456789abcdef";
+        let key = CsrfKey::from_secret(secret.as_bytes()).unwrap();
+        let from_file = CsrfKey::from_secret(format!("{secret}\n").as_bytes()).unwrap();
+        assert_eq!(key.mac(&["x"]), from_file.mac(&["x"]));
+        let other = CsrfKey::from_secret(b"0123456789abcdef0123456789abcdeX").unwrap();
+        assert_ne!(key.mac(&["x"]), other.mac(&["x"]));
     }
 
     #[test]

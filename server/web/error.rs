@@ -47,6 +47,10 @@ pub enum ApiError {
     /// A credential from somewhere it may not come from.
     Forbidden(String),
     TooLong(String),
+    /// A request body larger than the route takes.
+    PayloadTooLarge(String),
+    /// A request body that did not arrive in time; the connection is closed.
+    SlowBody(String),
     /// The Host header names a site this server is not (DNS rebinding, a wrong proxy).
     Misdirected(String),
     /// Too much of something is in flight; try again after `retry_after` seconds.
@@ -106,6 +110,8 @@ impl ApiError {
             ApiError::Unauthorized(m) => (StatusCode::UNAUTHORIZED, m.clone()),
             ApiError::Forbidden(m) => (StatusCode::FORBIDDEN, m.clone()),
             ApiError::TooLong(m) => (StatusCode::URI_TOO_LONG, m.clone()),
+            ApiError::PayloadTooLarge(m) => (StatusCode::PAYLOAD_TOO_LARGE, m.clone()),
+            ApiError::SlowBody(m) => (StatusCode::REQUEST_TIMEOUT, m.clone()),
             ApiError::Misdirected(m) => (StatusCode::MISDIRECTED_REQUEST, m.clone()),
             ApiError::Busy { message, .. } => (StatusCode::SERVICE_UNAVAILABLE, message.clone()),
             ApiError::Unavailable(detail) => {

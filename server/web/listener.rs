@@ -1,36 +1,47 @@
-//! The HTTP/1.1 server loop, with the bounds axum's own `serve` lacks: a request head must
-//! arrive within the header timeout (hyper starts that timer whenever a connection waits for
-//! its next request, so an idle keep-alive connection is closed after the same time; hyper
-//! `proto/h1/conn.rs`, `Conn::poll_read_head`), and at most `max_connections` are held. At the
-//! cap, a new connection pushes out the oldest one that is not serving a request — a
-//! slow-header flood is all such connections — so `/healthz` and real clients still get in;
-//! only when every connection is serving a request is the newcomer closed at once. Shutdown
-//! stops accepting, lets requests in progress finish (at most [`DRAIN`]) and closes the rest.
+//! The HTTP/1.1 server loop, with the bounds axum's own `serve` lacks:
+//! - a request head must arrive within the header timeout (hyper starts that timer whenever a
+//!   connection waits for its next request, so an idle keep-alive connection is closed after
+//!   the same time; hyper `proto/h1/conn.rs`, `Conn::poll_read_head`), and may take at most
+//!   [`READ_BUFFER`] bytes of memory (hyper answers 431 past it);
+//! - a request body must arrive within the body timeout, whole, before the request counts as
+//!   being served: until then the connection may be pushed out like one sending a slow head;
+//! - at most `max_connections` are held, and at most `max_connections_per_client` from one
+//!   address (see [`super::connections`]).
+//!
+//! Shutdown stops accepting, lets requests in progress finish (at most [`DRAIN`]; long-poll
+//! waits answer at once, see [`super::waits`]) and closes the rest.
 
+use super::connections::{Connections, Serving, Slot};
+use super::error::ApiError;
 use axum::Router;
+use axum::body::{Body, Bytes};
 use axum::extract::ConnectInfo;
-use hyper::body::Incoming;
+use axum::http::{HeaderValue, Request, header};
+use axum::response::Response;
+use futures::StreamExt;
+use hyper::body::{Body as _, Incoming};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use std::collections::BTreeMap;
+use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{oneshot, watch};
+use tokio::sync::watch;
 use tower::ServiceExt;
 
-/// How long shutdown waits for requests in progress (a long-poll wait may be one).
+/// How long shutdown waits for requests in progress.
 const DRAIN: Duration = Duration::from_secs(10);
-/// Pushed-out connections are reported at most this often.
-const REPORT_EVERY: Duration = Duration::from_secs(10);
+/// Most memory hyper may take for one connection's reads: a request head must fit (cookies
+/// and all; hyper's own default is ~400 KiB, which a flood of half-sent heads multiplies).
+pub const READ_BUFFER: usize = 32 * 1024;
 
 #[derive(Debug, Clone, Copy)]
 pub struct ConnectionLimits {
     pub max_connections: usize,
+    pub max_connections_per_client: usize,
     pub header_timeout: Duration,
+    pub body_timeout: Duration,
 }
 
 /// Serves `router` on `listener` until `shutdown` completes.
@@ -40,7 +51,7 @@ pub async fn serve(
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()>,
 ) {
-    let connections = Arc::new(Mutex::new(Connections::new(limits.max_connections)));
+    let connections = Connections::new(limits.max_connections, limits.max_connections_per_client);
     let (stop, stopping) = watch::channel(false);
     tokio::pin!(shutdown);
     loop {
@@ -57,7 +68,7 @@ pub async fn serve(
                 continue;
             }
         };
-        let Some(slot) = Connections::admit(&connections) else {
+        let Some(slot) = Connections::admit(&connections, peer.ip()) else {
             drop(stream);
             continue;
         };
@@ -74,6 +85,7 @@ pub async fn serve(
     drop(listener);
     let _ = stop.send(true);
     drop(stopping);
+    // Every connection holds a receiver until it has ended.
     if tokio::time::timeout(DRAIN, stop.closed()).await.is_err() {
         tracing::warn!("requests still in progress after {DRAIN:?}; closing them");
     }
@@ -84,33 +96,37 @@ async fn connection(
     peer: SocketAddr,
     router: Router,
     limits: ConnectionLimits,
-    slot: Slot,
-    mut stopping: watch::Receiver<bool>,
+    mut slot: Slot,
+    stopping: watch::Receiver<bool>,
 ) {
-    let Slot {
-        busy,
-        pushed_out,
-        _registration,
-    } = slot;
-    let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
-        // The peer address lets proxy authentication trust only the configured proxies.
-        request.extensions_mut().insert(ConnectInfo(peer));
-        let serving = Busy::start(&busy);
+    let serving = slot.serving.clone();
+    let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         let router = router.clone();
+        let serving = serving.clone();
         async move {
-            let response = router.oneshot(request).await;
-            drop(serving);
-            response
+            let (mut parts, body) = request.into_parts();
+            // The peer address lets proxy authentication trust only the configured proxies.
+            parts.extensions.insert(ConnectInfo(peer));
+            let body = match receive(body, limits.body_timeout).await {
+                Ok(body) => body,
+                Err(refusal) => return Ok::<_, Infallible>(closing(refusal, parts.uri.path())),
+            };
+            let _serving = Serving::start(&serving);
+            router
+                .oneshot(Request::from_parts(parts, Body::from(body)))
+                .await
         }
     });
     let connection = http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout)
+        .max_buf_size(READ_BUFFER)
         .serve_connection(TokioIo::new(stream), service);
     tokio::pin!(connection);
+    let mut stop_signal = stopping.clone();
     let stop = async move {
         // The guard `wait_for` returns is not Send: drop it before anything else awaits.
-        let _ = stopping.wait_for(|stop| *stop).await.map(drop);
+        let _ = stop_signal.wait_for(|stop| *stop).await.map(drop);
     };
     let stopped = tokio::select! {
         served = connection.as_mut() => {
@@ -119,165 +135,62 @@ async fn connection(
             }
             false
         }
-        _ = pushed_out => false,
+        _ = &mut slot.pushed_out => false,
         () = stop => true,
     };
     if stopped {
         connection.as_mut().graceful_shutdown();
         let _ = connection.await;
     }
+    // Held to here, so shutdown waits for this connection's last answer; the slot too, so
+    // the connection counts until it has ended.
+    drop((stopping, slot));
 }
 
-/// Requests in progress on one connection; a connection with none may be pushed out.
-struct Busy(Arc<AtomicUsize>);
-
-impl Busy {
-    fn start(count: &Arc<AtomicUsize>) -> Busy {
-        count.fetch_add(1, Ordering::SeqCst);
-        Busy(count.clone())
+/// The whole request body, if it arrives within `within` and fits [`super::BODY_LIMIT`].
+async fn receive(body: Incoming, within: Duration) -> Result<Bytes, ApiError> {
+    if body.is_end_stream() {
+        return Ok(Bytes::new());
     }
-}
-
-impl Drop for Busy {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+    let too_large = || {
+        ApiError::PayloadTooLarge(format!(
+            "the request body is larger than {} bytes",
+            super::BODY_LIMIT
+        ))
+    };
+    if body.size_hint().lower() > super::BODY_LIMIT as u64 {
+        return Err(too_large());
     }
-}
-
-/// A connection's place among those held: removed when the connection ends.
-struct Slot {
-    busy: Arc<AtomicUsize>,
-    pushed_out: oneshot::Receiver<()>,
-    _registration: Registration,
-}
-
-struct Registration {
-    id: u64,
-    connections: Arc<Mutex<Connections>>,
-}
-
-impl Drop for Registration {
-    fn drop(&mut self) {
-        self.connections
-            .lock()
-            .expect("not poisoned")
-            .open
-            .remove(&self.id);
-    }
-}
-
-struct Held {
-    busy: Arc<AtomicUsize>,
-    push_out: oneshot::Sender<()>,
-}
-
-/// Every connection held, oldest first.
-struct Connections {
-    max: usize,
-    next_id: u64,
-    open: BTreeMap<u64, Held>,
-    pushed_out: u64,
-    refused: u64,
-    reported: Option<Instant>,
-}
-
-impl Connections {
-    fn new(max: usize) -> Connections {
-        Connections {
-            max,
-            next_id: 0,
-            open: BTreeMap::new(),
-            pushed_out: 0,
-            refused: 0,
-            reported: None,
-        }
-    }
-
-    /// A slot for a new connection, making room by pushing out the oldest idle one; `None`
-    /// when every held connection is serving a request.
-    fn admit(this: &Arc<Mutex<Connections>>) -> Option<Slot> {
-        let mut connections = this.lock().expect("not poisoned");
-        if connections.open.len() >= connections.max {
-            let idle = connections
-                .open
-                .iter()
-                .find(|(_, held)| held.busy.load(Ordering::SeqCst) == 0)
-                .map(|(id, _)| *id);
-            match idle.and_then(|id| connections.open.remove(&id)) {
-                Some(held) => {
-                    let _ = held.push_out.send(());
-                    connections.pushed_out += 1;
-                }
-                None => connections.refused += 1,
+    let collect = async {
+        let mut chunks = Body::new(body).into_data_stream();
+        let mut received = Vec::new();
+        while let Some(chunk) = chunks.next().await {
+            let chunk = chunk.map_err(|error| {
+                ApiError::BadRequest(format!("the request body could not be read: {error}"))
+            })?;
+            if received.len() + chunk.len() > super::BODY_LIMIT {
+                return Err(too_large());
             }
-            connections.report();
-            if connections.open.len() >= connections.max {
-                return None;
-            }
+            received.extend_from_slice(&chunk);
         }
-        let id = connections.next_id;
-        connections.next_id += 1;
-        let busy = Arc::new(AtomicUsize::new(0));
-        let (push_out, pushed_out) = oneshot::channel();
-        connections.open.insert(
-            id,
-            Held {
-                busy: busy.clone(),
-                push_out,
-            },
-        );
-        Some(Slot {
-            busy,
-            pushed_out,
-            _registration: Registration {
-                id,
-                connections: this.clone(),
-            },
+        Ok(Bytes::from(received))
+    };
+    tokio::time::timeout(within, collect)
+        .await
+        .unwrap_or_else(|_| {
+            Err(ApiError::SlowBody(format!(
+                "the request body did not arrive within {} s",
+                within.as_secs()
+            )))
         })
-    }
-
-    fn report(&mut self) {
-        if self.reported.is_some_and(|at| at.elapsed() < REPORT_EVERY) {
-            return;
-        }
-        tracing::warn!(
-            max_connections = self.max,
-            pushed_out = self.pushed_out,
-            refused = self.refused,
-            "connection cap reached: idle connections pushed out, or new ones refused while every connection serves a request"
-        );
-        self.reported = Some(Instant::now());
-        self.pushed_out = 0;
-        self.refused = 0;
-    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn at_the_cap_the_oldest_idle_connection_makes_room() {
-        let connections = Arc::new(Mutex::new(Connections::new(2)));
-        let mut first = Connections::admit(&connections).unwrap();
-        let second = Connections::admit(&connections).unwrap();
-        let serving = Busy::start(&second.busy);
-        let third = Connections::admit(&connections).expect("room made");
-        assert!(
-            first.pushed_out.try_recv().is_ok(),
-            "the oldest idle one went"
-        );
-        let _serving_too = Busy::start(&third.busy);
-        assert!(
-            Connections::admit(&connections).is_none(),
-            "nobody idle: refused"
-        );
-        drop(serving);
-        assert!(
-            Connections::admit(&connections).is_some(),
-            "second is idle again"
-        );
-        drop((first, second, third));
-        assert!(connections.lock().unwrap().open.len() <= 1);
-    }
+/// A refusal before routing, after which the connection closes: the rest of the body, if
+/// any, is never read.
+fn closing(refusal: ApiError, path: &str) -> Response {
+    let mut response = refusal.respond_for(path);
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }

@@ -3,6 +3,8 @@
 mod api;
 mod assets;
 mod auth;
+mod client;
+mod connections;
 pub mod csrf;
 mod error;
 mod fleet_view;
@@ -15,6 +17,7 @@ mod probes;
 mod request_spans;
 mod signin;
 mod state;
+mod throttle;
 mod views;
 mod waits;
 
@@ -27,6 +30,7 @@ pub use views::domain::version_text;
 pub use views::present::encode as encode_component;
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderValue, header};
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::get;
@@ -35,6 +39,8 @@ use tower_http::set_header::SetResponseHeaderLayer;
 
 /// Largest request body accepted; the API is read-mostly.
 const BODY_LIMIT: usize = 64 * 1024;
+/// Largest sign-in and sign-out form: a token and where to go next.
+const SIGN_IN_BODY_LIMIT: usize = 4 * 1024;
 
 pub fn router(state: AppState) -> Router {
     let security_headers = [
@@ -53,8 +59,16 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(probes::readyz))
         .route("/metrics", get(crate::metrics::serve))
         .route("/static/{*path}", get(assets::serve))
-        .route(signin::SIGN_IN, get(signin::form).post(signin::sign_in))
-        .route(signin::SIGN_OUT, axum::routing::post(signin::sign_out))
+        .route(
+            signin::SIGN_IN,
+            get(signin::form)
+                .post(signin::sign_in)
+                .layer(DefaultBodyLimit::max(SIGN_IN_BODY_LIMIT)),
+        )
+        .route(
+            signin::SIGN_OUT,
+            axum::routing::post(signin::sign_out).layer(DefaultBodyLimit::max(SIGN_IN_BODY_LIMIT)),
+        )
         .fallback(not_found)
         .layer(from_fn_with_state(state.clone(), auth::check))
         .layer(from_fn_with_state(state.clone(), hosts::check))

@@ -1,7 +1,10 @@
 //! Signing in with an API token from a browser (tokens and proxy modes). A browser cannot
 //! send a bearer header, so a page asking for one would leave people at a bare 401: instead
 //! it gets a form that takes the token once and sets a session cookie holding the token's
-//! *name* and an expiry, signed with the server's key (the token itself is never stored).
+//! *name*, an expiry and a random sign-in id, signed with the server's key over the token's
+//! configured hash too (the token itself is never stored): rotating a token (same name, new
+//! hash) or removing it ends every sign-in made with it. Signing out records the sign-in id in
+//! Postgres until its expiry, so a copy of the cookie is refused too.
 //! The cookie is `HttpOnly` and `SameSite=Strict`, and under https `__Host-` prefixed and
 //! `Secure`, like the CSRF session cookie. Forms keep their CSRF token; writes to the JSON API
 //! still need a bearer token.
@@ -12,17 +15,21 @@
 //! another site cannot sign a browser out.
 
 use super::AppState;
+use super::client::Client;
 use super::csrf;
 use super::error::{ApiError, PageError};
 use super::pages::render;
 use super::state::Site;
+use super::throttle;
+use crate::store::sign_ins;
 use askama::Template;
 use axum::Form;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
-use chrono::{TimeDelta, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 use serde::Deserialize;
+use std::time::{Duration, Instant};
 
 pub const SIGN_IN: &str = "/sign-in";
 pub const SIGN_OUT: &str = "/sign-out";
@@ -30,7 +37,8 @@ const SECURE_COOKIE: &str = "__Host-fleetglass_signin";
 const PLAIN_COOKIE: &str = "fleetglass_signin";
 /// How long a sign-in lasts.
 const LIFETIME: TimeDelta = TimeDelta::hours(12);
-const PURPOSE: &str = "fleetglass sign-in v1";
+const PURPOSE: &str = "fleetglass sign-in v2";
+const ID_BYTES: usize = 16;
 const SIGN_OUT_PURPOSE: &str = "fleetglass sign-out v1";
 
 tokio::task_local! {
@@ -91,6 +99,7 @@ pub async fn form(State(state): State<AppState>, Query(next): Query<Next>) -> Re
 
 pub async fn sign_in(
     State(state): State<AppState>,
+    client: Client,
     Form(form): Form<SignInForm>,
 ) -> Result<Response, PageError> {
     if !state.site.auth.identifies() {
@@ -100,7 +109,15 @@ pub async fn sign_in(
         )
         .into());
     }
+    let (throttle, now) = (&state.sign_in_throttle, Instant::now());
+    if let Some(wait) = throttle
+        .failures
+        .wait(&client.0, throttle::FAILURES_PER_CLIENT, now)
+    {
+        return Ok(too_many(&state.site, &form.next, wait));
+    }
     let Some(name) = super::auth::token_name(&state.site.auth, form.token.trim()) else {
+        throttle.failures.record(&client.0, now);
         return Ok(page(
             &state.site,
             &form.next,
@@ -108,16 +125,24 @@ pub async fn sign_in(
             StatusCode::UNAUTHORIZED,
         ));
     };
+    if let Some(wait) = throttle
+        .sign_ins
+        .wait(&name, throttle::SIGN_INS_PER_NAME, now)
+    {
+        return Ok(too_many(&state.site, &form.next, wait));
+    }
+    throttle.sign_ins.record(&name, now);
     let expires = (Utc::now() + LIFETIME).timestamp().to_string();
     let name_hex = csrf::hex(name.as_bytes());
-    let mac = state.csrf_key.mac(&[PURPOSE, &name_hex, &expires]);
+    let id = csrf::hex(&rand::random::<[u8; ID_BYTES]>());
+    let mac = cookie_mac(&state, &name, &name_hex, &expires, &id).unwrap_or_default();
     let secure = if state.site.hosts.https() {
         "; Secure"
     } else {
         ""
     };
     let cookie = format!(
-        "{}={name_hex}.{expires}.{mac}; Path=/; Max-Age={}; HttpOnly; SameSite=Strict{secure}",
+        "{}={name_hex}.{expires}.{id}.{mac}; Path=/; Max-Age={}; HttpOnly; SameSite=Strict{secure}",
         cookie_name(&state.site),
         LIFETIME.num_seconds()
     );
@@ -126,30 +151,46 @@ pub async fn sign_in(
     Ok(response)
 }
 
+/// The sign-in form again, saying when to try again (429 with Retry-After).
+fn too_many(site: &Site, next: &str, wait: Duration) -> Response {
+    let seconds = wait.as_secs().max(1);
+    let problem = format!("Too many sign-in attempts; try again in {seconds} seconds.");
+    let mut response = page(site, next, &problem, StatusCode::TOO_MANY_REQUESTS);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    response
+}
+
 #[derive(Deserialize)]
 pub struct SignOutForm {
     #[serde(default)]
     csrf: String,
 }
 
-/// Ends the browser's sign-in, if the form carries its token; without one (or with a wrong one)
-/// nothing changes. A browser with no sign-in has nothing to end and goes to the sign-in page.
+/// Ends the browser's sign-in, if the form carries its token: the cookie is cleared and the
+/// sign-in is recorded as ended, so a copy of the cookie no longer counts either. Without the
+/// token (or with a wrong one) nothing changes. A browser with no sign-in has nothing to end
+/// and goes to the sign-in page.
 pub async fn sign_out(
     State(state): State<AppState>,
     headers: HeaderMap,
     Form(form): Form<SignOutForm>,
-) -> Response {
-    let Some(expected) = sign_out_token(&headers, &state) else {
-        return Redirect::to(SIGN_IN).into_response();
+) -> Result<Response, PageError> {
+    let Some(sign_in) = signed_in(&headers, &state) else {
+        return Ok(Redirect::to(SIGN_IN).into_response());
     };
+    let expected = sign_out_token(&headers, &state).unwrap_or_default();
     if !csrf::constant_time_eq(expected.as_bytes(), form.csrf.as_bytes()) {
-        return ApiError::Forbidden(
+        return Ok(ApiError::Forbidden(
             "this sign-out form is out of date or came from another site; reload the page and \
              try again"
                 .into(),
         )
-        .respond_for(SIGN_OUT);
+        .respond_for(SIGN_OUT));
     }
+    let mut conn = state.store.pool().acquire().await?;
+    sign_ins::revoke(&mut conn, &sign_in.id, sign_in.expires, Utc::now()).await?;
     let secure = if state.site.hosts.https() {
         "; Secure"
     } else {
@@ -161,7 +202,7 @@ pub async fn sign_out(
     );
     let mut response = Redirect::to(SIGN_IN).into_response();
     set_cookie(&mut response, &cookie);
-    response
+    Ok(response)
 }
 
 fn set_cookie(response: &mut Response, cookie: &str) {
@@ -193,28 +234,67 @@ pub fn header_sign_out() -> Option<String> {
     SIGN_OUT_TOKEN.try_with(Clone::clone).ok().flatten()
 }
 
-/// The token name a valid, unexpired sign-in cookie carries.
-pub fn signed_in(headers: &HeaderMap, state: &AppState) -> Option<String> {
+/// What a valid, unexpired sign-in cookie says.
+#[derive(Debug)]
+pub struct SignIn {
+    /// The name of the token signed in with.
+    pub name: String,
+    /// The sign-in's own id, recorded when it is ended early.
+    pub id: String,
+    pub expires: DateTime<Utc>,
+}
+
+/// The sign-in a cookie carries, if its signature holds for the token of that name as it is
+/// configured now and it has not expired; whether it was ended by a sign-out is
+/// [`is_revoked`].
+pub fn signed_in(headers: &HeaderMap, state: &AppState) -> Option<SignIn> {
     let value = csrf::cookie(headers, cookie_name(&state.site))?;
-    let mut parts = value.splitn(3, '.');
-    let (name_hex, expires, mac) = (parts.next()?, parts.next()?, parts.next()?);
-    let expected = state.csrf_key.mac(&[PURPOSE, name_hex, expires]);
-    if !csrf::constant_time_eq(expected.as_bytes(), mac.as_bytes()) {
-        return None;
-    }
-    if expires.parse::<i64>().ok()? <= Utc::now().timestamp() {
-        return None;
-    }
+    let mut parts = value.splitn(4, '.');
+    let (name_hex, expires, id, mac) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
     let bytes: Option<Vec<u8>> = (0..name_hex.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(name_hex.get(i..i + 2)?, 16).ok())
         .collect();
-    String::from_utf8(bytes?).ok()
+    let name = String::from_utf8(bytes?).ok()?;
+    let expected = cookie_mac(state, &name, name_hex, expires, id)?;
+    if !csrf::constant_time_eq(expected.as_bytes(), mac.as_bytes()) {
+        return None;
+    }
+    let expires = DateTime::from_timestamp(expires.parse::<i64>().ok()?, 0)?;
+    (expires > Utc::now()).then(|| SignIn {
+        name,
+        id: id.to_string(),
+        expires,
+    })
 }
 
-/// Only a path on this site: never `//host` or a full URL (an open redirect).
+/// Whether the sign-in was ended by a sign-out.
+pub async fn is_revoked(state: &AppState, sign_in: &SignIn) -> Result<bool, ApiError> {
+    let mut conn = state.store.pool().acquire().await?;
+    Ok(sign_ins::is_revoked(&mut conn, &sign_in.id).await?)
+}
+
+/// The cookie's signature, over the configured hash of the token named too; None when no
+/// token has that name.
+fn cookie_mac(
+    state: &AppState,
+    name: &str,
+    name_hex: &str,
+    expires: &str,
+    id: &str,
+) -> Option<String> {
+    let token = state.site.auth.tokens.iter().find(|t| t.name == name)?;
+    let hash = csrf::hex(&token.sha256);
+    Some(state.csrf_key.mac(&[PURPOSE, name_hex, expires, id, &hash]))
+}
+
+/// Only a path on this site: never `//host` or a full URL (an open redirect), nor one with a
+/// control character (browsers drop tabs and newlines from URLs, so `/\t/host` is `//host`).
 fn safe_next(next: &str) -> &str {
-    let local = next.starts_with('/') && !next.starts_with("//") && !next.contains('\\');
+    let local = next.starts_with('/')
+        && !next.starts_with("//")
+        && !next.contains('\\')
+        && !next.chars().any(char::is_control);
     if local { next } else { "/" }
 }
 
@@ -243,6 +323,10 @@ mod tests {
             "https://evil.example",
             "//evil.example",
             "/\\evil.example",
+            "/\t/evil.example",
+            "/\n/evil.example",
+            "/\r\nSet-Cookie: x=y",
+            "/\u{7f}",
             "",
         ] {
             assert_eq!(safe_next(outside), "/", "{outside:?}");

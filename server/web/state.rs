@@ -3,6 +3,7 @@
 
 use super::csrf::CsrfKey;
 use super::hosts::HostPolicy;
+use super::throttle::SignInThrottle;
 use super::views::commits::CommitLinks;
 use super::views::domain_hint::HintCache;
 use super::waits::{Waits, WakeSource};
@@ -22,6 +23,7 @@ pub struct AppState {
     pub waits: Arc<Waits>,
     /// The fleet page's hint while no domains are configured, as last loaded and when.
     pub domain_hint: Arc<HintCache>,
+    pub sign_in_throttle: Arc<SignInThrottle>,
 }
 
 impl AppState {
@@ -30,6 +32,7 @@ impl AppState {
     pub fn new(store: Store, site: Site) -> AppState {
         let waits = Waits::new(
             site.limits.max_waits,
+            site.limits.max_waits_per_client.min(site.limits.max_waits),
             WakeSource::Notifications(store.clone()),
         );
         AppState {
@@ -38,6 +41,7 @@ impl AppState {
             csrf_key: Arc::new(CsrfKey::generate()),
             waits: Arc::new(waits),
             domain_hint: Arc::default(),
+            sign_in_throttle: Arc::default(),
         }
     }
 
@@ -45,6 +49,10 @@ impl AppState {
     pub fn with_evaluations(mut self, latest: Latest) -> AppState {
         self.waits = Arc::new(Waits::new(
             self.site.limits.max_waits,
+            self.site
+                .limits
+                .max_waits_per_client
+                .min(self.site.limits.max_waits),
             WakeSource::Evaluations(latest),
         ));
         self

@@ -1,5 +1,7 @@
 //! What long-poll waits share, so that thousands of them cost little: a cap on how many run at
-//! once (beyond it 503 with Retry-After), and one wake-up for all of them when roll-ups change,
+//! once, and on how many one client runs (beyond either, 503 with Retry-After; one client
+//! cannot take every place), an end to all of them when the server shuts down (503 with
+//! Retry-After at once, rather than a reset ten seconds later), and one wake-up for all of them when roll-ups change,
 //! after which each waited-on domain is read once, not once per waiter.
 //!
 //! Wake-ups come from the runner's in-process evaluations when this process collects
@@ -38,7 +40,12 @@ type Generational<T> = (u64, SharedRead<T>);
 
 pub struct Waits {
     max: usize,
+    max_per_client: usize,
     permits: Arc<Semaphore>,
+    /// Waits in flight per client (an address, or a user a trusted proxy names).
+    per_client: Arc<Mutex<HashMap<String, usize>>>,
+    /// Set when the server shuts down: every wait answers at once.
+    closing: watch::Sender<bool>,
     generation: Arc<watch::Sender<u64>>,
     /// Taken and started by the first wait (a router built for a test may never see one).
     source: Mutex<Option<WakeSource>>,
@@ -50,10 +57,13 @@ pub struct Waits {
 }
 
 impl Waits {
-    pub fn new(max: usize, source: WakeSource) -> Waits {
+    pub fn new(max: usize, max_per_client: usize, source: WakeSource) -> Waits {
         Waits {
             max,
+            max_per_client,
             permits: Arc::new(Semaphore::new(max)),
+            per_client: Arc::default(),
+            closing: watch::channel(false).0,
             generation: Arc::new(watch::channel(0).0),
             source: Mutex::new(Some(source)),
             reads: Mutex::new(HashMap::new()),
@@ -61,9 +71,24 @@ impl Waits {
         }
     }
 
-    /// A place for one more wait, or 503 with Retry-After when all are taken.
-    pub fn admit(&self) -> Result<OwnedSemaphorePermit, ApiError> {
-        self.permits
+    /// A place for one more wait of `client`, or 503 with Retry-After when all are taken,
+    /// when the client has its share, or when the server is shutting down.
+    pub fn admit(&self, client: &str) -> Result<Place, ApiError> {
+        if *self.closing.borrow() {
+            return Err(shutting_down());
+        }
+        let mut per_client = self.per_client.lock().expect("not poisoned");
+        let own = per_client.get(client).copied().unwrap_or(0);
+        if own >= self.max_per_client {
+            return Err(ApiError::Busy {
+                message: format!(
+                    "this client has {own} waits in progress already (web.limits.max_waits_per_client); try again shortly"
+                ),
+                retry_after: RETRY_AFTER,
+            });
+        }
+        let permit = self
+            .permits
             .clone()
             .try_acquire_owned()
             .map_err(|_| ApiError::Busy {
@@ -72,7 +97,27 @@ impl Waits {
                     self.max
                 ),
                 retry_after: RETRY_AFTER,
-            })
+            })?;
+        *per_client.entry(client.to_string()).or_default() += 1;
+        Ok(Place {
+            _permit: permit,
+            client: client.to_string(),
+            per_client: self.per_client.clone(),
+        })
+    }
+
+    /// Ends every wait in flight, and refuses new ones: the server is shutting down.
+    pub fn close(&self) {
+        self.closing.send_replace(true);
+    }
+
+    /// Completes once the server is shutting down.
+    pub fn closed(&self) -> impl Future<Output = ApiError> + use<> {
+        let mut closing = self.closing.subscribe();
+        async move {
+            let _ = closing.wait_for(|closing| *closing).await.map(drop);
+            shutting_down()
+        }
     }
 
     /// Changes whenever what waits read may have changed.
@@ -142,6 +187,32 @@ impl Waits {
                 bump(&generation);
             }
         });
+    }
+}
+
+fn shutting_down() -> ApiError {
+    ApiError::Busy {
+        message: "fleetglass is shutting down; wait again (another replica, or this one once restarted, will answer)".into(),
+        retry_after: 1,
+    }
+}
+
+/// One wait's place: given back when the wait ends.
+pub struct Place {
+    _permit: OwnedSemaphorePermit,
+    client: String,
+    per_client: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        let mut per_client = self.per_client.lock().expect("not poisoned");
+        if let Some(count) = per_client.get_mut(&self.client) {
+            *count -= 1;
+            if *count == 0 {
+                per_client.remove(&self.client);
+            }
+        }
     }
 }
 

@@ -30,6 +30,8 @@ pub enum Reply {
     Hang,
     /// 429 with `Retry-After: secs`.
     RetryAfter(u64),
+    /// 307 to this address (which a client following redirects would post the alert to).
+    Redirect(String),
     /// Takes the message (it counts as delivered, and a Slack post is in the channel's
     /// history) but never answers: the sender cannot know it went out.
     AcceptThenHang,
@@ -188,6 +190,7 @@ async fn record(
             return StatusCode::OK.into_response();
         }
         Reply::Status(code) => StatusCode::from_u16(code).unwrap().into_response(),
+        Reply::Redirect(to) => (StatusCode::TEMPORARY_REDIRECT, [("location", to)]).into_response(),
         Reply::RetryAfter(secs) => (
             StatusCode::TOO_MANY_REQUESTS,
             [("retry-after", secs.to_string())],

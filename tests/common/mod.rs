@@ -150,6 +150,16 @@ pub async fn raw_get(address: &str, path: &str) -> std::io::Result<String> {
     Ok(answer)
 }
 
+/// A process's resident memory, in KiB.
+pub fn resident_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
 impl Drop for DemoServer {
     fn drop(&mut self) {
         self.child.kill().ok();

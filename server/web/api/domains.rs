@@ -2,6 +2,7 @@
 //! `/api/v1/domains/{name}/wait?version=V&timeout=D`.
 
 use crate::web::AppState;
+use crate::web::client::Client;
 use crate::web::error::{ApiError, ErrorBody, Result};
 use crate::web::views::domain::DomainDetail;
 use crate::web::views::filters::label_pair;
@@ -68,11 +69,12 @@ pub async fn one(
         (status = 200, description = "the verdict: healthy, or not with the blockers when the timeout passed", body = GateVerdict),
         (status = 400, description = "no version, or a bad timeout or label", body = ErrorBody),
         (status = 404, description = "no such domain", body = ErrorBody),
-        (status = 503, description = "web.limits.max_waits waits are in progress already; try again after Retry-After seconds", body = ErrorBody),
+        (status = 503, description = "web.limits.max_waits waits are in progress already, or this client's share of them (web.limits.max_waits_per_client), or the server is shutting down; try again after Retry-After seconds", body = ErrorBody),
         (status = "default", description = "an error (see the document's description)", body = ErrorBody),
     ))]
 pub async fn wait(
     State(state): State<AppState>,
+    client: Client,
     Path(name): Path<String>,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Json<GateVerdict>> {
@@ -87,15 +89,6 @@ pub async fn wait(
         None => None,
     };
     Ok(Json(
-        gate::wait(
-            &state.store,
-            &state.site,
-            &state.waits,
-            &name,
-            version,
-            timeout,
-            label,
-        )
-        .await?,
+        gate::wait(&state, &client.0, &name, version, timeout, label).await?,
     ))
 }

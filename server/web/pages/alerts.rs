@@ -2,7 +2,7 @@
 //! silences in force, and forms to add or end a silence (CSRF-checked).
 
 use super::render;
-use crate::alerts::silences::{NewSilence, Silence};
+use crate::alerts::silences::{MAX_SILENCE, NewSilence, Silence};
 use crate::alerts::{AlertView, Delivery};
 use crate::model::{human, parse_go_duration};
 use crate::store::silences;
@@ -178,11 +178,14 @@ pub async fn add(
             form.duration
         ))
     })?;
+    let until = Utc::now()
+        .checked_add_signed(duration.min(MAX_SILENCE + TimeDelta::days(1)))
+        .ok_or_else(|| ApiError::BadRequest("that duration is too long".into()))?;
     let silence = NewSilence {
         root_cause: Some(form.root_cause),
         domain: Some(form.domain),
         cluster: Some(form.cluster),
-        until: Utc::now() + duration,
+        until,
         comment: form.comment,
     };
     add_silence(&state, silence, &identity).await?;

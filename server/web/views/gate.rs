@@ -5,11 +5,10 @@
 use super::domain::{Blocker, blockers, blockers_of};
 use crate::health::State;
 use crate::model::parse_go_duration;
-use crate::store::{ClusterRow, Store};
+use crate::store::ClusterRow;
 use crate::web::error::ApiError;
 use crate::web::freshness::Freshness;
-use crate::web::state::Site;
-use crate::web::waits::Waits;
+use crate::web::AppState;
 use chrono::{TimeDelta, Utc};
 use serde::Serialize;
 use std::time::Instant;
@@ -83,15 +82,17 @@ fn scope(
 /// `waits` has no room. With `label` (`ring`, `prod`) only the clusters carrying that label
 /// count: one ring can be gated on its own.
 pub async fn wait(
-    store: &Store,
-    site: &Site,
-    waits: &Waits,
+    state: &AppState,
+    client: &str,
     domain: &str,
     version: &str,
     timeout: TimeDelta,
     label: Option<(&str, &str)>,
 ) -> Result<GateVerdict, ApiError> {
-    let _place = waits.admit()?;
+    let (store, site, waits) = (&state.store, &*state.site, &*state.waits);
+    let _place = waits.admit(client)?;
+    let closed = waits.closed();
+    tokio::pin!(closed);
     let started = Instant::now();
     let deadline = tokio::time::Instant::from_std(started + timeout.to_std().unwrap_or_default());
     let mut changes = waits.subscribe();
@@ -159,6 +160,7 @@ pub async fn wait(
                 }
             }
             () = tokio::time::sleep_until(deadline) => {}
+            refusal = &mut closed => return Err(refusal),
         }
     }
 }
