@@ -232,51 +232,74 @@ async fn a_body_that_does_not_arrive_in_time_gets_408_and_the_connection_closes(
     assert!(sent.elapsed() >= Duration::from_millis(900));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unfinished_head_costs_at_most_the_read_buffer_and_a_bigger_one_gets_431() {
-    const HEADS: usize = 1_000;
-    let server = answering_server(
-        "big-heads",
-        &format!(
-            "max_connections: {HEADS}0, max_connections_per_client: {HEADS}0, header_timeout: 10s"
-        ),
-    )
-    .await;
-    let address = server.address();
-    let pid = server.child.id();
-    let rss_before = resident_kib(pid);
-    // 30 KiB of head each, unfinished: just under the 32 KiB read buffer.
-    let filler = format!("X-Big: {}\r\n", "a".repeat(1_000)).repeat(30);
-    let mut heads = Vec::with_capacity(HEADS);
-    for _ in 0..HEADS {
-        let mut stream = TcpStream::connect(&address).await.unwrap();
-        stream
-            .write_all(format!("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n{filler}").as_bytes())
-            .await
-            .unwrap();
-        heads.push(stream);
-    }
-    // Give the server time to read what was sent (no event says it has).
-    let rss_held = common::eventually(
-        "the server to have read the heads",
-        Duration::from_secs(20),
+/// The server's resident memory once it has stopped growing (it reads what was sent on its
+/// own time; no event says it has).
+async fn settled_rss(pid: u32) -> u64 {
+    common::eventually(
+        "the server's memory to settle",
+        Duration::from_secs(30),
         async || {
             let rss = resident_kib(pid);
             tokio::time::sleep(Duration::from_millis(500)).await;
             (resident_kib(pid) <= rss).then_some(rss)
         },
     )
+    .await
+}
+
+/// Opens `count` connections that each send `sent` and stop; the server's resident memory
+/// per connection once it has read them, in KiB.
+async fn cost_per_connection(
+    address: &str,
+    pid: u32,
+    count: usize,
+    sent: &[u8],
+) -> (u64, Vec<TcpStream>) {
+    let before = settled_rss(pid).await;
+    let mut held = Vec::with_capacity(count);
+    for _ in 0..count {
+        let mut stream = TcpStream::connect(address).await.unwrap();
+        stream.write_all(sent).await.unwrap();
+        held.push(stream);
+    }
+    let after = settled_rss(pid).await;
+    (after.saturating_sub(before) / count as u64, held)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unfinished_head_or_body_costs_bounded_memory_and_a_bigger_head_gets_431() {
+    const HELD: usize = 1_000;
+    let server = answering_server(
+        "memory",
+        &format!(
+            "max_connections: {HELD}0, max_connections_per_client: {HELD}0, header_timeout: 10s, body_timeout: 60s"
+        ),
+    )
     .await;
-    let per_connection = rss_held.saturating_sub(rss_before) / HEADS as u64;
+    let address = server.address();
+    let pid = server.child.id();
+    let rss_start = resident_kib(pid);
+    // 30 KiB of head each, unfinished: just under the 32 KiB read buffer.
+    let filler = format!("X-Big: {}\r\n", "a".repeat(1_000)).repeat(30);
+    let head = format!("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n{filler}");
+    let (per_head, heads) = cost_per_connection(&address, pid, HELD, head.as_bytes()).await;
+    // A head and 31 KiB of a 32 KiB body each: the most the body limit lets one buffer.
+    let body = format!(
+        "POST /api/v1/silences HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 32768\r\n\r\n{}",
+        "a".repeat(31 * 1024)
+    );
+    let (per_body, bodies) = cost_per_connection(&address, pid, HELD, body.as_bytes()).await;
     println!(
-        "{HEADS} unfinished 30 KiB heads: RSS {} MiB before, {} MiB held, {per_connection} KiB per connection",
-        rss_before / 1024,
-        rss_held / 1024
+        "{HELD} unfinished 30 KiB heads: {per_head} KiB per connection; {HELD} unfinished bodies with 31 KiB sent: {per_body} KiB per connection; RSS {} MiB at the start, {} MiB with all {} held",
+        rss_start / 1024,
+        resident_kib(pid) / 1024,
+        2 * HELD
     );
     assert!(
-        per_connection < 128,
-        "{per_connection} KiB per unfinished head (hyper's default buffer took ~530)"
+        per_head < 100,
+        "{per_head} KiB per unfinished head (hyper's default buffer took ~530)"
     );
+    assert!(per_body < 200, "{per_body} KiB per unfinished body");
     let mut big = TcpStream::connect(&address).await.unwrap();
     let head = format!("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n{filler}{filler}\r\n");
     let _ = big.write_all(head.as_bytes()).await;
@@ -290,7 +313,7 @@ async fn an_unfinished_head_costs_at_most_the_read_buffer_and_a_bigger_one_gets_
         "{}",
         String::from_utf8_lossy(&answer[..read])
     );
-    drop(heads);
+    drop((heads, bodies));
 }
 
 /// A connection from another loopback address (Linux routes all of 127.0.0.0/8 to lo).

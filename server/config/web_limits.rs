@@ -35,10 +35,13 @@ pub struct WebLimits {
     pub max_waits_per_client: usize,
 }
 
-/// The default connection cap, from the chart's memory limit (1 GiB): a held connection costs
-/// at most its read buffer (32 KiB), a buffered body (64 KiB) and its task and socket state
-/// (measured in docs/RELIABILITY.md), ~110 KiB; 4,096 of them take ~450 MiB, which leaves the
-/// rest of the limit to the fleet's state.
+/// The default connection cap, from the chart's memory limit (1 GiB): the worst a held
+/// connection costs is an unfinished body just under the body limit (32 KiB) on top of its
+/// read buffer (32 KiB): 89–100 KiB of resident memory measured (an unfinished 30 KiB head,
+/// 49–65 KiB;
+/// `limits_connections::an_unfinished_head_or_body_costs_bounded_memory_and_a_bigger_head_gets_431`,
+/// docs/RELIABILITY.md). 4,096 such connections take ~400 MiB, leaving ~550 MiB for the fleet
+/// (a thousand clusters of a hundred objects, ~2 KB each: ~200 MiB) and the rest.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4_096;
 
 impl Default for WebLimits {

@@ -158,12 +158,15 @@ async fn receive(body: Incoming, within: Duration) -> Result<Bytes, ApiError> {
             super::BODY_LIMIT
         ))
     };
-    if body.size_hint().lower() > super::BODY_LIMIT as u64 {
+    let announced = body.size_hint().lower();
+    if announced > super::BODY_LIMIT as u64 {
         return Err(too_large());
     }
     let collect = async {
         let mut chunks = Body::new(body).into_data_stream();
-        let mut received = Vec::new();
+        // Sized once from Content-Length: growing by doubling would leave freed buffers
+        // behind on every slow connection.
+        let mut received = Vec::with_capacity(announced as usize);
         while let Some(chunk) = chunks.next().await {
             let chunk = chunk.map_err(|error| {
                 ApiError::BadRequest(format!("the request body could not be read: {error}"))

@@ -37,8 +37,10 @@ use axum::routing::get;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 
-/// Largest request body accepted; the API is read-mostly.
-const BODY_LIMIT: usize = 64 * 1024;
+/// Largest request body accepted: the API is read-mostly, and its largest body (a silence:
+/// four fields of at most 1,000 characters) fits. Every held connection may buffer one, so
+/// it counts in the memory the connection cap allows (config/web_limits.rs).
+const BODY_LIMIT: usize = 32 * 1024;
 /// Largest sign-in and sign-out form: a token and where to go next.
 const SIGN_IN_BODY_LIMIT: usize = 4 * 1024;
 
