@@ -503,7 +503,10 @@ impl Runner {
             metrics::write_batch(rows, took, result.is_ok());
         }
         let committed = (wrote && result.is_ok()).then_some(ended);
-        self.store.record_write(result.as_ref().map(|_| ()));
+        if wrote {
+            // Only a write tried says whether writes go through (a quiet round tries none).
+            self.store.record_write(result.as_ref().map(|_| ()));
+        }
         match result {
             Ok(()) => self.sightings.written(batch.sightings),
             Err(error) => {

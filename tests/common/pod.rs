@@ -295,8 +295,19 @@ fn mount_script(
     gid: u64,
     groups: u64,
 ) -> String {
+    // The overlays' upper layers live in a tmpfs of the namespace, at a path no mount hides: a
+    // checkout under /tmp would put the scratch under the pod's own /tmp mount, which hides it
+    // once mounted, and the next overlay finds no scratch directory.
+    let hidden = |path: &Path| mounts.iter().any(|(target, _)| path.starts_with(target));
+    let fallback =
+        Path::new("/var/tmp").join(format!("fleetglass-pod-scratch-{}", std::process::id()));
+    let scratch = if hidden(scratch) {
+        fallback.as_path()
+    } else {
+        scratch
+    };
+    assert!(!hidden(scratch), "{}: hidden by a mount", scratch.display());
     std::fs::create_dir_all(scratch).unwrap();
-    // The overlays' upper layers live in a tmpfs of the namespace, at a path no mount hides.
     let mut script = format!(
         "set -e\nscratch='{}'\nmount -t tmpfs none \"$scratch\"\nn=0\n",
         scratch.display()

@@ -88,4 +88,13 @@ fn merging_clusters_evaluated_apart_equals_evaluating_the_fleet() {
     );
     assert_eq!(cause_ids(fleet.root_causes()), in_order);
     assert_eq!(cause_ids(whole.root_causes()), in_order);
+
+    // Read without a cluster (one whose evaluation is no evidence yet): only the others'.
+    let held_back = ["staging".to_string()].into_iter().collect();
+    assert_eq!(
+        cause_ids(fleet.except(&held_back).root_causes()),
+        ["prod/Kustomization/flux-system/infra"]
+    );
+    let nobody = Default::default();
+    assert_eq!(cause_ids(fleet.except(&nobody).root_causes()), in_order);
 }
