@@ -163,6 +163,29 @@ async fn a_removed_crd_is_caught_on_day_0_and_the_impact_query_warned_before() {
         text.contains("dev-1/HelmRelease/networking/netop"),
         "{text}"
     );
+    // `fleetglass impact | head`: the reader is gone before anything is printed.
+    let closed = tokio::task::spawn_blocking({
+        let url = url.clone();
+        move || {
+            let (reader, writer) = std::io::pipe().unwrap();
+            drop(reader);
+            Command::new(env!("CARGO_BIN_EXE_fleetglass"))
+                .args(["impact", "--url", &url])
+                .args(args)
+                .stdout(writer)
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&closed.stderr);
+    assert_eq!(
+        closed.status.code(),
+        Some(0),
+        "a closed pipe ends it quietly: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
     let unused = [
         "--cluster",
         CLUSTER,

@@ -59,6 +59,9 @@ pub fn run(args: EvaluateArgs) -> ExitCode {
     std::mem::forget((inputs, evaluation));
     match written {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => usage_error(format!("cannot write the report: {e}")),
+        Err(e) => {
+            super::output::stopped_reading(&e);
+            usage_error(format!("cannot write the report: {e}"))
+        }
     }
 }

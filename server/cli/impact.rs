@@ -3,6 +3,7 @@
 //! provides (listed), 2 on error — so CI can block the change.
 
 use super::api_client::{ApiCall, block_on};
+use super::output::say;
 use clap::Args;
 use serde_json::Value;
 use std::process::ExitCode;
@@ -86,19 +87,19 @@ fn report(view: &Value) -> ExitCode {
         return ExitCode::from(2);
     }
     if total == 0 {
-        println!("nothing else depends on what {stack} provides");
+        say!("nothing else depends on what {stack} provides");
     } else {
-        println!("{total} other stack(s) depend on what {stack} provides:");
+        say!("{total} other stack(s) depend on what {stack} provides:");
     }
     for cluster in view["clusters"].as_array().into_iter().flatten() {
         for provided in cluster["provides"].as_array().into_iter().flatten() {
-            println!(
+            say!(
                 "  {}: {}",
                 text(&cluster["cluster"]),
                 text(&provided["object"])
             );
             for consumer in provided["consumers"].as_array().into_iter().flatten() {
-                println!(
+                say!(
                     "    consumed by {} ({})",
                     text(&consumer["id"]),
                     text(&consumer["state"])
@@ -112,7 +113,7 @@ fn report(view: &Value) -> ExitCode {
                 .flatten()
                 .map(text)
                 .collect();
-            println!(
+            say!(
                 "  {}: co-owned {} (also held by {})",
                 text(&cluster["cluster"]),
                 text(&shared["object"]),

@@ -5,6 +5,7 @@ mod api_client;
 mod cluster_add;
 mod evaluate;
 mod impact;
+mod output;
 mod phase_timings;
 mod serve;
 mod wait;

@@ -1,5 +1,6 @@
 //! `fleetglass serve` and `fleetglass migrate`: their flags, handed to the composition root.
 
+use super::output::say;
 use crate::app::{self, Options, Role};
 use crate::config;
 use crate::sources::kube::ContextChoice;
@@ -52,6 +53,6 @@ pub async fn migrate(config_path: Option<&Path>) -> anyhow::Result<()> {
     let config = config::load(config_path)?;
     let store = app::open_store(&config).await?;
     store.migrate().await?;
-    println!("migrations applied");
+    say!("migrations applied");
     Ok(())
 }

@@ -8,6 +8,7 @@
 //! the timeout. Between answers it prints a line when a cluster's state changes.
 
 use super::api_client::{ApiCall, CallError, block_on};
+use super::output::say;
 use crate::model::parse_go_duration;
 use clap::{Args, ValueEnum};
 use serde_json::Value;
@@ -172,7 +173,7 @@ impl Progress {
         if self.to_stderr {
             eprintln!("{line}");
         } else {
-            println!("{line}");
+            say!("{line}");
         }
     }
 
@@ -222,7 +223,7 @@ fn report(verdict: &Value, output: Output) -> ExitCode {
         ExitCode::from(1)
     };
     if output == Output::Json {
-        println!(
+        say!(
             "{}",
             serde_json::to_string_pretty(verdict).unwrap_or_default()
         );
@@ -232,26 +233,26 @@ fn report(verdict: &Value, output: Output) -> ExitCode {
     let version = verdict["version"].as_str().unwrap_or("?");
     let waited = verdict["waited"].as_str().unwrap_or("?");
     if healthy {
-        println!("{domain} {version} is fully healthy on every cluster (waited {waited})");
+        say!("{domain} {version} is fully healthy on every cluster (waited {waited})");
         return code;
     }
-    println!("{domain} {version} is not fully healthy after {waited}:");
+    say!("{domain} {version} is not fully healthy after {waited}:");
     let clusters = verdict["clusters"].as_array().cloned().unwrap_or_default();
     if clusters.is_empty() {
-        println!("  no cluster reports this domain");
+        say!("  no cluster reports this domain");
     }
     for cluster in clusters
         .iter()
         .filter(|c| c["at_version"].as_bool() != Some(true))
     {
-        println!(
+        say!(
             "  {}: {} at {}",
             cluster["cluster"].as_str().unwrap_or("?"),
             cluster["state"].as_str().unwrap_or("?"),
             versions(cluster),
         );
         for blocker in cluster["blockers"].as_array().into_iter().flatten() {
-            println!(
+            say!(
                 "    blocked by {} ({}): {}",
                 blocker["id"].as_str().unwrap_or("?"),
                 blocker["state"].as_str().unwrap_or("unknown"),

@@ -3,6 +3,7 @@
 //! writes what the hub needs: a Secret manifest holding a kubeconfig for that identity, and the
 //! config entry naming it.
 
+use super::output::say;
 mod identity;
 
 use anyhow::{Context, anyhow};
@@ -94,19 +95,19 @@ pub async fn run(args: AddArgs) -> anyhow::Result<()> {
     let manifest = secret_manifest(&args, &name, &secret_name, &cluster, &token_text, &expires);
     let path = args.out.join(format!("{secret_name}.yaml"));
     write_private(&path, &manifest)?;
-    println!(
+    say!(
         "{context}: ServiceAccount {ns}/{sa} bound to ClusterRole {role} (get/list/watch only); token valid until {expires}",
         context = args.context,
         ns = identity.namespace,
         sa = identity.service_account,
         role = identity.cluster_role(),
     );
-    println!(
+    say!(
         "wrote {} (holds the token): kubectl apply -f it in the hub's namespace {}",
         path.display(),
         args.hub_namespace
     );
-    println!(
+    say!(
         "\nthen, in the fleetglass chart's values:\n\nkubeconfigs:\n  existingSecrets: [{secret_name}]   # with the others\nconfig:\n  clusters:\n    - name: {name}\n      kubeconfig: {}/{name}.yaml\n      labels: {{}}\n",
         args.mount_path.trim_end_matches('/')
     );
