@@ -281,10 +281,21 @@ async fn without_authentication_every_write_is_refused_with_a_reason() {
         .into_iter()
         .filter(|(method, _)| *method == Method::POST)
         .collect();
+    assert!(writes.len() >= 3, "{writes:?}");
+    // Methods the route lacks are 405 (nothing would run), whoever asks.
     for method in [Method::PUT, Method::PATCH, Method::DELETE] {
-        writes.push((method, "/api/v1/silences".to_string()));
+        let response = app
+            .clone()
+            .oneshot(request(&method, "/api/v1/silences", None))
+            .await
+            .unwrap();
+        assert_eq!(
+            response.status(),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method}"
+        );
+        assert_eq!(response.headers()["allow"], "GET, HEAD, POST");
     }
-    assert!(writes.len() >= 5, "{writes:?}");
     for (method, uri) in writes {
         let mut request = request(&method, &uri, None);
         // What a proxy in front of an unauthenticated instance might add: not believed.
@@ -456,4 +467,30 @@ fn no_documented_token_hash_is_the_digest_of_a_guessable_word() {
         }
     }
     assert!(hashes > 0, "the README shows an example token hash");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_method_a_route_lacks_is_405_for_everyone_it_would_let_in() {
+    let (app, _) = demo_app().await;
+    for (method, uri) in [
+        (Method::DELETE, "/api/v1/fleet"),
+        (Method::PUT, "/api/v1/silences"),
+        (Method::DELETE, "/problems"),
+    ] {
+        let (status, body) = send(&app, request(&method, uri, None)).await;
+        assert_eq!(
+            status,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {uri}: {body}"
+        );
+    }
+    let tokens = tokens_app().await;
+    let (status, _) = send(&tokens, request(&Method::DELETE, "/api/v1/fleet", None)).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "who asks comes first");
+    let (status, _) = send(
+        &tokens,
+        request(&Method::DELETE, "/api/v1/fleet", Some(TOKEN)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
 }

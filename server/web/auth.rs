@@ -11,7 +11,7 @@ use super::csrf;
 use super::error::ApiError;
 use super::signin;
 use crate::config::{AuthConfig, AuthMode};
-use axum::extract::{Request, State};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -70,28 +70,72 @@ pub async fn check(State(state): State<AppState>, mut request: Request, next: Ne
         }
         Err(error) => return error.respond_for(&path),
     };
-    if is_write(request.method()) && by_cookie && path.starts_with("/api/") {
+    let sign_out = by_cookie
+        .then(|| signin::sign_out_token(request.headers(), &state))
+        .flatten();
+    request.extensions_mut().insert(identity);
+    request.extensions_mut().insert(ByCookie(by_cookie));
+    signin::with_sign_out(sign_out, next.run(request)).await
+}
+
+/// Whether a browser's sign-in cookie (not a header) established the request's identity.
+#[derive(Debug, Clone, Copy)]
+struct ByCookie(bool);
+
+/// Writes, once a path matched: only `POST` to a route in [`WRITE_ROUTES`] reaches a handler
+/// (any other write is 405, so a write route missing from the list fails closed), and then
+/// never by nobody, never to the API by a cookie, only from this site. Requests [`check`]
+/// identified nobody for (the sign-in forms) check their own.
+pub async fn check_write(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if !is_write(request.method()) {
+        return next.run(request).await;
+    }
+    let path = request.uri().path();
+    let pattern = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or(path, MatchedPath::as_str);
+    let allow = WRITE_ROUTES
+        .iter()
+        .find(|(route, _)| *route == pattern)
+        .map(|(_, allow)| *allow);
+    let Some(_) = allow.filter(|_| request.method() == Method::POST) else {
+        return ApiError::MethodNotAllowed {
+            allow: allow.unwrap_or("GET, HEAD"),
+        }
+        .respond_for(path);
+    };
+    let (Some(identity), Some(ByCookie(by_cookie))) = (
+        request.extensions().get::<Identity>(),
+        request.extensions().get::<ByCookie>(),
+    ) else {
+        return next.run(request).await;
+    };
+    if *by_cookie && path.starts_with("/api/") {
         // A cookie rides along with any request the browser makes; scripts use tokens.
         return ApiError::Forbidden(
             "writes to the API need a bearer token, not a browser sign-in".into(),
         )
         .into_response();
     }
-    if is_write(request.method()) {
-        if identity == Identity::Anonymous {
-            // JSON on every path: whoever scripts a write gets a reason they can read.
-            return ApiError::Forbidden(READ_ONLY.into()).into_response();
-        }
-        if let Err(error) = csrf::same_origin(request.headers(), &state.site) {
-            return error.respond_for(&path);
-        }
+    if *identity == Identity::Anonymous {
+        // JSON on every path: whoever scripts a write gets a reason they can read.
+        return ApiError::Forbidden(READ_ONLY.into()).into_response();
     }
-    let sign_out = by_cookie
-        .then(|| signin::sign_out_token(request.headers(), &state))
-        .flatten();
-    request.extensions_mut().insert(identity);
-    signin::with_sign_out(sign_out, next.run(request)).await
+    if let Err(error) = csrf::same_origin(request.headers(), &state.site) {
+        return error.respond_for(path);
+    }
+    next.run(request).await
 }
+
+/// Every route that takes a write (`POST`), by its pattern, with the methods it takes.
+const WRITE_ROUTES: [(&str, &str); 5] = [
+    (super::pages::ADD_SILENCE, "POST"),
+    (super::pages::EXPIRE_SILENCE, "POST"),
+    (super::api::SILENCES, "GET, HEAD, POST"),
+    (signin::SIGN_IN, "GET, HEAD, POST"),
+    (signin::SIGN_OUT, "POST"),
+];
 
 const READ_ONLY: &str = "this fleetglass has no authentication configured (web.auth.mode none), \
     so it is read-only: configure API tokens or an authenticating proxy to make changes";

@@ -47,6 +47,10 @@ pub enum ApiError {
     /// A credential from somewhere it may not come from.
     Forbidden(String),
     TooLong(String),
+    /// A method the route does not take; `allow` lists those it does.
+    MethodNotAllowed {
+        allow: &'static str,
+    },
     /// A request body larger than the route takes.
     PayloadTooLarge(String),
     /// A request body that did not arrive in time; the connection is closed.
@@ -110,6 +114,10 @@ impl ApiError {
             ApiError::Unauthorized(m) => (StatusCode::UNAUTHORIZED, m.clone()),
             ApiError::Forbidden(m) => (StatusCode::FORBIDDEN, m.clone()),
             ApiError::TooLong(m) => (StatusCode::URI_TOO_LONG, m.clone()),
+            ApiError::MethodNotAllowed { allow } => (
+                StatusCode::METHOD_NOT_ALLOWED,
+                format!("this path takes only {allow}"),
+            ),
             ApiError::PayloadTooLarge(m) => (StatusCode::PAYLOAD_TOO_LARGE, m.clone()),
             ApiError::SlowBody(m) => (StatusCode::REQUEST_TIMEOUT, m.clone()),
             ApiError::Misdirected(m) => (StatusCode::MISDIRECTED_REQUEST, m.clone()),
@@ -144,6 +152,9 @@ impl ApiError {
             }
             ApiError::Busy { retry_after, .. } => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after));
+            }
+            ApiError::MethodNotAllowed { allow } => {
+                headers.insert(header::ALLOW, HeaderValue::from_static(allow));
             }
             _ => {}
         }

@@ -71,6 +71,8 @@ pub fn router(state: AppState) -> Router {
             signin::SIGN_OUT,
             axum::routing::post(signin::sign_out).layer(DefaultBodyLimit::max(SIGN_IN_BODY_LIMIT)),
         )
+        // Only where a route and method match: a method the route lacks is 405, not refused.
+        .route_layer(from_fn_with_state(state.clone(), auth::check_write))
         .fallback(not_found)
         .layer(from_fn_with_state(state.clone(), auth::check))
         .layer(from_fn_with_state(state.clone(), hosts::check))

@@ -1,6 +1,7 @@
 //! Server-rendered pages: one askama struct per page, defined beside its handler.
 
 mod alerts;
+pub use alerts::{ADD_SILENCE, EXPIRE_SILENCE};
 mod cluster;
 mod domain;
 mod fleet;
