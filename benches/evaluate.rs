@@ -44,7 +44,7 @@ fn main() {
             assert_eq!(run.objects, size, "every object has a verdict");
             // Run again at once: the pages the first run freed are still warm. On a virtual
             // machine that hands idle memory back to its host, the first run's time includes
-            // the system zeroing every page afresh (docs/PERFORMANCE.md §8, eighth round).
+            // the system zeroing every page afresh (docs/PERFORMANCE-HISTORY.md §8, eighth round).
             let again = evaluate(path);
             let per_object = |x: f64| x / size as f64;
             println!(

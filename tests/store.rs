@@ -174,8 +174,9 @@ async fn a_state_change_is_written_in_place_without_index_entries() {
 /// index of migration 0008). Right after a collector's first write the table has no statistics
 /// until autovacuum analyses it, up to a minute later; Postgres then answered the ordered,
 /// limited lookup by walking every row in `kind` order (100-250 ms at 201,000 objects, and a
-/// CPU the collector needed: docs/PERFORMANCE.md 9.22). The lookups must go through the edges
-/// index whatever the statistics. One connection, so this backend's counters are the ones read.
+/// CPU the collector needed: docs/PERFORMANCE-HISTORY.md 9.22). The lookups must go through the
+/// edges index whatever the statistics. One connection, so this backend's counters are the ones
+/// read.
 #[tokio::test(flavor = "multi_thread")]
 async fn edge_lookups_use_the_edges_index_before_the_table_is_analysed() {
     let url = common::fresh_database_url().await;

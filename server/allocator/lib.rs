@@ -9,8 +9,8 @@
 //! allocates as much again for the next, a few hundred milliseconds later. With the default
 //! those pages went back to the OS between rounds and the kernel zeroed them again on the next
 //! touch: a quarter of the growth bench's CPU in `perf`, about 140,000 page faults per run
-//! (docs/PERFORMANCE.md §9.20). Ten seconds keeps them between rounds; memory freed after a
-//! burst still goes back to the OS about ten seconds later.
+//! (docs/PERFORMANCE-HISTORY.md §9.20). Ten seconds keeps them between rounds; memory freed after
+//! a burst still goes back to the OS about ten seconds later.
 #![deny(unsafe_code)]
 
 pub use mimalloc::MiMalloc;

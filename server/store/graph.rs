@@ -124,7 +124,7 @@ impl Store {
         // The matches are found through the edges index first and ordered after. Asked in one
         // query, a table without statistics yet (a collector's first minutes) was answered by
         // walking every row in `kind` order to honour ORDER BY … LIMIT: 100-250 ms at 201,000
-        // objects instead of under one (docs/PERFORMANCE.md 9.22).
+        // objects instead of under one (docs/PERFORMANCE-HISTORY.md 9.22).
         let rows = sqlx::query_as!(
             StoredObject,
             r#"WITH linked AS MATERIALIZED (SELECT * FROM objects WHERE edges @> $1)

@@ -192,7 +192,7 @@ async fn upsert_objects(
 /// A list of text as a Postgres array literal (`{"a","b\"c"}`), every element quoted and
 /// its quotes and backslashes escaped, so any text reads back as given. Postgres reads it
 /// more cheaply than a jsonb array taken apart by a subquery per row (8 % of the objects
-/// upsert, docs/PERFORMANCE.md 9.17).
+/// upsert, docs/PERFORMANCE-HISTORY.md 9.17).
 fn text_array_literal(items: &[String]) -> String {
     let mut literal = String::from("{");
     for (i, item) in items.iter().enumerate() {

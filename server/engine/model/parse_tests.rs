@@ -219,7 +219,8 @@ fn sources_keep_their_url_and_what_they_follow() {
 }
 
 /// Lists collected through a filter start with room for four entries: a pod's one container
-/// status held a kilobyte, 42 MB of a 100,000-object `fleetglass evaluate` (PERFORMANCE §8).
+/// status held a kilobyte, 42 MB of a 100,000-object `fleetglass evaluate`
+/// (PERFORMANCE-HISTORY §8).
 #[test]
 fn a_pods_lists_have_room_for_what_they_hold_not_more() {
     let pod = json!({
