@@ -277,7 +277,7 @@ async fn silence_forms_refuse_posts_without_the_csrf_pair() {
 #[tokio::test(flavor = "multi_thread")]
 async fn without_authentication_every_write_is_refused_with_a_reason() {
     let (app, store) = demo_app().await;
-    let mut writes: Vec<(Method, String)> = every_request()
+    let writes: Vec<(Method, String)> = every_request()
         .into_iter()
         .filter(|(method, _)| *method == Method::POST)
         .collect();

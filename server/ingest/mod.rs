@@ -14,6 +14,7 @@ mod ownership;
 pub mod retention;
 mod rollups;
 mod round_log;
+mod round_phases;
 mod runner;
 mod schedule;
 mod sightings;

@@ -7,21 +7,24 @@
 
 use super::changes::Written;
 use super::crd_history::CrdHistory;
-use super::evaluations::{Evaluations, Round};
+use super::evaluations::{Evaluations, Redone};
 use super::free_aside::FreeAside;
 use super::ownership::{ClusterSet, Ownership, leases_changed};
 use super::round_log::{RoundLog, RoundRecord};
+use super::round_phases::{
+    Candidates, RoundSources, RowDiff, TouchedByCluster, collect_changes, diffed_clusters,
+    evaluate_candidates, group_by_cluster,
+};
 use super::schedule::{REFRESH, Schedule, Work};
 use super::sightings::Sightings;
 use super::write_behind::{Batch, Outcome, WriteBehind, put_back};
 use super::{RunnerSettings, Snapshot};
-use crate::health::{ClusterInfo, Evaluation, Fleet, Parts};
+use crate::health::{ClusterInfo, Fleet, Parts};
 use crate::metrics;
-use crate::model::ObjectId;
 use crate::sources::{EventReceiver, SourceEvent};
-use crate::store::{ChangeSet, ObjectFilter, Store};
+use crate::store::{ChangeSet, ClusterRow, ObjectFilter, ObjectKey, Store};
 use chrono::{DateTime, Utc};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -60,6 +63,24 @@ pub struct RoundTimes {
     pub write: Duration,
     /// Waiting for the previous round's write to end before this round's could start.
     pub waited: Duration,
+}
+
+impl RoundTimes {
+    /// The times of a round's phases up to its write: the write's own is filled in once it
+    /// ends. Changes counts from the end of evaluating to now, less the wait.
+    fn before_write(
+        evaluating: Instant,
+        diffing: Instant,
+        waiting: Instant,
+        resumed: Instant,
+    ) -> RoundTimes {
+        RoundTimes {
+            evaluate: diffing - evaluating,
+            changes: waiting - diffing + resumed.elapsed(),
+            write: Duration::ZERO,
+            waited: resumed - waiting,
+        }
+    }
 }
 
 /// A round whose write is under way: published and logged once the write ends, as a round
@@ -287,31 +308,91 @@ impl Runner {
     #[tracing::instrument(skip_all)]
     pub async fn start_round(&mut self, now: DateTime<Utc>) {
         let round_started = Instant::now();
+        self.load_history_once().await;
+        let touched = self.snapshot.take_touched();
+        let resighted = std::mem::take(&mut self.resighted);
+        let touched_by_cluster = group_by_cluster(&touched);
+        self.count_tracked_objects(&touched_by_cluster);
+        let candidates = self.candidates(resighted, &touched_by_cluster, now);
+        let held = self.held_back();
+        let evaluating = Instant::now();
+        // Each cluster's rows are diffed on the thread that evaluated it, right after.
+        let diff = RowDiff {
+            written: &self.written,
+            snapshot: &self.snapshot,
+            touched: &touched_by_cluster,
+            now,
+        };
+        let sources = RoundSources {
+            snapshot: &self.snapshot,
+            crd_history: &self.crd_history,
+            settings: &self.settings,
+            sightings: &self.sightings,
+        };
+        let (redone, diffs) = evaluate_candidates(
+            &mut self.evaluations,
+            &sources,
+            &candidates,
+            &held,
+            &diff,
+            now,
+        );
+        let diffing = Instant::now();
+        let diffed = diffed_clusters(&redone.evaluated, &held);
+        let changes = collect_changes(&diff, &self.evaluations, &diffed, diffs);
+        self.hand_over(&diffed);
+        self.observe_sightings(&redone.evaluated, &changes.deletes, now);
+        let clusters =
+            self.queue_rows(changes, &redone.evaluated, &candidates.reported, &held, now);
+        let fleet = self.refresh_fleet(&redone.changed);
+        self.record_crd_providers(&fleet, now);
+        self.bound_pending();
+        self.report_cluster_metrics(&redone.evaluated, &candidates.reported);
+        let evaluated = redone.evaluated.len();
+        let publication = self.publication(fleet, redone, &held, now);
+        let waiting = Instant::now();
+        // The previous round's write first: what it failed to write goes before this round's.
+        self.finish_write().await;
+        let resumed = Instant::now();
+        let batch = self.take_batch(clusters, now);
+        let times = RoundTimes::before_write(evaluating, diffing, waiting, resumed);
+        let record = self.round_record(times, round_started, touched.len(), evaluated);
+        self.finishing = Some(Finishing {
+            publication,
+            record,
+        });
+        self.start_write(batch);
+    }
+
+    /// Reads the stored CRD history and (without leases) the stored sightings the first time
+    /// they are needed; an outage leaves them for the next round.
+    async fn load_history_once(&mut self) {
         self.crd_history.load_once(&self.store).await;
         if self.ownership.is_none() {
             self.sightings.load_all_once(&self.store).await;
         }
-        let touched = self.snapshot.take_touched();
-        let mut changed = std::mem::take(&mut self.resighted);
-        // Each cluster's name copied once, not once per touched object; its ids sorted, as
-        // its verdicts are, so they are matched to them without hashing.
-        let mut touched_by_cluster: BTreeMap<&str, Vec<&ObjectId>> = BTreeMap::new();
-        for id in &touched {
-            if let Some((cluster, ..)) = id.parts() {
-                touched_by_cluster.entry(cluster).or_default().push(id);
-            }
-        }
-        for ids in touched_by_cluster.values_mut() {
-            ids.sort_unstable();
-        }
+    }
+
+    /// Updates the tracked-object gauges of the clusters whose objects changed.
+    fn count_tracked_objects(&self, touched_by_cluster: &TouchedByCluster) {
         for &cluster in touched_by_cluster.keys() {
             metrics::set_objects_tracked(cluster, |kind| self.snapshot.tracked(cluster, kind));
         }
+    }
+
+    /// The clusters to look at this round: those whose first sightings (`resighted`) or
+    /// objects changed, those the sources reported on, those to revisit and those due.
+    fn candidates(
+        &mut self,
+        mut changed: BTreeSet<String>,
+        touched_by_cluster: &TouchedByCluster,
+        now: DateTime<Utc>,
+    ) -> Candidates {
         changed.extend(touched_by_cluster.keys().map(|c| c.to_string()));
         let reported = self.snapshot.take_reported();
         // Only these clusters' objects or infos can have changed (or their evaluation fell
         // due): the round looks at them alone, however many clusters are held.
-        let candidates: BTreeSet<String> = changed
+        let all: BTreeSet<String> = changed
             .iter()
             .chain(&reported)
             .chain(&std::mem::take(&mut self.revisit))
@@ -319,60 +400,46 @@ impl Runner {
             .chain(self.evaluations.due_by(now))
             .map(str::to_string)
             .collect();
-        let held = self.held_back();
-        let evaluating = Instant::now();
-        // Each cluster's rows are diffed on the thread that evaluated it, right after.
-        let (written, snapshot) = (&self.written, &self.snapshot);
-        let diff = |cluster: &str, evaluation: Option<&Evaluation>| {
-            let touched = touched_by_cluster
-                .get(cluster)
-                .map_or(&[][..], Vec::as_slice);
-            written.object_changes(cluster, evaluation, snapshot, touched, now)
-        };
-        let (redone, mut diffs) = tokio::task::block_in_place(|| {
-            let mut clusters: Vec<_> = candidates
-                .iter()
-                .filter_map(|c| self.snapshot.cluster(c).cloned())
-                .collect();
-            self.crd_history.inject(&mut clusters);
-            let round = Round {
-                objects: candidates
-                    .iter()
-                    .filter_map(|c| Some((c.as_str(), self.snapshot.objects_of(c)?)))
-                    .collect(),
-                infos: &clusters,
-                only: Some(&candidates),
-                domains: &self.settings.domains,
-                thresholds: &self.settings.thresholds,
-                seen_in_progress: self.sightings.seen(),
-                now,
-            };
-            self.evaluations
-                .update_then(&round, &changed, |cluster, evaluation| {
-                    (!held.contains(cluster)).then(|| diff(cluster, Some(evaluation)))
-                })
-        });
-        let diffing = Instant::now();
-        let mut changes = ChangeSet::default();
-        let diffed: Vec<&String> = redone
-            .evaluated
-            .iter()
-            .filter(|c| !held.contains(*c))
-            .collect();
-        for &cluster in &diffed {
-            // A cluster gone was not evaluated: its rows are diffed here.
-            let rows = diffs.remove(cluster).flatten();
-            changes.append(rows.unwrap_or_else(|| diff(cluster, self.evaluations.of(cluster))));
+        Candidates {
+            changed,
+            reported,
+            all,
         }
-        for cluster in diffed {
+    }
+
+    /// Records the evaluations whose rows are on their way to the store, so the next round's
+    /// rows are diffed against them.
+    fn hand_over(&mut self, diffed: &[&String]) {
+        for &cluster in diffed {
             self.written
                 .handed_over(cluster, self.evaluations.shared(cluster));
         }
+    }
+
+    /// Keeps the first sightings in step with the re-evaluated clusters and the deleted rows;
+    /// the clusters whose sightings changed are evaluated again next round.
+    fn observe_sightings(
+        &mut self,
+        evaluated: &BTreeSet<String>,
+        deletes: &[ObjectKey],
+        now: DateTime<Utc>,
+    ) {
         let evaluations = &self.evaluations;
-        let reevaluated = redone.evaluated.iter().filter_map(|c| evaluations.of(c));
-        self.resighted = self.sightings.observe(reevaluated, &changes.deletes, now);
-        let ready: Vec<String> = redone
-            .evaluated
+        let reevaluated = evaluated.iter().filter_map(|c| evaluations.of(c));
+        self.resighted = self.sightings.observe(reevaluated, deletes, now);
+    }
+
+    /// Adds the round's object and roll-up rows to the unwritten ones; returns its cluster
+    /// rows, which join them once the previous round's write has ended.
+    fn queue_rows(
+        &mut self,
+        changes: ChangeSet,
+        evaluated: &BTreeSet<String>,
+        reported: &BTreeSet<String>,
+        held: &BTreeSet<String>,
+        now: DateTime<Utc>,
+    ) -> Vec<ClusterRow> {
+        let ready: Vec<String> = evaluated
             .iter()
             .filter(|c| self.snapshot.cluster(c).is_some() && !held.contains(*c))
             .cloned()
@@ -380,18 +447,29 @@ impl Runner {
         let rollups = self.written.rollup_changes(&self.evaluations, &ready);
         let clusters = self.written.cluster_changes(
             &self.evaluations,
-            &redone.evaluated,
-            &reported,
+            evaluated,
+            reported,
             &self.snapshot,
-            &held,
+            held,
             now,
         );
         self.unwritten.changes.absorb(changes);
         self.unwritten.rollups.absorb(rollups);
-        if !redone.changed.is_empty() {
+        clusters
+    }
+
+    /// The fleet as evaluated now: merged anew only when an evaluation changed, so readers
+    /// keep the same `Arc` while none did.
+    fn refresh_fleet(&mut self, changed: &BTreeSet<String>) -> Arc<Fleet> {
+        if !changed.is_empty() {
             self.fleet = Arc::new(self.evaluations.fleet());
         }
-        let fleet = self.fleet.clone();
+        self.fleet.clone()
+    }
+
+    /// Queues the CRD providers seen now that are new, changed or due a refresh; their
+    /// clusters are looked at again next round, as the history they are given changed.
+    fn record_crd_providers(&mut self, fleet: &Fleet, now: DateTime<Utc>) {
         let providers = fleet.parts().flat_map(|e| &e.crd_providers);
         // One row per CRD in a batch: a newer sighting replaces an unwritten older one.
         for provider in self.crd_history.observe(providers, now) {
@@ -404,21 +482,35 @@ impl Runner {
             });
             providers.push(provider);
         }
-        self.bound_pending();
-        for cluster in &redone.evaluated {
+    }
+
+    /// Updates the evaluation gauges of the re-evaluated clusters and the last-good time of
+    /// those the sources reported on.
+    fn report_cluster_metrics(&self, evaluated: &BTreeSet<String>, reported: &BTreeSet<String>) {
+        for cluster in evaluated {
             let found = self
                 .evaluations
                 .of(cluster)
                 .map(|e| (self.written.state_counts(cluster), e.domains.as_slice()));
             metrics::cluster_evaluated(cluster, found);
         }
-        for cluster in &reported {
+        for cluster in reported {
             let last_good = self.snapshot.cluster(cluster).and_then(|i| i.last_good);
             metrics::set_cluster_last_good(cluster, last_good);
         }
-        let evaluated = redone.evaluated.len();
+    }
+
+    /// What to publish once the round is written: None unless a verdict may have changed or
+    /// `REFRESH` has passed since the last publication.
+    fn publication(
+        &mut self,
+        fleet: Arc<Fleet>,
+        redone: Redone,
+        held: &BTreeSet<String>,
+        now: DateTime<Utc>,
+    ) -> Option<Evaluated> {
         let refresh = self.published.is_none_or(|at| at.elapsed() >= REFRESH);
-        let publication = (!redone.changed.is_empty() || refresh).then(|| {
+        (!redone.changed.is_empty() || refresh).then(|| {
             self.published = Some(Instant::now());
             Evaluated {
                 fleet,
@@ -426,11 +518,12 @@ impl Runner {
                 reevaluated: redone.evaluated,
                 held_back: held.clone(),
             }
-        });
-        let waiting = Instant::now();
-        // The previous round's write first: what it failed to write goes before this round's.
-        self.finish_write().await;
-        let resumed = Instant::now();
+        })
+    }
+
+    /// Everything unwritten, to write now: the round's cluster rows replace older unwritten
+    /// rows of the same clusters, and the sightings the store lacks go with them.
+    fn take_batch(&mut self, clusters: Vec<ClusterRow>, now: DateTime<Utc>) -> Batch {
         self.unwritten
             .clusters
             .retain(|old| !clusters.iter().any(|new| new.name == old.name));
@@ -438,23 +531,31 @@ impl Runner {
         let mut batch = std::mem::take(&mut self.unwritten);
         batch.sightings = self.sightings.changes();
         batch.now = now;
-        self.finishing = Some(Finishing {
-            publication,
-            record: RoundRecord {
-                times: RoundTimes {
-                    evaluate: diffing - evaluating,
-                    changes: waiting - diffing + resumed.elapsed(),
-                    write: Duration::ZERO,
-                    waited: resumed - waiting,
-                },
-                apply: std::mem::take(&mut self.applying),
-                objects: touched.len(),
-                clusters: evaluated,
-                first_event: self.first_event.take(),
-                started: Some(round_started),
-                committed: None,
-            },
-        });
+        batch
+    }
+
+    /// The round's entry in the log, but for its write (filled in once the write ends).
+    fn round_record(
+        &mut self,
+        times: RoundTimes,
+        started: Instant,
+        objects: usize,
+        clusters: usize,
+    ) -> RoundRecord {
+        RoundRecord {
+            times,
+            apply: std::mem::take(&mut self.applying),
+            objects,
+            clusters,
+            first_event: self.first_event.take(),
+            started: Some(started),
+            committed: None,
+        }
+    }
+
+    /// Starts writing the batch beside the next round; with nothing to write, the round is
+    /// finished at once.
+    fn start_write(&mut self, batch: Batch) {
         if batch.is_empty() {
             self.finished(Outcome {
                 batch,
