@@ -115,6 +115,20 @@ async fn bad_filters_are_400s_that_say_what_is_wrong() {
             "/api/v1/domains/gateway/wait?version=1&timeout=soon",
             "invalid duration",
         ),
+        // A misspelt filter is not "no filter": every object would answer.
+        (
+            "/api/v1/objects?stat=failed",
+            "unknown query parameter(s) stat: this path takes ",
+        ),
+        (
+            "/api/v1/objects?stat=failed&kind=Kustomization&colour=red",
+            "colour, stat",
+        ),
+        (
+            "/api/v1/fleet?verbose=1",
+            "unknown query parameter(s) verbose: this path takes no query parameters",
+        ),
+        ("/api/v1/domains/gateway/wait?version=1&timout=5m", "timout"),
     ];
     for (uri, message) in cases {
         let (status, body) = get_json(&app, uri).await;

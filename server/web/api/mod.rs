@@ -7,6 +7,7 @@ mod fleet;
 mod impact;
 mod objects;
 mod openapi;
+mod strict_query;
 
 use super::AppState;
 use axum::Router;
@@ -48,4 +49,5 @@ pub fn router() -> Router<AppState> {
         .route(IMPACT, get(impact::impact))
         .route(OPENAPI, get(openapi::document))
         .merge(alerts::router())
+        .route_layer(axum::middleware::from_fn(strict_query::refuse_unknown))
 }

@@ -8,8 +8,10 @@ use crate::web::error::ErrorBody;
 use crate::web::views::filters::NOT_HEALTHY;
 use axum::http::header;
 use axum::response::IntoResponse;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 use utoipa::openapi::RefOr;
+use utoipa::openapi::path::ParameterIn;
 use utoipa::openapi::schema::{Schema, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
@@ -21,7 +23,7 @@ use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
         version = "1",
         description = "The same verdicts as the dashboard, for scripts and CI. Times are RFC 3339 \
             in UTC. Every error is a JSON object {\"error\": message}: unknown names and paths \
-            answer 404; bad filters, control characters and malformed JSON 400; a method a \
+            answer 404; bad filters, unknown query parameters, control characters and malformed JSON 400; a method a \
             path does not serve 405; a query string past 2048 bytes 414; a body that is not \
             application/json 415; JSON of the wrong shape 422; a database that does not answer \
             503. With web.auth.mode tokens (or configured tokens), send Authorization: Bearer \
@@ -56,6 +58,32 @@ static DOCUMENT: LazyLock<String> = LazyLock::new(|| {
         .to_json()
         .expect("the OpenAPI document serialises")
 });
+
+/// The query parameters each path takes, as its handlers declare them here.
+static QUERY_PARAMETERS: LazyLock<BTreeMap<String, BTreeSet<String>>> = LazyLock::new(|| {
+    let document = ApiDoc::openapi();
+    document
+        .paths
+        .paths
+        .into_iter()
+        .map(|(path, item)| {
+            let operations = [item.get, item.post].into_iter().flatten();
+            let names = operations
+                .flat_map(|operation| operation.parameters.into_iter().flatten())
+                .filter_map(|parameter| match parameter {
+                    RefOr::T(p) if p.parameter_in == ParameterIn::Query => Some(p.name),
+                    _ => None,
+                })
+                .collect();
+            (path, names)
+        })
+        .collect()
+});
+
+/// The query parameters `path` (a route pattern) takes; None for a path not in this document.
+pub fn query_parameters(path: &str) -> Option<&'static BTreeSet<String>> {
+    QUERY_PARAMETERS.get(path)
+}
 
 /// This document.
 #[utoipa::path(get, path = super::OPENAPI, operation_id = "openapi", responses(
