@@ -103,6 +103,10 @@ async fn bad_filters_are_400s_that_say_what_is_wrong() {
         ),
         ("/api/v1/objects?offset=-1", "offset must be a whole number"),
         ("/api/v1/objects?domain=nope", "unknown domain \"nope\""),
+        (
+            "/api/v1/objects?cluster=nope",
+            "unknown cluster \"nope\" (one of: ",
+        ),
         ("/api/v1/objects?label=prod", "must be written key=value"),
         ("/api/v1/objects/dev-1/Gizmo/x/y", "unknown kind \"Gizmo\""),
         ("/api/v1/owner?cluster=dev-1", "kind is required"),

@@ -104,9 +104,30 @@ impl ObjectQuery {
         now: DateTime<Utc>,
     ) -> Result<ObjectPage, ApiError> {
         let (freshness, clusters) = Freshness::load(store, site, now).await?;
+        self.known_cluster(site, &clusters)?;
         let mut page = store.objects(&self.filter(&clusters, &freshness)?).await?;
         page.items = freshness.records(page.items);
         Ok(page)
+    }
+
+    /// A cluster filter names a configured or stored cluster: a typo is an error, as an
+    /// unknown domain is, not an empty answer.
+    fn known_cluster(&self, site: &Site, clusters: &[ClusterRow]) -> Result<(), ApiError> {
+        let wanted = self.cluster.as_str();
+        if wanted.is_empty()
+            || site.cluster_order.iter().any(|c| c == wanted)
+            || clusters.iter().any(|c| c.name == wanted)
+        {
+            return Ok(());
+        }
+        let mut known: Vec<&str> = site.cluster_order.iter().map(String::as_str).collect();
+        known.extend(clusters.iter().map(|c| c.name.as_str()));
+        known.sort_unstable();
+        known.dedup();
+        Err(ApiError::BadRequest(format!(
+            "unknown cluster {wanted:?} (one of: {})",
+            known.join(", ")
+        )))
     }
 
     /// The store filter; a cluster-label filter becomes the list of matching clusters.
