@@ -94,10 +94,6 @@ impl<'de, T: Shape<'de>> Visitor<'de> for FieldVisitor<T> {
         Ok(Field::Absent)
     }
 
-    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        Field::deserialize(deserializer)
-    }
-
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
         Ok(Field::from(T::from_bool(v)))
     }
@@ -274,3 +270,20 @@ macro_rules! lenient_struct {
 }
 
 pub(crate) use lenient_struct;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_json_cannot_hold_fails_saying_what_json_would() {
+        let tagged = serde_yaml::from_str::<Field<Vec<String>>>("!Ref x")
+            .unwrap_err()
+            .to_string();
+        assert!(tagged.contains("expected any valid JSON value"), "{tagged}");
+        let keyed = serde_yaml::from_str::<Field<Entries<String>>>("? [a, b]\n: c\n")
+            .unwrap_err()
+            .to_string();
+        assert!(keyed.contains("expected a string key"), "{keyed}");
+    }
+}

@@ -604,6 +604,17 @@ mod stored_form_tests {
     }
 
     #[test]
+    fn shared_names_are_the_interners_copies() {
+        let mut object = parse(&kustomization("apps", &[]));
+        object.cluster = SharedStr::from("prod-eu-1");
+        assert!(!object.cluster.is_shared(), "a copy of its own");
+        let mut names = Interner::default();
+        let held = names.intern_str("prod-eu-1");
+        object.share_names(&mut names);
+        assert!(object.cluster.is_shared() && object.cluster == held);
+    }
+
+    #[test]
     fn every_kind_of_object_reads_back_from_its_stored_form_unchanged() {
         for object in varied() {
             let (stored, read) = stored_and_read_back(&object);

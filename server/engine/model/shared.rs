@@ -202,6 +202,24 @@ mod tests {
         assert_eq!(names.intern_str("prod"), prod);
     }
 
+    /// Names nobody else holds are dropped at a sweep, and sweeps come only once the set has
+    /// doubled since the last (at least 1,024), so interning stays cheap.
+    #[test]
+    fn unheld_names_are_swept_once_the_set_has_doubled() {
+        let mut names = Interner::default();
+        drop(names.intern_str("gone"));
+        assert_eq!(names.len(), 1, "no sweep below 1,024");
+        let held: Vec<SharedStr> = (0..1_100)
+            .map(|i| names.intern_str(&format!("n{i}")))
+            .collect();
+        assert_eq!(names.len(), 1_100, "\"gone\" swept at 1,024, every held name kept");
+        for i in 0..10 {
+            drop(names.intern_str(&format!("passing{i}")));
+        }
+        assert_eq!(names.len(), 1_110, "the next sweep waits for 2,048");
+        drop(held);
+    }
+
     /// Equal to its text, and only to it, whichever side and form the text is on.
     #[test]
     fn equals_its_text_in_every_form_and_direction() {
