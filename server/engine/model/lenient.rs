@@ -90,10 +90,6 @@ impl<'de, T: Shape<'de>> Visitor<'de> for FieldVisitor<T> {
         Ok(Field::Absent)
     }
 
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(Field::Absent)
-    }
-
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
         Ok(Field::from(T::from_bool(v)))
     }
