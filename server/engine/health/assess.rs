@@ -218,7 +218,10 @@ impl<'a> Assessor<'a> {
                 });
                 assess_job(object, &pods, later, timing)
             }
-            Kind::CronJob => assess_cron_job(object),
+            Kind::CronJob => {
+                let latest = self.index.latest_job_of_cron_job(i);
+                assess_cron_job(object, latest.map(|j| &self.index.objects[j]))
+            }
             // The API server sets a Namespace's deletionTimestamp and phase Terminating in the
             // same update (pkg/registry/core/namespace/storage, REST.Delete), so a live one is
             // `deleting` above; a hand-written phase alone still reads as terminating, as the

@@ -78,6 +78,12 @@ pub(super) fn build(
         if let Some(test_pod) = test_pod_of(index, i) {
             builder.edge(EdgeKind::Applied, test_pod);
         }
+        // A CronJob's last run is its evidence (a failed one is the cause, not the CronJob).
+        if object.kind == Kind::CronJob
+            && let Some(job) = index.latest_job_of_cron_job(i)
+        {
+            builder.edge(EdgeKind::Applied, job);
+        }
         if object.kind == Kind::Pod
             && let Some(owner) = index.owner_of_pod(i)
         {

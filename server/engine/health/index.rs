@@ -207,6 +207,14 @@ impl<'a> Index<'a> {
         self.jobs_by_cron_job.get(&key).cloned().unwrap_or_default()
     }
 
+    /// The CronJob `index`'s most recent Job in the input: what its schedule last did.
+    pub fn latest_job_of_cron_job(&self, cron_job: usize) -> Option<usize> {
+        let object = &self.objects[cron_job];
+        self.jobs_of_cron_job(&object.cluster, &object.namespace, &object.name)
+            .into_iter()
+            .max_by_key(|&job| (self.objects[job].created, job))
+    }
+
     /// The workload owning a pod, when it is in the input.
     pub fn owner_of_pod(&self, pod: usize) -> Option<usize> {
         let object = &self.objects[pod];

@@ -164,6 +164,23 @@ fn a_failed_cron_job_run_superseded_by_a_later_success_is_no_cause() {
         "{}",
         verdict.reason
     );
+    // The CronJob, and the release that applied it, are only as good as its last run: the
+    // failed Job is the one root cause of both.
+    let cron = latest.verdict("CronJob", NS, "report");
+    assert_eq!(cron.state, Degraded);
+    assert_eq!(
+        cron.reason,
+        "last run, Job report-29002, failed: BackoffLimitExceeded"
+    );
+    assert_ne!(latest.state("HelmRelease", NS, "web"), Healthy);
+    let causes: Vec<&str> = latest
+        .evaluation
+        .root_causes
+        .iter()
+        .map(|c| c.id.as_str())
+        .collect();
+    assert_eq!(causes, ["prod/Job/apps/report-29002"]);
+    assert_eq!(superseded.state("CronJob", NS, "report"), Healthy);
 }
 
 /// helm-controller@v1.6.4 internal/reconcile/test.go: TestSuccess False TestFailed, "Helm test

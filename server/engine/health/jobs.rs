@@ -4,7 +4,7 @@
 //! after a later run of the same CronJob succeeded, is no cause.
 
 use super::State;
-use super::finding::{EdgeSet, Finding};
+use super::finding::{Cause, EdgeSet, Finding};
 use super::pods::{containers_summary, failed_attempt, is_live, pod_failure};
 use super::threshold::Timing;
 use crate::model::{Condition, Object};
@@ -72,10 +72,18 @@ fn failed_reason(failed: &Condition, pods: &[&Object]) -> String {
     }
 }
 
-/// A CronJob holds nothing itself: its Jobs are judged; suspended when the schedule is.
-pub(super) fn assess_cron_job(cron_job: &Object) -> Finding {
+/// A CronJob is as good as its last run: degraded while its most recent Job has failed (that
+/// Job, its evidence, is the root cause), suspended when the schedule is, else healthy. Earlier
+/// runs are history; a run in progress is the schedule working.
+pub(super) fn assess_cron_job(cron_job: &Object, latest: Option<&Object>) -> Finding {
     if cron_job.spec.flux.suspend {
         return Finding::new(State::Suspended, "suspended (spec.suspend)", "");
+    }
+    if let Some((job, failed)) = latest.and_then(|job| Some((job, condition(job, "Failed")?))) {
+        let reason = format!("last run, Job {}, failed: {}", job.name, failed.reason);
+        return Finding::new(State::Degraded, reason, &failed.message)
+            .since(failed.last_transition)
+            .cause(Cause::Symptom(EdgeSet::DEPLOYED));
     }
     Finding::new(State::Healthy, "scheduled", "")
 }

@@ -212,7 +212,11 @@ mod tests {
         let held: Vec<SharedStr> = (0..1_100)
             .map(|i| names.intern_str(&format!("n{i}")))
             .collect();
-        assert_eq!(names.len(), 1_100, "\"gone\" swept at 1,024, every held name kept");
+        assert_eq!(
+            names.len(),
+            1_100,
+            "\"gone\" swept at 1,024, every held name kept"
+        );
         for i in 0..10 {
             drop(names.intern_str(&format!("passing{i}")));
         }
