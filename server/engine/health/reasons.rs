@@ -6,6 +6,7 @@
 //! when it is stale. A Ready=True reason absent from it is no proof of health.
 
 use crate::model::Kind;
+use std::sync::LazyLock;
 
 /// What a reason says about the object's health.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -86,19 +87,27 @@ impl Reason {
 /// Whether Ready=True with `reason` is a success of `kind`'s controller: a reason outside the
 /// catalogue (a newer controller, another tool writing the condition) proves nothing.
 pub(super) fn ready_is_proof(kind: Kind, reason: &str) -> bool {
-    CATALOGUE.iter().any(|row| {
-        row.reason == reason
-            && row.site == Site::Condition("Ready")
-            && row.class == Class::Healthy
-            && row.is_on(kind)
-    })
+    READY_PROOFS
+        .iter()
+        .any(|row| row.reason == reason && row.is_on(kind))
 }
 
 /// A container waiting for a reason that will not pass by itself.
 pub(super) fn is_failing_wait(reason: &str) -> bool {
-    CATALOGUE.iter().any(|row| {
-        row.reason == reason && row.site == Site::ContainerWaiting && row.class == Class::Failure
-    })
+    FAILING_WAITS.iter().any(|row| row.reason == reason)
+}
+
+/// The catalogue's rows each question reads, picked out once: both are asked for nearly every
+/// object of every round, and the whole catalogue is over 260 rows.
+static READY_PROOFS: LazyLock<Vec<&Reason>> = LazyLock::new(|| {
+    rows_where(|row| row.site == Site::Condition("Ready") && row.class == Class::Healthy)
+});
+static FAILING_WAITS: LazyLock<Vec<&Reason>> = LazyLock::new(|| {
+    rows_where(|row| row.site == Site::ContainerWaiting && row.class == Class::Failure)
+});
+
+fn rows_where(wanted: impl Fn(&Reason) -> bool) -> Vec<&'static Reason> {
+    CATALOGUE.iter().filter(|row| wanted(row)).collect()
 }
 
 use Class::{FailedBy, Failure, Healthy, InProgress, Informational, Waiting};
