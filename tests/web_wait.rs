@@ -373,8 +373,21 @@ async fn the_wait_command_gates_one_ring_reports_progress_and_prints_json() {
         "{out}"
     );
     assert!(
-        out.contains("prod-1: failed at 1.4.2") && out.contains("dev-1: healthy at 1.5.0"),
+        out.contains("prod-1: failed at 1.4.2, waiting for 9.9.9")
+            && out.contains("dev-1: healthy at 1.5.0, waiting for 9.9.9"),
+        "each cluster's version and what it waits for: {out}"
+    );
+    assert!(
+        out.contains("gateway 9.9.9 is not fully healthy on every cluster after"),
         "{out}"
+    );
+    let (code, out, _) = run(&["--version", "1.5.0", "--label", "ring=dev"])
+        .await
+        .unwrap();
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("gateway 1.5.0 is fully healthy on every cluster with ring=dev"),
+        "the summary names its scope: {out}"
     );
 
     let (code, _, err) = run(&["--version", "1.5.0", "--label", "prod"])
@@ -382,6 +395,52 @@ async fn the_wait_command_gates_one_ring_reports_progress_and_prints_json() {
         .unwrap();
     assert_eq!(code, 2);
     assert!(err.contains("key=value"), "{err}");
+}
+
+/// The first lines come from the state now, not after the server's first wait (up to 25 s).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_wait_command_prints_where_things_stand_at_once() {
+    let store = fresh_store().await;
+    seed_rollout_in_progress(&store).await;
+    let url = serve(store.clone()).await;
+    let first_line = tokio::task::spawn_blocking(move || {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_fleetglass"))
+            .args([
+                "wait",
+                "--url",
+                &url,
+                "--domain",
+                "gateway",
+                "--version",
+                "9.9.9",
+            ])
+            .args(["--timeout", "10m"])
+            .env_remove("FLEETGLASS_TOKEN")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let took = started.elapsed();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        (line, took)
+    })
+    .await
+    .unwrap();
+    let (line, took) = first_line;
+    assert!(
+        line.contains("no cluster reports gateway 9.9.9 yet"),
+        "{line}"
+    );
+    assert!(
+        took < std::time::Duration::from_secs(20),
+        "the first line came after {took:?}: after the server's wait, not at once"
+    );
 }
 
 /// Issue 43 (e): a cell shows the version applied and the one its source offers as pending;

@@ -5,7 +5,8 @@
 //! It asks the server in short waits (at most [`SERVER_WAIT`] each), so an ingress or proxy
 //! that cuts requests at 60 s never ends a long wait, and it asks again after a gateway
 //! error (502, 504), a busy server (503, after its Retry-After) or a lost connection, until
-//! the timeout. Between answers it prints a line when a cluster's state changes.
+//! the timeout. Its first question asks for the state now, so the first lines print at once;
+//! then it prints a line whenever a cluster's state or version changes.
 
 use super::api_client::{ApiCall, CallError, block_on};
 use super::output::say;
@@ -55,7 +56,7 @@ pub enum Output {
 
 pub fn run(args: WaitArgs) -> ExitCode {
     match block_on(wait(&args)) {
-        Ok(verdict) => report(&verdict, args.output),
+        Ok(verdict) => report(&verdict, args),
         Err(message) => {
             eprintln!("fleetglass wait: {message}");
             ExitCode::from(2)
@@ -86,11 +87,14 @@ async fn wait(args: &WaitArgs) -> Result<Value, String> {
     // Reported when no answer came at all: the cause, not just "timed out".
     let mut last_error = "no answer before the timeout".to_string();
     let mut pause = FIRST_PAUSE;
+    // The state now first (the server answers at once), then waits for it to change.
+    let mut server_wait = Duration::ZERO;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        match ask(args, left.min(SERVER_WAIT)).await {
+        match ask(args, left.min(server_wait)).await {
             Ok(verdict) => {
                 pause = FIRST_PAUSE;
+                server_wait = SERVER_WAIT;
                 progress.saw(&verdict);
                 let healthy = verdict["healthy"].as_bool() == Some(true);
                 last = Some(verdict);
@@ -150,6 +154,7 @@ fn with_waited(mut verdict: Value, started: Instant) -> Value {
 struct Progress {
     started: Instant,
     to_stderr: bool,
+    /// The version waited for.
     version: String,
     domain: String,
     seen: BTreeMap<String, String>,
@@ -191,7 +196,7 @@ impl Progress {
         self.said_nobody_has_it = !anybody_has_it;
         for cluster in &clusters {
             let name = cluster["cluster"].as_str().unwrap_or("?").to_string();
-            let now = cluster_line(cluster);
+            let now = cluster_line(cluster, &self.version);
             if self.seen.get(&name) != Some(&now) {
                 self.line(&format!("{name}: {now}"));
                 self.seen.insert(name, now);
@@ -205,24 +210,35 @@ fn versions(cluster: &Value) -> String {
     crate::web::version_text(cluster["version"].as_str(), cluster["offered"].as_str())
 }
 
-fn cluster_line(cluster: &Value) -> String {
+/// "healthy at 2.13.0, waiting for 2.14.0": where the cluster is and what it still lacks.
+fn cluster_line(cluster: &Value, wanted: &str) -> String {
     let state = cluster["state"].as_str().unwrap_or("?");
     let version = versions(cluster);
     if cluster["at_version"].as_bool() == Some(true) {
         format!("{state} at {version}, done")
+    } else if cluster["version"].as_str() == Some(wanted) {
+        format!("{state} at {version}, waiting for it to be fully healthy")
     } else {
-        format!("{state} at {version}")
+        format!("{state} at {version}, waiting for {wanted}")
     }
 }
 
-fn report(verdict: &Value, output: Output) -> ExitCode {
+/// "every cluster", or "every cluster with ring=prod" when one ring is gated.
+fn scope(label: Option<&str>) -> String {
+    match label {
+        Some(label) => format!("every cluster with {label}"),
+        None => "every cluster".to_string(),
+    }
+}
+
+fn report(verdict: &Value, args: &WaitArgs) -> ExitCode {
     let healthy = verdict["healthy"].as_bool() == Some(true);
     let code = if healthy {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     };
-    if output == Output::Json {
+    if args.output == Output::Json {
         say!(
             "{}",
             serde_json::to_string_pretty(verdict).unwrap_or_default()
@@ -232,11 +248,12 @@ fn report(verdict: &Value, output: Output) -> ExitCode {
     let domain = verdict["domain"].as_str().unwrap_or("?");
     let version = verdict["version"].as_str().unwrap_or("?");
     let waited = verdict["waited"].as_str().unwrap_or("?");
+    let scope = scope(args.label.as_deref());
     if healthy {
-        say!("{domain} {version} is fully healthy on every cluster (waited {waited})");
+        say!("{domain} {version} is fully healthy on {scope} (waited {waited})");
         return code;
     }
-    say!("{domain} {version} is not fully healthy after {waited}:");
+    say!("{domain} {version} is not fully healthy on {scope} after {waited}:");
     let clusters = verdict["clusters"].as_array().cloned().unwrap_or_default();
     if clusters.is_empty() {
         say!("  no cluster reports this domain");
@@ -246,10 +263,9 @@ fn report(verdict: &Value, output: Output) -> ExitCode {
         .filter(|c| c["at_version"].as_bool() != Some(true))
     {
         say!(
-            "  {}: {} at {}",
+            "  {}: {}",
             cluster["cluster"].as_str().unwrap_or("?"),
-            cluster["state"].as_str().unwrap_or("?"),
-            versions(cluster),
+            cluster_line(cluster, version),
         );
         for blocker in cluster["blockers"].as_array().into_iter().flatten() {
             say!(

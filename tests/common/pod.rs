@@ -284,10 +284,11 @@ fn share_with(path: &Path, group: u64) {
     }
 }
 
-/// The shell run inside the private mount namespace: each mount target's nearest existing
-/// directory gets a writable overlay (so missing directories can be made without touching the
-/// machine's files), then each source is bind-mounted at its target; then the container's
-/// command runs as the pod's user, with no new privileges and no capabilities.
+/// The shell run inside the private mount namespace: each source is bound into a scratch
+/// tmpfs, each mount target's nearest existing directory gets a writable overlay (so missing
+/// directories can be made without touching the machine's files), then each source is
+/// bind-mounted from the scratch at its target; then the container's command runs as the pod's
+/// user, with no new privileges and no capabilities.
 fn mount_script(
     scratch: &Path,
     mounts: &[(String, PathBuf)],
@@ -309,10 +310,20 @@ fn mount_script(
     assert!(!hidden(scratch), "{}: hidden by a mount", scratch.display());
     std::fs::create_dir_all(scratch).unwrap();
     let mut script = format!(
-        "set -e\nscratch='{}'\nmount -t tmpfs none \"$scratch\"\nn=0\n",
+        "set -e\nscratch='{}'\nmount -t tmpfs none \"$scratch\"\no=0\n",
         scratch.display()
     );
-    for (target, source) in mounts {
+    // Every source is first bound into the scratch, which no mount hides: a source under a
+    // path the pod mounts over (a checkout under /tmp, and the pod's own /tmp) would be gone
+    // by the time it is bound.
+    for (n, (_, source)) in mounts.iter().enumerate() {
+        let kind = if source.is_dir() { "mkdir" } else { "touch" };
+        script.push_str(&format!(
+            "{kind} \"$scratch/s{n}\"; mount --bind '{}' \"$scratch/s{n}\"\n",
+            source.display()
+        ));
+    }
+    for (n, (target, source)) in mounts.iter().enumerate() {
         let target = Path::new(target);
         let anchor = target
             .ancestors()
@@ -323,12 +334,11 @@ fn mount_script(
             .to_string();
         let kind = if source.is_dir() { "mkdir -p" } else { "touch" };
         script.push_str(&format!(
-            "if [ ! -e '{target}' ]; then n=$((n+1)); mkdir \"$scratch/u$n\" \"$scratch/w$n\"; \
-             mount -t overlay overlay -o lowerdir='{anchor}',upperdir=\"$scratch/u$n\",workdir=\"$scratch/w$n\" '{anchor}'; \
+            "if [ ! -e '{target}' ]; then o=$((o+1)); mkdir \"$scratch/u$o\" \"$scratch/w$o\"; \
+             mount -t overlay overlay -o lowerdir='{anchor}',upperdir=\"$scratch/u$o\",workdir=\"$scratch/w$o\" '{anchor}'; \
              mkdir -p \"$(dirname '{target}')\"; {kind} '{target}'; fi\n\
-             mount --bind '{source}' '{target}'\n",
+             mount --bind \"$scratch/s{n}\" '{target}'\n",
             target = target.display(),
-            source = source.display(),
         ));
     }
     script.push_str(&format!(
