@@ -56,7 +56,7 @@ pub enum Output {
 
 pub fn run(args: WaitArgs) -> ExitCode {
     match block_on(wait(&args)) {
-        Ok(verdict) => report(&verdict, args),
+        Ok(verdict) => report(&verdict, &args),
         Err(message) => {
             eprintln!("fleetglass wait: {message}");
             ExitCode::from(2)
