@@ -35,6 +35,8 @@ pub struct PodProcess {
     /// The address of the container's `http` port.
     pub base: String,
     pub log: PathBuf,
+    /// Where the pod's mounts were staged (an empty directory once the pod has ended).
+    scratch: PathBuf,
 }
 
 impl PodProcess {
@@ -61,6 +63,7 @@ impl Drop for PodProcess {
     fn drop(&mut self) {
         self.child.kill().ok();
         self.child.wait().ok();
+        std::fs::remove_dir(&self.scratch).ok();
     }
 }
 
@@ -116,16 +119,11 @@ impl PodRun<'_> {
             share_with(source, groups);
         }
         let log = self.dir.join("pod.log");
+        let scratch = scratch_outside(&self.dir.join("overlays"), &mounts);
         let mut command = Command::new("unshare");
         command
             .args(["--mount", "--propagation", "private", "--", "sh", "-c"])
-            .arg(mount_script(
-                &self.dir.join("overlays"),
-                &mounts,
-                uid,
-                gid,
-                groups,
-            ))
+            .arg(mount_script(&scratch, &mounts, uid, gid, groups))
             .arg("pod")
             .arg(env!("CARGO_BIN_EXE_fleetglass"))
             .args(&args)
@@ -141,6 +139,7 @@ impl PodRun<'_> {
             child: command.spawn().expect("start the pod's process"),
             base: format!("http://127.0.0.1:{port}"),
             log,
+            scratch,
         }
     }
 
@@ -284,6 +283,23 @@ fn share_with(path: &Path, group: u64) {
     }
 }
 
+/// Where the pod's mounts are staged: a tmpfs of the namespace, at a path no mount hides. A
+/// checkout under /tmp would put `preferred` under the pod's own /tmp mount, which hides it.
+fn scratch_outside(preferred: &Path, mounts: &[(String, PathBuf)]) -> PathBuf {
+    let hidden = |path: &Path| mounts.iter().any(|(target, _)| path.starts_with(target));
+    let scratch = if hidden(preferred) {
+        Path::new("/var/tmp").join(format!("fleetglass-pod-scratch-{}", std::process::id()))
+    } else {
+        preferred.to_path_buf()
+    };
+    assert!(
+        !hidden(&scratch),
+        "{}: hidden by a mount",
+        scratch.display()
+    );
+    scratch
+}
+
 /// The shell run inside the private mount namespace: each source is bound into a scratch
 /// tmpfs, each mount target's nearest existing directory gets a writable overlay (so missing
 /// directories can be made without touching the machine's files), then each source is
@@ -296,18 +312,6 @@ fn mount_script(
     gid: u64,
     groups: u64,
 ) -> String {
-    // The overlays' upper layers live in a tmpfs of the namespace, at a path no mount hides: a
-    // checkout under /tmp would put the scratch under the pod's own /tmp mount, which hides it
-    // once mounted, and the next overlay finds no scratch directory.
-    let hidden = |path: &Path| mounts.iter().any(|(target, _)| path.starts_with(target));
-    let fallback =
-        Path::new("/var/tmp").join(format!("fleetglass-pod-scratch-{}", std::process::id()));
-    let scratch = if hidden(scratch) {
-        fallback.as_path()
-    } else {
-        scratch
-    };
-    assert!(!hidden(scratch), "{}: hidden by a mount", scratch.display());
     std::fs::create_dir_all(scratch).unwrap();
     let mut script = format!(
         "set -e\nscratch='{}'\nmount -t tmpfs none \"$scratch\"\no=0\n",
