@@ -624,3 +624,73 @@ async fn what_does_not_exist_is_an_error_never_a_safe_answer() {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert!(body.to_string().contains("ring=nope"), "{body}");
 }
+
+/// An answer polled again costs a few bytes while nothing in it changed, and travels gzip'd to
+/// whoever accepts it. (Pages and `/api/v1/fleet` carry the time they were made, so every
+/// answer of theirs is new.)
+#[tokio::test(flavor = "multi_thread")]
+async fn unchanged_answers_are_304_and_big_ones_travel_gzipped() {
+    use axum::body::Body;
+    use axum::http::Request;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let (app, _store) = demo_app().await;
+    for uri in [
+        "/api/v1/objects?limit=5",
+        "/api/v1/openapi.json",
+        "/api/v1/clusters",
+    ] {
+        let first = app
+            .clone()
+            .oneshot(Request::get(uri).body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(first.status(), StatusCode::OK, "{uri}");
+        let tag = first.headers()["etag"].clone();
+        assert!(tag.to_str().unwrap().starts_with("W/\""), "{uri}: {tag:?}");
+        let again = app
+            .clone()
+            .oneshot(
+                Request::get(uri)
+                    .header("if-none-match", tag.clone())
+                    .body(Body::empty())
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(again.status(), StatusCode::NOT_MODIFIED, "{uri}");
+        assert_eq!(again.headers()["etag"], tag);
+        let body = again.into_body().collect().await.unwrap().to_bytes();
+        assert!(body.is_empty(), "{uri}: a 304 has no body");
+        let other = app
+            .clone()
+            .oneshot(
+                Request::get(uri)
+                    .header("if-none-match", "W/\"something-else\"")
+                    .body(Body::empty())
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(other.status(), StatusCode::OK, "{uri}: another tag");
+    }
+    let zipped = app
+        .clone()
+        .oneshot(
+            Request::get("/problems")
+                .header("accept-encoding", "gzip")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(zipped.headers()["content-encoding"], "gzip");
+    let (_, plain) = get(&app, "/problems").await;
+    let zipped = zipped.into_body().collect().await.unwrap().to_bytes();
+    assert!(
+        zipped.len() * 3 < plain.len(),
+        "{} bytes gzip'd against {}",
+        zipped.len(),
+        plain.len()
+    );
+}

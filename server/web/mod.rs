@@ -4,6 +4,7 @@ mod api;
 mod assets;
 mod auth;
 mod client;
+mod conditional;
 mod connections;
 pub mod csrf;
 mod error;
@@ -34,6 +35,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderValue, header};
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::get;
+use tower_http::compression::CompressionLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 
@@ -80,7 +82,9 @@ pub fn router(state: AppState) -> Router {
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
         .layer(from_fn(error::uniform))
         .layer(request_spans::layer())
-        .layer(from_fn(crate::metrics::track_http));
+        .layer(from_fn(crate::metrics::track_http))
+        .layer(from_fn(conditional::etag))
+        .layer(CompressionLayer::new().gzip(true));
     for (name, value) in security_headers {
         router = router.layer(SetResponseHeaderLayer::overriding(
             name,
