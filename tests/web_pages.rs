@@ -199,6 +199,15 @@ async fn icons_are_drawn_and_labelled_and_live_pages_refresh_in_place() {
         fleet.contains("href=\"/alerts\""),
         "/alerts is in the navigation"
     );
+    // A tab in the background says how many incidents there are, and its refresh keeps it so.
+    let (_, api) = get(&app, "/api/v1/fleet").await;
+    let api: serde_json::Value = serde_json::from_str(&api).unwrap();
+    let incidents = api["incidents"].as_array().unwrap().len();
+    assert!(incidents > 0, "the demo has incidents");
+    let title = format!("<title>({incidents}) fleetglass · fleet</title>");
+    assert!(fleet.contains(&title), "{title} in {fleet:.400}");
+    let (_, refresh) = get(&app, "/fragments/fleet").await;
+    assert!(refresh.trim_start().starts_with(&title), "{refresh:.200}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -163,6 +163,15 @@ impl GroupCell {
 }
 
 impl FleetView {
+    /// The tab's title: the number of incidents first while there are any, so a tab in the
+    /// background says so (the page's refresh carries it too).
+    pub fn title(&self) -> String {
+        match self.incidents.len() {
+            0 => "fleetglass · fleet".to_string(),
+            n => format!("({n}) fleetglass · fleet"),
+        }
+    }
+
     pub async fn load(
         store: &Store,
         site: &Site,

@@ -22,7 +22,7 @@ struct FleetPage {
 }
 
 #[derive(Template)]
-#[template(path = "fleet_body.html")]
+#[template(path = "fleet_fragment.html")]
 struct FleetFragment {
     view: FleetView,
 }
