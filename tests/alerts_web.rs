@@ -62,6 +62,19 @@ async fn send(
     )
 }
 
+/// The CSRF session cookie a page set and the form token it shows.
+fn csrf_pair(headers: &axum::http::HeaderMap, page: &str) -> (String, String) {
+    let cookie = headers[header::SET_COOKIE].to_str().unwrap();
+    let cookie = cookie.split(';').next().unwrap().to_string();
+    let token = page
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_string();
+    (cookie, token)
+}
+
 async fn app_with_an_open_alert(site: Site) -> (axum::Router, Store) {
     let store = common::fresh_store().await;
     common::alerts::raise_tofu_controller_alert(&store).await;
@@ -199,16 +212,10 @@ async fn the_page_shows_alerts_and_its_forms_need_the_csrf_cookie() {
         page.contains("ImagePullBackOff") && page.contains("slack firing: queued"),
         "{page}"
     );
-    let cookie = headers[header::SET_COOKIE].to_str().unwrap();
-    assert!(cookie.contains("SameSite=Strict") && cookie.contains("HttpOnly"));
-    let cookie = cookie.split(';').next().unwrap().to_string();
+    let set_cookie = headers[header::SET_COOKIE].to_str().unwrap();
+    assert!(set_cookie.contains("SameSite=Strict") && set_cookie.contains("HttpOnly"));
+    let (cookie, token) = csrf_pair(&headers, &page);
     let session = cookie.split_once('=').unwrap().1.to_string();
-    let token = page
-        .split("name=\"csrf\" value=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .unwrap()
-        .to_string();
     assert_ne!(
         token, session,
         "the token is derived, not the cookie itself"
@@ -334,14 +341,7 @@ async fn silences_last_at_most_ninety_days_and_the_proxy_names_one_user_in_any_s
         ),
     )
     .await;
-    let cookie = headers[header::SET_COOKIE].to_str().unwrap();
-    let cookie = cookie.split(';').next().unwrap().to_string();
-    let token = page
-        .split("name=\"csrf\" value=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .unwrap()
-        .to_string();
+    let (cookie, token) = csrf_pair(&headers, &page);
     for duration in ["99999999d", "91d", "2400h"] {
         let form = Request::post("/alerts/silences")
             .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")

@@ -51,6 +51,31 @@ async fn answering_server(name: &str, limits: &str) -> DemoServer {
     server
 }
 
+/// The server's open files once they are at most `most` (a connection pushed out at the cap
+/// leaves the registry at once but its socket only when its task next runs).
+async fn files_held_at_most(pid: u32, most: usize, within: Duration) -> usize {
+    common::eventually(
+        &format!("the server to hold at most {most} files under the flood"),
+        within,
+        async || Some(open_files(pid)).filter(|files| *files <= most),
+    )
+    .await
+}
+
+/// Twenty `/healthz` answers on fresh connections, each asserted, their times sorted.
+async fn healthz_latencies(address: &str) -> Vec<Duration> {
+    let mut latencies = Vec::new();
+    for _ in 0..20 {
+        let asked = Instant::now();
+        let (status, body) = get(address, "/healthz").await.unwrap();
+        latencies.push(asked.elapsed());
+        assert!(status.contains("200"), "{status}");
+        assert_eq!(body.trim(), "ok");
+    }
+    latencies.sort();
+    latencies
+}
+
 /// Whether the server closed the connection (EOF or reset) before `deadline`.
 async fn closed_by_server(stream: &mut TcpStream, deadline: Duration) -> bool {
     let mut buffer = [0u8; 1024];
@@ -98,22 +123,9 @@ async fn healthz_answers_through_a_slow_header_flood() {
     // Beyond the cap: Postgres connections the pool opened meanwhile (a loaded CI machine saw
     // 56). Without the cap the server would hold all 3,000 until the timeout.
     let most = files_before + MAX_CONNECTIONS + 150;
-    let files_during = common::eventually(
-        &format!("the server to hold at most {most} files under the flood"),
-        FLOOD_HEADER_TIMEOUT.saturating_sub(started.elapsed() + Duration::from_secs(1)),
-        async || Some(open_files(pid)).filter(|files| *files <= most),
-    )
-    .await;
-
-    let mut latencies = Vec::new();
-    for _ in 0..20 {
-        let asked = Instant::now();
-        let (status, body) = get(&address, "/healthz").await.unwrap();
-        latencies.push(asked.elapsed());
-        assert!(status.contains("200"), "{status}");
-        assert_eq!(body.trim(), "ok");
-    }
-    latencies.sort();
+    let within = FLOOD_HEADER_TIMEOUT.saturating_sub(started.elapsed() + Duration::from_secs(1));
+    let files_during = files_held_at_most(pid, most, within).await;
+    let latencies = healthz_latencies(&address).await;
 
     // Every half-sent request is closed by the server: pushed out at the cap, or at the
     // header timeout.
@@ -189,21 +201,8 @@ async fn healthz_answers_through_a_slow_body_flood() {
     let mut flood = slow_bodies(&address, FLOOD).await;
     let opened_in = started.elapsed();
     let most = files_before + MAX_CONNECTIONS + 150;
-    let files_during = common::eventually(
-        &format!("the server to hold at most {most} files under the flood"),
-        Duration::from_secs(30),
-        async || Some(open_files(pid)).filter(|files| *files <= most),
-    )
-    .await;
-    let mut latencies = Vec::new();
-    for _ in 0..20 {
-        let asked = Instant::now();
-        let (status, body) = get(&address, "/healthz").await.unwrap();
-        latencies.push(asked.elapsed());
-        assert!(status.contains("200"), "{status}");
-        assert_eq!(body.trim(), "ok");
-    }
-    latencies.sort();
+    let files_during = files_held_at_most(pid, most, Duration::from_secs(30)).await;
+    let latencies = healthz_latencies(&address).await;
     // The oldest of the flood were pushed out to make room (the newest may still be held).
     let mut closed = 0;
     for stream in flood.iter_mut().take(FLOOD - MAX_CONNECTIONS) {
