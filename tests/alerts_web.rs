@@ -21,19 +21,22 @@ use tower::ServiceExt;
 const TOKEN: &str = "fg-alerts-web-token";
 
 /// Proxy mode, the proxy on loopback, and one token named `ci`.
-fn proxy_site() -> Site {
+fn proxy_site_config() -> Config {
     let hash: String = Sha256::digest(TOKEN.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    let config = Config {
+    Config {
         web: serde_yaml::from_str(&format!(
             "auth: {{mode: proxy, tokens: [{{name: ci, sha256: {hash}}}], proxy: {{trusted_proxies: [127.0.0.1/32]}}}}"
         ))
         .unwrap(),
         ..Config::default()
-    };
-    Site::from_config(&config)
+    }
+}
+
+fn proxy_site() -> Site {
+    Site::from_config(&proxy_site_config())
 }
 
 /// The request as the proxy on loopback forwards it for `user`.
@@ -359,4 +362,33 @@ async fn silences_last_at_most_ninety_days_and_the_proxy_names_one_user_in_any_s
         .await
         .unwrap();
     assert_eq!(stored, 1, "only the one within 90 days");
+}
+
+/// With no sink configured the page says nobody is told; with sinks it names them.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_alerts_page_says_where_notifications_go_or_that_they_go_nowhere() {
+    let (app, _store) = app_with_an_open_alert(proxy_site()).await;
+    let alerts = || {
+        as_user(
+            Request::get("/alerts").body(Body::empty()).unwrap(),
+            "alice",
+        )
+    };
+    let (_, _, page) = send(&app, alerts()).await;
+    assert!(
+        page.contains("No notification sink is configured (alerts.slack, alerts.webhooks)"),
+        "{page}"
+    );
+    let mut config = proxy_site_config();
+    config.alerts = serde_yaml::from_str(
+        "{slack: {webhook_url_file: /run/slack}, webhooks: [{name: pager, url_file: /run/pager}]}",
+    )
+    .unwrap();
+    let (app, _store) = app_with_an_open_alert(Site::from_config(&config)).await;
+    let (_, _, page) = send(&app, alerts()).await;
+    assert!(
+        page.contains("Notifications go to Slack, webhook pager."),
+        "{page}"
+    );
+    assert!(!page.contains("No notification sink"), "{page}");
 }

@@ -152,10 +152,14 @@ impl Dispatcher {
                 self.public_url.as_deref(),
                 now,
             );
+            let mut queued = 0;
             for route in self.routes.iter().filter(|r| notice.for_sink(r.updates)) {
                 outbox::enqueue(tx, &route.sink, &notice, !step.recorded_only).await?;
+                queued += 1;
             }
-            tracing::info!(incident = %alert.key, clusters = ?alert.clusters, event = %event, sent = !step.recorded_only, "alert");
+            // With no sink configured nothing goes out, whatever the rules say.
+            let sent = !step.recorded_only && queued > 0;
+            tracing::info!(incident = %alert.key, clusters = ?alert.clusters, event = %event, sent, sinks = queued, "alert");
         }
         Ok(())
     }

@@ -79,6 +79,8 @@ pub struct Site {
     pub group_order: Vec<String>,
     /// The alert rules, for the severity each incident would page with.
     pub alert_rules: Vec<AlertRule>,
+    /// Where notifications go (`Slack`, `webhook pager`); none configured: nobody is told.
+    pub sinks: Vec<String>,
     /// Token hashes and proxy settings; the hashes are never shown.
     pub auth: AuthConfig,
     /// Which Host names are this server, and whether it is reached over https.
@@ -104,6 +106,19 @@ impl Site {
             group_by: config.group_by.clone(),
             group_order: config.group_order.clone(),
             alert_rules: config.alerts.rules.clone(),
+            sinks: config
+                .alerts
+                .slack
+                .iter()
+                .map(|_| "Slack".to_string())
+                .chain(
+                    config
+                        .alerts
+                        .webhooks
+                        .iter()
+                        .map(|w| format!("webhook {}", w.name)),
+                )
+                .collect(),
             auth: config.web.auth.clone(),
             hosts: HostPolicy::new(
                 config.public_url.as_deref(),

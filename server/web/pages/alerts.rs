@@ -38,6 +38,10 @@ pub fn router() -> Router<AppState> {
 #[template(path = "alerts.html")]
 struct AlertsPage {
     summary: String,
+    /// Where notifications go, or that they go nowhere.
+    sinks: String,
+    /// No sink is configured: said as a warning.
+    unsent: bool,
     sections: Vec<Section>,
     silences: Vec<SilenceRow>,
     csrf: String,
@@ -129,6 +133,8 @@ pub async fn page(
     };
     let page = AlertsPage {
         summary,
+        sinks: sinks_note(&state.site.sinks),
+        unsent: state.site.sinks.is_empty(),
         sections: vec![
             section("Open", "nothing is alerting", reply.open),
             section("Silenced", "no alert is silenced", reply.silenced),
@@ -210,6 +216,17 @@ pub async fn expire(
         return Err(ApiError::NotFound(format!("no silence {id} in force")).into());
     }
     Ok(Redirect::to("/alerts").into_response())
+}
+
+/// Where notifications go, in a sentence.
+fn sinks_note(sinks: &[String]) -> String {
+    if sinks.is_empty() {
+        "No notification sink is configured (alerts.slack, alerts.webhooks): alerts are recorded \
+         here and nobody is told."
+            .to_string()
+    } else {
+        format!("Notifications go to {}.", sinks.join(", "))
+    }
 }
 
 fn check_csrf(
