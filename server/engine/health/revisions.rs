@@ -4,8 +4,7 @@ use crate::model::{Kind, Object};
 
 /// Revisions are compared by digest when both carry one (`main@sha1:…` vs `sha1:…`).
 pub(super) fn same_revision(a: &str, b: &str) -> bool {
-    let digest = |r: &str| r.rsplit_once('@').map_or(r, |(_, d)| d).to_string();
-    a == b || digest(a) == digest(b)
+    a == b || after_tag(a) == after_tag(b)
 }
 
 /// A release's chart against its source's artifact revision. A HelmChart's revision is the
