@@ -178,6 +178,19 @@ impl<'a> Assessor<'a> {
         }
     }
 
+    /// Job `i` judged by its pods, a failure a later run of its CronJob superseded aside.
+    fn job(&self, i: usize, timing: Timing) -> Finding {
+        let object = &self.index.objects[i];
+        let later = cron_job_of(object).and_then(|cron_job| {
+            self.index
+                .jobs_of_cron_job(&object.cluster, &object.namespace, cron_job)
+                .into_iter()
+                .map(|j| &self.index.objects[j])
+                .find(|sibling| succeeded_after(object, sibling))
+        });
+        assess_job(object, &self.pods_of(i), later, timing)
+    }
+
     /// The pods of workload or Job `i`.
     fn pods_of(&self, i: usize) -> Vec<&'a Object> {
         let objects = self.index.objects;
@@ -207,20 +220,13 @@ impl<'a> Assessor<'a> {
                 assess_workload(object, &pods, timing, controller_of(object).is_some())
             }
             Kind::Pod => assess_pod(object, timing),
-            Kind::Job => {
-                let pods = self.pods_of(i);
-                let later = cron_job_of(object).and_then(|cron_job| {
-                    self.index
-                        .jobs_of_cron_job(&object.cluster, &object.namespace, cron_job)
-                        .into_iter()
-                        .map(|j| &self.index.objects[j])
-                        .find(|sibling| succeeded_after(object, sibling))
-                });
-                assess_job(object, &pods, later, timing)
-            }
+            Kind::Job => self.job(i, timing),
             Kind::CronJob => {
-                let latest = self.index.latest_job_of_cron_job(i);
-                assess_cron_job(object, latest.map(|j| &self.index.objects[j]))
+                let latest = self.index.latest_job_of_cron_job(i).map(|j| {
+                    let job = &self.index.objects[j];
+                    (job, self.job(j, self.timing(j, job)))
+                });
+                assess_cron_job(object, latest)
             }
             // The API server sets a Namespace's deletionTimestamp and phase Terminating in the
             // same update (pkg/registry/core/namespace/storage, REST.Delete), so a live one is

@@ -72,20 +72,23 @@ fn failed_reason(failed: &Condition, pods: &[&Object]) -> String {
     }
 }
 
-/// A CronJob is as good as its last run: degraded while its most recent Job has failed (that
-/// Job, its evidence, is the root cause), suspended when the schedule is, else healthy. Earlier
-/// runs are history; a run in progress is the schedule working.
-pub(super) fn assess_cron_job(cron_job: &Object, latest: Option<&Object>) -> Finding {
+/// A CronJob is as good as its last run: degraded while its most recent Job is a problem
+/// (failed, or failing on a crash-looping attempt; that Job, its evidence, is the root cause),
+/// suspended when the schedule is, else healthy. Earlier runs are history; a run in progress is
+/// the schedule working.
+pub(super) fn assess_cron_job(cron_job: &Object, latest: Option<(&Object, Finding)>) -> Finding {
     if cron_job.spec.flux.suspend {
         return Finding::new(State::Suspended, "suspended (spec.suspend)", "");
     }
-    if let Some((job, failed)) = latest.and_then(|job| Some((job, condition(job, "Failed")?))) {
-        let reason = format!("last run, Job {}, failed: {}", job.name, failed.reason);
-        return Finding::new(State::Degraded, reason, &failed.message)
-            .since(failed.last_transition)
-            .cause(Cause::Symptom(EdgeSet::DEPLOYED));
+    match latest {
+        Some((job, run)) if run.state.is_problem() => {
+            let reason = format!("last run, Job {}: {}", job.name, run.reason);
+            Finding::new(State::Degraded, reason, &run.message)
+                .since(run.since)
+                .cause(Cause::Symptom(EdgeSet::DEPLOYED))
+        }
+        _ => Finding::new(State::Healthy, "scheduled", ""),
     }
-    Finding::new(State::Healthy, "scheduled", "")
 }
 
 fn condition<'o>(job: &'o Object, type_: &str) -> Option<&'o Condition> {
