@@ -191,6 +191,15 @@ impl<'a> Assessor<'a> {
         assess_job(object, &self.pods_of(i), later, timing)
     }
 
+    /// CronJob `i` judged by its latest run.
+    fn cron_job(&self, i: usize, object: &Object) -> Finding {
+        let latest = self.index.latest_job_of_cron_job(i).map(|j| {
+            let job = &self.index.objects[j];
+            (job, self.job(j, self.timing(j, job)))
+        });
+        assess_cron_job(object, latest)
+    }
+
     /// The pods of workload or Job `i`.
     fn pods_of(&self, i: usize) -> Vec<&'a Object> {
         let objects = self.index.objects;
@@ -221,13 +230,16 @@ impl<'a> Assessor<'a> {
             }
             Kind::Pod => assess_pod(object, timing),
             Kind::Job => self.job(i, timing),
-            Kind::CronJob => {
-                let latest = self.index.latest_job_of_cron_job(i).map(|j| {
-                    let job = &self.index.objects[j];
-                    (job, self.job(j, self.timing(j, job)))
-                });
-                assess_cron_job(object, latest)
-            }
+            // Its runs are its evidence: with Jobs unreadable there is none.
+            Kind::CronJob => match self.clusters.kind_error(&object.cluster, Kind::Job) {
+                Some(error) => Finding::new(
+                    State::Unverifiable,
+                    format!("its runs cannot be read: Job {error}"),
+                    error,
+                )
+                .cause(Cause::Cluster),
+                None => self.cron_job(i, object),
+            },
             // The API server sets a Namespace's deletionTimestamp and phase Terminating in the
             // same update (pkg/registry/core/namespace/storage, REST.Delete), so a live one is
             // `deleting` above; a hand-written phase alone still reads as terminating, as the

@@ -149,6 +149,49 @@ fn a_reference_to_a_kind_that_cannot_be_read_is_unverifiable_not_judged_without_
     assert!(verdict.message.contains("forbidden"), "{}", verdict.message);
 }
 
+/// A CronJob's runs are its evidence: with Jobs not yet listed, or forbidden, it is not healthy
+/// on its own say.
+#[test]
+fn a_cron_job_whose_jobs_cannot_be_read_is_unverifiable() {
+    let cron_job = serde_json::json!({"apiVersion": "batch/v1", "kind": "CronJob",
+        "metadata": {"name": "nightly", "namespace": "apps", "generation": 1},
+        "spec": {"schedule": "0 * * * *", "jobTemplate": {"spec": {"template": {"spec": {"containers": []}}}}},
+        "status": {"lastScheduleTime": ago(30)}});
+    let verdict = |info: ClusterInfo| {
+        let run = run_with(
+            std::slice::from_ref(&cron_job),
+            &[info],
+            &[],
+            &Default::default(),
+        );
+        run.verdict("CronJob", "apps", "nightly").clone()
+    };
+    let read = verdict(listed(ClusterInfo::default()));
+    assert_eq!(
+        (read.state, read.reason.as_str()),
+        (State::Healthy, "scheduled")
+    );
+    let unlisted = verdict(listed(ClusterInfo {
+        unlisted: [Kind::Job].into(),
+        ..ClusterInfo::default()
+    }));
+    assert_eq!(unlisted.state, State::Unverifiable);
+    assert_eq!(
+        unlisted.reason,
+        "its runs cannot be read: Job not yet listed"
+    );
+    let forbidden = verdict(listed(ClusterInfo {
+        kind_errors: BTreeMap::from([(Kind::Job, "forbidden".to_string())]),
+        ..ClusterInfo::default()
+    }));
+    assert_eq!(forbidden.state, State::Unverifiable);
+    assert!(
+        forbidden.reason.ends_with("Job forbidden"),
+        "{}",
+        forbidden.reason
+    );
+}
+
 #[test]
 fn data_older_than_the_limit_is_untrusted_and_the_age_is_said() {
     let info = ClusterInfo {
