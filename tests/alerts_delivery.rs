@@ -4,7 +4,7 @@
 //! crash between sending and recording found in Slack instead of posted twice, secrets kept
 //! out of errors, the last evaluation's page sent when the alerts stop.
 
-mod common;
+use crate::common;
 
 use chrono::Utc;
 use common::alerts::{Receiver, Reply, cause, evaluation};

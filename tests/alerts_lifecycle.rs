@@ -2,7 +2,7 @@
 //! same cause on several clusters is one alert, updated as clusters join and leave), edits
 //! instead of new messages, resolves in the thread, silences, and the demo fleet.
 
-mod common;
+use crate::common;
 
 use chrono::{TimeDelta, Utc};
 use common::alerts::{Receiver, block_kit_problems, cause, evaluation};

@@ -3,7 +3,7 @@
 //! the token's name), form tokens are bound to the session and the user, and without
 //! authentication nothing can be written and no form is shown.
 
-mod common;
+use crate::common;
 
 use axum::body::Body;
 use axum::extract::ConnectInfo;

@@ -3,7 +3,7 @@
 //! dependsOn cycle, a ten-thousand-deep dependsOn chain, and a document that is not UTF-8.
 //! Nothing panics, nothing is green that should not be, and the rest of the fleet is served.
 
-mod common;
+use crate::common;
 
 use chrono::Utc;
 use common::web::{app, fresh_store, get, get_json};

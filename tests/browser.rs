@@ -4,7 +4,7 @@
 //! run writes target/screenshots/). Needs `scripts/deps browser` (chromium, chromium-driver).
 //! One test binary, so chromium starts once.
 
-mod common;
+use crate::common;
 
 use common::web::{app, demo_config, fresh_store};
 use fantoccini::{Client, ClientBuilder, Locator};

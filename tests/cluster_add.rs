@@ -2,7 +2,7 @@
 //! list the cluster's Kustomizations with the identity it created, and be refused writes and
 //! Secrets; the ClusterRole it creates grants exactly what the reader chart grants.
 
-mod common;
+use crate::common;
 
 use common::collector::{apply, flux_pair, unique_namespace};
 use common::testbed::Testbed;

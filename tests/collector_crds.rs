@@ -2,7 +2,7 @@
 //! on is deleted; within seconds its consumer is `failed` naming the CRD and the stack that
 //! provided it, and it is a root cause (which pages at once).
 
-mod common;
+use crate::common;
 
 use common::collector::{apply, bed_time, config, objects_in, set_status};
 use common::eventually;

@@ -2,7 +2,7 @@
 //! connection for a while (a real outage of that database, the server itself untouched), the
 //! collector keeps evaluating, and every state change it saw is in the history afterwards.
 
-mod common;
+use crate::common;
 
 use common::collector::{config, flux_pair, objects_in, ready_status};
 use common::eventually;

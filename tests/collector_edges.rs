@@ -3,7 +3,7 @@
 //! green, never "no cluster reports this domain"), while the cluster that answers is proven
 //! healthy; `wait` and `impact` on names that do not exist are errors, never a safe answer.
 
-mod common;
+use crate::common;
 
 use axum::http::StatusCode;
 use common::collector::{apply, cluster_row, config, flux_pair, set_status, unique_namespace};

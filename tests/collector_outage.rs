@@ -1,7 +1,7 @@
 //! Killing one API server marks that cluster unreachable within the freshness limit while the
 //! other stays fresh; restarting it recovers without restarting fleetglass.
 
-mod common;
+use crate::common;
 
 use common::collector::{cluster_row, config, flux_pair, objects_in, ready_of, ready_status};
 use common::eventually;

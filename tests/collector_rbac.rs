@@ -1,7 +1,7 @@
 //! A collector identity that may not read HelmReleases gets a clear Forbidden reason for that
 //! kind only; everything else is still collected.
 
-mod common;
+use crate::common;
 
 use common::collector::{cluster_row, config, flux_pair, objects_in};
 use common::eventually;

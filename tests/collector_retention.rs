@@ -1,6 +1,6 @@
 //! Transitions older than the retention period are deleted; newer ones stay.
 
-mod common;
+use crate::common;
 
 use chrono::{TimeDelta, Utc};
 use fleetglass::health::State;

@@ -3,7 +3,7 @@
 //! publishes nothing; and the event-driven loop evaluates a change as it arrives, that
 //! cluster alone.
 
-mod common;
+use crate::common;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use common::web::fresh_store;

@@ -1,7 +1,7 @@
 //! Two collectors sharing one database split the clusters with leases; when one dies without
 //! a word, the other takes its cluster over within a lease period and keeps collecting it.
 
-mod common;
+use crate::common;
 
 use common::collector::{config, flux_pair, objects_in, ready_of, ready_status};
 use common::eventually;

@@ -2,7 +2,7 @@
 //! written when `Collector::stop` was called is in Postgres once `stop` returns (the runner's
 //! final round, after its sources' events end).
 
-mod common;
+use crate::common;
 
 use common::eventually;
 use fleetglass::app::{Collector, Source};

@@ -1,7 +1,7 @@
 //! Objects created, changed and deleted on two real API servers appear, change and vanish in
 //! the store.
 
-mod common;
+use crate::common;
 
 use common::collector::{bed_time, config, flux_pair, objects_in, ready_of, ready_status};
 use common::eventually;

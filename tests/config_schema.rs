@@ -18,7 +18,7 @@ fn the_charts_config_schema_is_the_one_the_config_types_generate() {
     }
     assert!(
         values["properties"]["config"] == generated,
-        "{} is out of date: run FLEETGLASS_WRITE_SCHEMA=1 cargo test --test config_schema",
+        "{} is out of date: run FLEETGLASS_WRITE_SCHEMA=1 cargo test --test suite -- config_schema::",
         path.display()
     );
 }

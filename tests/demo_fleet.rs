@@ -1,6 +1,6 @@
 //! End to end without a cluster: the demo fleet → the runner → real Postgres → the web router.
 
-mod common;
+use crate::common;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};

@@ -3,7 +3,7 @@
 //! runtime stage's `COPY --from=build` must find the binary it names. So the image cannot drift
 //! from Cargo.toml (a bench or a template the build stage does not copy) without a test failing.
 
-mod common;
+use crate::common;
 
 use common::dockerfile::{Dockerfile, Ignore, Instruction, context_files};
 use std::path::{Path, PathBuf};

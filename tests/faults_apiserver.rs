@@ -4,7 +4,7 @@
 //! clock that is ahead or far behind. Each test says what fleetglass reported, what it kept,
 //! and how long it took to recover (printed; run with `--nocapture` to read them).
 
-mod common;
+use crate::common;
 
 use common::collector::{
     apply, bed_time, cluster_row, config, flux_pair, objects_in, ready_of, ready_status,

@@ -5,7 +5,7 @@
 //! restart of its own; a database lost between an alert's send and its record does not page
 //! twice.
 
-mod common;
+use crate::common;
 
 use chrono::{DateTime, Utc};
 use common::alerts::{Receiver, Reply};

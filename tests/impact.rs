@@ -3,7 +3,7 @@
 //! after the upgrade removed the CRD, NetOp is failed at once, naming the CRD and its former
 //! provider, and `fleetglass impact` exits 1 / 0 / 2 as CI needs.
 
-mod common;
+use crate::common;
 
 use chrono::Utc;
 use common::web::{fresh_store, get, get_json};

@@ -6,7 +6,7 @@
 //! client cannot take every connection or every wait; and on SIGTERM a waiting client gets its
 //! answer, not a reset.
 
-mod common;
+use crate::common;
 
 use common::{DemoServer, raw_get, resident_kib};
 use std::time::{Duration, Instant};

@@ -4,7 +4,7 @@
 //! never sees more connections than the pool's maximum (`/readyz` hammered meanwhile), pages
 //! keep answering, and the server's memory is measured.
 
-mod common;
+use crate::common;
 
 use common::{DemoServer, raw_get as get, resident_kib};
 use sqlx::Connection;

@@ -3,7 +3,7 @@
 //! collector must keep writing, and resident memory must not keep growing. Prints p50/p99 and
 //! memory; `FLEETGLASS_LOAD_SECS` makes it a soak (`scripts/soak`).
 
-mod common;
+use crate::common;
 
 use common::eventually;
 use std::time::{Duration, Instant};

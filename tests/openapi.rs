@@ -7,7 +7,7 @@
 //! for its status, with `unevaluatedProperties: false` imposed on every object so a field the
 //! document does not describe fails.
 
-mod common;
+use crate::common;
 
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};

@@ -1,7 +1,7 @@
 //! Packaging: the Helm charts (lint, render, schema, and the rendered manifests validated by a
 //! real API server with a server-side dry run) and docker-compose.yml.
 
-mod common;
+use crate::common;
 
 use common::collector::{apply, flux_pair, unique_namespace};
 use common::pod::{PodRun, documents, find};

@@ -2,10 +2,7 @@
 //! FLEETGLASS_UPDATE_FIXTURES=1), without the test bed: each fixture evaluated as of the time it
 //! was captured must give the same verdicts the live run asserted.
 
-#[path = "real_flux/expect.rs"]
-mod expect;
-#[path = "real_flux/report.rs"]
-mod report;
+use crate::real_flux::{expect, report};
 
 use report::{Report, evaluate};
 use std::path::PathBuf;

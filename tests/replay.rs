@@ -3,7 +3,7 @@
 //! a Terraform object stale for days, a dependsOn chain waiting on it) ends in the store and the
 //! API with the controller as the one root cause.
 
-mod common;
+use crate::common;
 
 use chrono::{TimeDelta, Utc};
 use common::collector::config;

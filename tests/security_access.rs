@@ -5,7 +5,7 @@
 //! and writes must come from this site; a loopback instance answers only to its own names;
 //! every response carries the security headers.
 
-mod common;
+use crate::common;
 
 use axum::body::Body;
 use axum::extract::ConnectInfo;

@@ -4,7 +4,7 @@
 //! that says so, never "the database is not answering". (Config and evaluate input:
 //! tests/fuzz_inputs.rs.)
 
-mod common;
+use crate::common;
 
 use axum::http::StatusCode;
 use chrono::TimeDelta;

@@ -2,7 +2,7 @@
 //! webhook URL carrying a secret path and an API token file; its debug logs and every page,
 //! API answer, metrics scrape and error response are searched for those secrets.
 
-mod common;
+use crate::common;
 
 use common::eventually;
 

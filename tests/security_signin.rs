@@ -4,7 +4,7 @@
 //! their CSRF pair, writes from other sites are still refused, and the JSON API's writes
 //! still need a bearer token.
 
-mod common;
+use crate::common;
 
 use axum::body::Body;
 use axum::extract::ConnectInfo;

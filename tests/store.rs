@@ -1,6 +1,6 @@
 //! The store against a real Postgres: migrations, round trips, change-only writes, history.
 
-mod common;
+use crate::common;
 
 use chrono::{TimeZone, Utc};
 use fleetglass::health::{EdgeKind, ObjectEdge, State};

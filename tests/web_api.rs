@@ -2,7 +2,7 @@
 //! filters reject bad input with clear messages and unknown names are 404s (tests/openapi.rs
 //! checks every answer against the OpenAPI document).
 
-mod common;
+use crate::common;
 
 use axum::http::StatusCode;
 use common::web::{demo_app, get, get_json};

@@ -2,7 +2,7 @@
 //! page, `/api/v1/fleet`, `/api/v1/domains/{name}` and the wait endpoint all say the cell is not
 //! healthy, and state, `fully_healthy` and blockers agree (real engine, real Postgres).
 
-mod common;
+use crate::common;
 
 use chrono::{DateTime, Utc};
 use common::web::{app, fresh_store, get, get_json};

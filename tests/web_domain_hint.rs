@@ -1,7 +1,7 @@
 //! The hint on `/` for a fleet with no domains configured: one suggested domain per top-level
 //! Kustomization the clusters hold, gone once a domain is written.
 
-mod common;
+use crate::common;
 
 use common::web::{app, demo_app, demo_config, get};
 use fleetglass::store::{ObjectFilter, ObjectRecord};

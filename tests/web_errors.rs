@@ -2,7 +2,7 @@
 //! (JSON under /api/), a database that refuses connections is a 503 "not answering", and any
 //! other internal failure is a 500 that says nothing of the database or of its internals.
 
-mod common;
+use crate::common;
 
 use axum::http::StatusCode;
 use common::web::{app, get, get_json};

@@ -4,7 +4,7 @@
 //! Postgres (a web restarted over the same database, with the stored bodies blanked, still
 //! shows them). Real engine, real runner, real Postgres.
 
-mod common;
+use crate::common;
 
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};

@@ -5,7 +5,7 @@
 //! same reason are one incident; and a domain's "healthy n/m" counts exactly the objects listed
 //! for it.
 
-mod common;
+use crate::common;
 
 use chrono::{TimeDelta, Utc};
 use common::web::{

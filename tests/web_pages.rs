@@ -2,7 +2,7 @@
 //! renders its answer in words and icons, bad input is a 400 page, unknown names 404 pages,
 //! and tokens / proxy authentication let in only who they should.
 
-mod common;
+use crate::common;
 
 use axum::body::Body;
 use axum::extract::ConnectInfo;
@@ -79,7 +79,7 @@ async fn every_page_renders_its_answer() {
             vec!["Namespace tenants"],
         ),
     ];
-    for (uri, needles) in pages {
+    for (uri, needles) in pages.into_iter().chain(index_pages()) {
         let (status, html) = get(&app, uri).await;
         assert_eq!(status, StatusCode::OK, "{uri}");
         for needle in needles {
@@ -89,6 +89,64 @@ async fn every_page_renders_its_answer() {
     }
     let (_, fragment) = get(&app, "/fragments/problems").await;
     assert!(fragment.contains("data-generated-at") && !fragment.contains("<html"));
+}
+
+/// Issue 47: the cluster and domain indexes, one click from every page.
+fn index_pages() -> Vec<(&'static str, Vec<&'static str>)> {
+    vec![
+        (
+            "/",
+            vec![
+                r#"<a href="/clusters">clusters</a>"#,
+                r#"<a href="/domains">domains</a>"#,
+                // Ring headers link their clusters.
+                r#"<a href="/clusters?group=prod">prod</a>"#,
+                r#"<a href="/clusters/prod-eu-1">prod-eu-1</a>"#,
+            ],
+        ),
+        (
+            "/clusters",
+            vec![
+                "<h1>clusters</h1>",
+                r#"<a href="/clusters/prod-eu-1">prod-eu-1</a>"#,
+                r#"<a href="/clusters/dev-1">dev-1</a>"#,
+                "fresh",
+                // The Flux release from its label, each controller's from its image tag.
+                "<code>v2.9.0</code>",
+                "source-controller <code>v1.9.0</code>",
+                "helm-controller <code>v1.6.0</code>",
+                "<code>ring=prod</code>",
+                "/objects?cluster=",
+            ],
+        ),
+        (
+            "/clusters?group=dev",
+            vec!["<h1>clusters in ring dev</h1>", "dev-1", "every cluster"],
+        ),
+        (
+            "/domains",
+            vec![
+                "<h1>domains</h1>",
+                r#"<a href="/domains/gateway">gateway</a>"#,
+                "<strong>team-edge</strong>",
+                "runbooks.example.com/gateway",
+                // tenants has no owner in the demo config, and says so.
+                "no owner configured",
+                "clusters</td>",
+            ],
+        ),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_ring_lists_its_own_clusters_only() {
+    let (app, _store) = demo_app().await;
+    let (status, html) = get(&app, "/clusters?group=dev").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(html.contains(r#"<a href="/clusters/dev-1">dev-1</a>"#));
+    assert!(!html.contains("prod-eu-1"), "a prod cluster in ring dev");
+    let (status, _) = get(&app, "/clusters?grup=dev").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "a misspelt filter is refused");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -2,7 +2,7 @@
 //! request waits, and it times out naming the blockers; `fleetglass wait` maps that to exit
 //! codes 0, 1 and 2.
 
-mod common;
+use crate::common;
 
 use chrono::Utc;
 use common::web::{app, cause_row, cluster_row, domain_row, fresh_store, get_json, seed_rollups};

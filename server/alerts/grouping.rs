@@ -152,6 +152,24 @@ mod tests {
         assert!(sizes.contains(&vec!["prod-eu-1", "prod-eu-2"]));
     }
 
+    /// Issue 46: the restart count in a crash loop's reason differs per cluster and grows;
+    /// one crash loop on two clusters is one alert.
+    #[test]
+    fn one_crash_loop_with_different_restart_counts_is_one_alert() {
+        let policy = Policy::from_config(&AlertsConfig::default());
+        let crash_loop = |cluster: &str, restarts: u32| {
+            cause(
+                cluster,
+                &format!(
+                    "1/1 pods failing: pod tofu-controller-7d9f8b6c5-x2k4q: CrashLoopBackOff: manager, {restarts} restarts"
+                ),
+            )
+        };
+        let groups = by_incident(vec![crash_loop("a", 4), crash_loop("b", 57)], &policy);
+        let members: Vec<Vec<&str>> = groups.values().map(|m| clusters(m)).collect();
+        assert_eq!(members, [vec!["a", "b"]], "{groups:#?}");
+    }
+
     #[test]
     fn members_on_clusters_not_evaluated_stay_and_the_rest_follow_the_round() {
         let stored = vec![cause("a", "x"), cause("b", "x"), cause("c", "x")];

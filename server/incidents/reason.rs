@@ -1,6 +1,7 @@
 //! What makes two clusters' root causes the same cause: the classified reason with the details
 //! that differ from cluster to cluster taken out (cluster names, pod and ReplicaSet hashes,
-//! timestamps, durations, replica counts), and a stable key built from it.
+//! timestamps, durations, counters such as replica and restart counts), and a stable key built
+//! from it.
 
 use sha2::{Digest, Sha256};
 
@@ -49,6 +50,10 @@ fn normalised_word(word: &str, cluster: &str) -> String {
         String::new()
     } else if is_count(word) {
         "<n>/<n>".to_string()
+    } else if is_number(word) {
+        // A bare number in a reason is a counter ("9 restarts", "(and 3 more)", "4 pods
+        // rejected"): it differs from cluster to cluster, and grows while the cause lasts.
+        "<n>".to_string()
     } else if is_duration(word) {
         "<duration>".to_string()
     } else {
@@ -215,6 +220,22 @@ mod tests {
         assert_eq!(
             normalised("health check timeout 9m30s", "x"),
             normalised("health check timeout 10m", "x")
+        );
+    }
+
+    #[test]
+    fn counters_are_taken_out() {
+        // health/pods.rs writes the restart count into the reason; it grows on every restart.
+        let one = "1/1 pods failing: pod api-7d9f8b6c5-x2k4q: CrashLoopBackOff: app, 5 restarts";
+        let two = "2/2 pods failing: pod api-5c8dd4f7b9-mz9wd: CrashLoopBackOff: app, 31 restarts";
+        assert_eq!(normalised(one, "a"), normalised(two, "b"));
+        assert_eq!(
+            normalised(one, "a"),
+            "<n>/<n> pods failing: pod api-*: CrashLoopBackOff: app, <n> restarts"
+        );
+        assert_eq!(
+            normalised("x (and 3 more)", "a"),
+            normalised("x (and 12 more)", "a")
         );
     }
 

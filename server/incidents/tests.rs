@@ -107,6 +107,28 @@ fn the_same_cause_on_two_clusters_is_one_incident_listing_both() {
     assert!(one.key.starts_with(TOFU));
 }
 
+/// Issue 46: one crash loop on two clusters whose pods have restarted a different number of
+/// times (`health/pods.rs` writes "…, N restarts") is one incident, not one per count.
+#[test]
+fn one_crash_loop_with_different_restart_counts_is_one_incident() {
+    let crash_loop = |cluster: &str, pod: &str, restarts: u32| {
+        cause(
+            &format!("{cluster}/{TOFU}"),
+            "prod",
+            &format!("1/1 pods failing: pod {pod}: CrashLoopBackOff: manager, {restarts} restarts"),
+            &[],
+            &[],
+        )
+    };
+    let causes = [
+        crash_loop("prod-eu-1", "tofu-controller-7d9f8b6c5-x2k4q", 7),
+        crash_loop("prod-eu-2", "tofu-controller-5c8dd4f7b9-mz9wd", 112),
+    ];
+    let incidents = group(&causes, &rings());
+    assert_eq!(incidents.len(), 1, "{incidents:#?}");
+    assert_eq!(incidents[0].clusters, ["prod-eu-1", "prod-eu-2"]);
+}
+
 #[test]
 fn a_different_reason_or_a_different_object_is_another_incident() {
     let causes = [

@@ -7,6 +7,7 @@ use super::reads::{ObjectRecord, StoredObject, typed};
 use crate::health::{EdgeKind, ObjectEdge};
 use crate::model::ObjectId;
 use serde_json::json;
+use std::collections::BTreeMap;
 
 /// One end of an edge: the object at it, or None when it is not in the store (a reference to
 /// nothing, an absent controller).
@@ -114,6 +115,36 @@ impl Store {
                 }
             })
             .collect())
+    }
+
+    /// The Flux controller Deployments the engine matched on every cluster, with their rows
+    /// (None: matched but absent), by cluster: for the clusters index, in two queries.
+    pub async fn controllers_everywhere(
+        &self,
+    ) -> Result<BTreeMap<String, Vec<Linked>>, sqlx::Error> {
+        let ids: Vec<String> = sqlx::query_scalar!(
+            r#"SELECT jsonb_array_elements_text(controllers) AS "id!" FROM clusters"#,
+        )
+        .fetch_all(self.pool())
+        .await?;
+        let mut records: BTreeMap<ObjectId, ObjectRecord> = self
+            .objects_by_ids(&ids)
+            .await?
+            .into_iter()
+            .map(|record| (record.verdict.id.clone(), record))
+            .collect();
+        let mut by_cluster: BTreeMap<String, Vec<Linked>> = BTreeMap::new();
+        for id in ids.into_iter().map(ObjectId) {
+            let Some(cluster) = id.parts().map(|(cluster, ..)| cluster.to_string()) else {
+                continue;
+            };
+            by_cluster.entry(cluster).or_default().push(Linked {
+                kind: EdgeKind::Controller,
+                record: records.remove(&id),
+                id,
+            });
+        }
+        Ok(by_cluster)
     }
 
     async fn with_edge_to(

@@ -8,6 +8,7 @@ use fleetglass::objects::{
 };
 use fleetglass::store::{ClusterRow, ObjectFilter, ObjectRecord, Store};
 use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
 
 /// A config for the given clusters with short freshness, probe and lease periods.
 pub fn config(kubeconfig: &Path, clusters: &[&str]) -> Config {
@@ -96,9 +97,31 @@ pub fn ready_status(ready: bool) -> String {
     kustomization_status(ready).to_json().to_string()
 }
 
-/// The test bed the collector tests share (its own state dir; they run one binary at a time).
-pub fn bed() -> Testbed {
-    Testbed::up("collector", 2)
+/// The test bed the collector tests share (its own state dir). They stop its API servers,
+/// delete CRDs and change RBAC, so they take turns: the bed is theirs until the turn is dropped
+/// (one test binary runs them all, two at a time).
+pub fn bed() -> BedTurn {
+    static TURN: Mutex<()> = Mutex::new(());
+    // A test that failed holding the turn poisons it; the bed itself is still fine.
+    let turn = TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    BedTurn {
+        bed: Testbed::up("collector", 2),
+        _turn: turn,
+    }
+}
+
+/// The collector bed, held by one test at a time ([`bed`]).
+pub struct BedTurn {
+    bed: Testbed,
+    _turn: MutexGuard<'static, ()>,
+}
+
+impl std::ops::Deref for BedTurn {
+    type Target = Testbed;
+
+    fn deref(&self) -> &Testbed {
+        &self.bed
+    }
 }
 
 pub fn apply(bed: &Testbed, cluster: &str, yaml: &str) {

@@ -45,20 +45,27 @@ pub const DEMO_CLUSTERS: &[DemoCluster] = &[
 /// The label every Flux object and workload of a domain carries in the demo.
 pub const DOMAIN_LABEL: &str = "fleetglass.dev/domain";
 
-/// The four domains, using all three version sources and all three selection modes.
+/// The four domains, using all three version sources and all three selection modes. Three
+/// have an owner; tenants has none, as some domain in a real config does, so the pages show
+/// what they say about a missing owner.
 pub const DEMO_DOMAINS_YAML: &str = "\
 - name: gateway
   select: {root: flux-system/gateway}
   clusters: {}
   version: {from: chart_version, namespace: gateway-system, name: gateway}
+  owner: team-edge
+  runbook: https://runbooks.example.com/gateway
 - name: networking
   select: {labels: {fleetglass.dev/domain: networking}}
   clusters: {}
   version: {from: chart_version, namespace: networking, name: netop}
+  owner: team-net
+  slack_channel: '#net-oncall'
 - name: observability
   select: {labels: {fleetglass.dev/domain: observability}}
   clusters: {}
   version: {from: image_tag, kind: Deployment, namespace: observability, name: collector}
+  owner: team-observability
 - name: tenants
   select: {namespaces: [tenants]}
   clusters: {}

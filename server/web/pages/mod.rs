@@ -3,7 +3,9 @@
 mod alerts;
 pub use alerts::{ADD_SILENCE, EXPIRE_SILENCE};
 mod cluster;
+mod clusters;
 mod domain;
+mod domains;
 mod fleet;
 mod impact;
 mod object;
@@ -22,7 +24,9 @@ const FLEET: &str = "/";
 const FLEET_FRAGMENT: &str = "/fragments/fleet";
 const PROBLEMS: &str = "/problems";
 const PROBLEMS_FRAGMENT: &str = "/fragments/problems";
+const DOMAINS: &str = "/domains";
 const DOMAIN: &str = "/domains/{name}";
+const CLUSTERS: &str = "/clusters";
 const CLUSTER: &str = "/clusters/{name}";
 const OBJECTS: &str = "/objects";
 const OBJECT: &str = "/objects/{cluster}/{kind}/{namespace}/{name}";
@@ -31,12 +35,14 @@ const OWNER: &str = "/owner/{cluster}/{kind}/{namespace}/{name}";
 
 /// Every page route this router serves, with the form targets of `/alerts` (the access test
 /// walks it so that no page can be left open by mistake).
-pub const PATHS: [&str; 13] = [
+pub const PATHS: [&str; 15] = [
     FLEET,
     FLEET_FRAGMENT,
     PROBLEMS,
     PROBLEMS_FRAGMENT,
+    DOMAINS,
     DOMAIN,
+    CLUSTERS,
     CLUSTER,
     OBJECTS,
     OBJECT,
@@ -53,7 +59,9 @@ pub fn router() -> Router<AppState> {
         .route(FLEET_FRAGMENT, get(fleet::fragment))
         .route(PROBLEMS, get(problems::page))
         .route(PROBLEMS_FRAGMENT, get(problems::fragment))
+        .route(DOMAINS, get(domains::page))
         .route(DOMAIN, get(domain::page))
+        .route(CLUSTERS, get(clusters::page))
         .route(CLUSTER, get(cluster::page))
         .route(OBJECTS, get(objects::page))
         .route(OBJECT, get(object::page))

@@ -2,10 +2,12 @@
 //! template or serialised as JSON, so the two can never disagree.
 
 pub mod cluster;
+pub mod cluster_index;
 pub mod commits;
 pub mod contacts;
 pub mod domain;
 pub mod domain_hint;
+pub mod domain_index;
 pub mod filters;
 pub mod flux_commands;
 pub mod gate;

@@ -18,6 +18,9 @@ const FLUX_CONTROLLERS: [(&str, &str); 4] = [
     ("helm-controller", "v1.6.0"),
     ("notification-controller", "v1.9.0"),
 ];
+/// The Flux release those controllers ship in, as `flux install` labels every object it writes
+/// (`app.kubernetes.io/version`: fluxcd/flux2 pkg/manifestgen/install/templates.go, `labelsTmpl`).
+const FLUX_VERSION: &str = "v2.9.0";
 pub const TOFU_IMAGE: &str = "ghcr.io/flux-iac/tofu-controller:v0.16.0-rc.5";
 const TOFU_CHART_VERSION: &str = "0.16.0-rc.5";
 
@@ -42,6 +45,7 @@ fn controller_meta(name: &str, created: DateTime<Utc>) -> Meta {
         .label("app.kubernetes.io/part-of", "flux")
         .label("app.kubernetes.io/component", name)
         .label("app.kubernetes.io/instance", "flux-system")
+        .label("app.kubernetes.io/version", FLUX_VERSION)
 }
 
 /// (kind, plural, group, served version) of the CRDs installed with Flux and tofu-controller.

@@ -9,12 +9,11 @@
 //!
 //! Skips (printing SKIPPED and how to build them) when the controllers are not built.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 mod bed;
-mod expect;
-mod report;
+pub(crate) mod expect;
+pub(crate) mod report;
 mod scenario;
 
 use bed::{exclusive, missing_controllers, shared};
