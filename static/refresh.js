@@ -3,9 +3,13 @@
 // that scroll inside themselves) are kept across every swap.
 // A periodic refresh that fails (the server or its database not answering) leaves the last
 // good content on screen; say so, and how old it is, instead of letting it pass as current.
+// A server that hangs fails too: htmx gives up after its timeout (base.html), and a watchdog
+// says so when no refresh has landed for three refresh periods, whatever the reason.
 (function () {
   var lastGood = new Date();
   var kept = null;
+  var why = null;
+  var STALE_AFTER_MS = 15000;
 
   function banner() {
     return document.getElementById("refresh-failed");
@@ -15,16 +19,34 @@
     return date.toISOString().slice(11, 19) + " UTC";
   }
 
-  function failed(event) {
-    var xhr = event.detail && event.detail.xhr;
-    var why = xhr && xhr.status ? "the server answered " + xhr.status : "the server is not answering";
-    var seconds = Math.round((new Date() - lastGood) / 1000);
+  function show() {
     var element = banner();
-    if (!element) return;
+    if (!element || !why) return;
+    var seconds = Math.round((new Date() - lastGood) / 1000);
     element.textContent = "Refresh failed (" + why + "): what you see is from " +
       clock(lastGood) + ", " + seconds + " s ago";
     element.hidden = false;
   }
+
+  function failed(event) {
+    var xhr = event.detail && event.detail.xhr;
+    if (event.type === "htmx:timeout") why = "no answer within 10 s";
+    else why = xhr && xhr.status ? "the server answered " + xhr.status : "the server is not answering";
+    show();
+  }
+
+  // Only pages that refresh themselves can go stale.
+  function live() {
+    return document.querySelector("[hx-trigger*='every']") !== null;
+  }
+
+  setInterval(function () {
+    if (!live()) return;
+    if (new Date() - lastGood > STALE_AFTER_MS) {
+      why = why || "no refresh has arrived";
+      show();
+    }
+  }, 1000);
 
   // A <details> is known by its data-key, else by its summary's text and its place among
   // details with the same text.
@@ -100,6 +122,7 @@
 
   function refreshed() {
     lastGood = new Date();
+    why = null;
     var element = banner();
     if (element) element.hidden = true;
     restore();
@@ -107,6 +130,7 @@
 
   document.addEventListener("htmx:responseError", failed);
   document.addEventListener("htmx:sendError", failed);
+  document.addEventListener("htmx:timeout", failed);
   document.addEventListener("htmx:beforeSwap", function (event) {
     if (event.detail.shouldSwap) keep();
   });

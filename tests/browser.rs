@@ -12,6 +12,7 @@ use fleetglass::app::{Collector, Source};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Chromium flags for a machine without network: without them it hangs on lookups.
@@ -94,9 +95,25 @@ async fn serve_demo() -> (String, String, Collector) {
     let collector = Collector::start(&config, store.clone(), Source::Demo, "browser".into());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
-    let router = app(store, &config).into_make_service_with_connect_info::<SocketAddr>();
+    let router = app(store, &config)
+        .layer(axum::middleware::from_fn(hang_when_asked))
+        .into_make_service_with_connect_info::<SocketAddr>();
     tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
     (format!("http://{address}"), database, collector)
+}
+
+/// While set, the demo server takes every request and never answers: a hung server, which
+/// no error event reveals to the page.
+static HANG: AtomicBool = AtomicBool::new(false);
+
+async fn hang_when_asked(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    if HANG.load(Ordering::SeqCst) {
+        std::future::pending::<()>().await;
+    }
+    next.run(request).await
 }
 
 async fn wait_until<F, Fut>(what: &str, mut check: F)
@@ -283,6 +300,30 @@ async fn the_dashboard_in_a_real_browser() {
     })
     .await;
 
+    // Issue 47: a hung server never answers, so no error event fires; the request times out
+    // and the page says so, in a red banner (the `failed` colour), until a refresh lands.
+    HANG.store(true, Ordering::SeqCst);
+    wait_until("the hung-server warning", || async {
+        warning()
+            .await
+            .as_str()
+            .is_some_and(|text| text.contains("no answer within 10 s"))
+    })
+    .await;
+    let colour = client
+        .execute(
+            "return getComputedStyle(document.getElementById('refresh-failed')).borderLeftColor;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(colour, "rgb(179, 38, 30)", "the banner is red");
+    HANG.store(false, Ordering::SeqCst);
+    wait_until("the warning cleared once the server answers", || async {
+        warning().await.is_null()
+    })
+    .await;
+
     on_a_phone(&client, &base).await;
     client.close().await.unwrap();
     let _ = std::fs::remove_dir_all(profile);
@@ -308,6 +349,32 @@ const UNLABELLED_ICONS: &str =
   return svg.getAttribute('aria-hidden') !== 'true' || !next || !next.textContent.trim();
 }).map(svg => svg.parentElement.outerHTML);";
 
+/// Words the layout broke inside (a run of letters and digits drawn on two lines), outside
+/// `pre` blocks: "de/gra/de/d" or "health/y" in a squeezed table cell. Only a word wider than
+/// its whole line outside a table may break.
+const SPLIT_WORDS: &str = "
+    const split = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (node.parentElement.closest('pre, [hidden], head, script, .visually-hidden')) continue;
+        for (const m of node.textContent.matchAll(/[A-Za-z0-9]{2,}/g)) {
+            const range = document.createRange();
+            range.setStart(node, m.index);
+            range.setEnd(node, m.index + m[0].length);
+            const rects = [...range.getClientRects()].filter(r => r.width > 0);
+            const tops = new Set(rects.map(r => Math.round(r.top)));
+            if (tops.size < 2) continue;
+            // Outside a table, a word wider than its whole line (a 40-digit commit id in an
+            // indented list) may break; a table cell must never be squeezed below its word.
+            const width = rects.reduce((sum, r) => sum + r.width, 0);
+            const block = node.parentElement.closest('td, th, li, p, dd, div, section, article');
+            const cell = block && (block.tagName === 'TD' || block.tagName === 'TH');
+            if (!cell && block && width > block.clientWidth) continue;
+            split.push(m[0] + ' in ' + node.parentElement.tagName);
+        }
+    }
+    return split;";
+
 /// The tofu-controller incident's row on `/`: its text, right edge and the page's width.
 const TOFU_INCIDENT_ROW: &str = "
     const row = [...document.querySelectorAll('li.incident')]
@@ -328,6 +395,8 @@ async fn on_a_phone(client: &Client, base: &str) {
         format!("{base}/domains/gateway"),
         format!("{base}/domains/gateway?label=ring%3Dprod"),
         format!("{base}/clusters/prod-eu-1"),
+        format!("{base}/clusters"),
+        format!("{base}/domains"),
         format!("{base}/objects"),
         format!("{base}/objects?state=not-healthy"),
         format!("{base}/objects/prod-eu-1/Kustomization/flux-system/infra-network"),
@@ -345,6 +414,12 @@ async fn on_a_phone(client: &Client, base: &str) {
             scroll <= client_width,
             "{url} scrolls sideways at 390 px: {scroll} > {client_width}"
         );
+        let split = client.execute(SPLIT_WORDS, vec![]).await.unwrap();
+        assert_eq!(
+            split,
+            serde_json::json!([]),
+            "{url}: words broken inside at 390 px"
+        );
         let unlabelled = client.execute(UNLABELLED_ICONS, vec![]).await.unwrap();
         assert_eq!(
             unlabelled,
@@ -356,12 +431,12 @@ async fn on_a_phone(client: &Client, base: &str) {
             .await;
         assert!(nav.is_ok(), "{url} has the site's navigation");
     }
-    client.goto(&pages[13]).await.unwrap();
+    client.goto(&pages[15]).await.unwrap();
     assert!(
         body_text(client).await.contains("Sign in"),
         "a sign-in page, not a bare 401"
     );
-    signs_in_and_out(client, &pages[13]).await;
+    signs_in_and_out(client, &pages[15]).await;
 
     for (path, name) in [("/", "fleet-phone"), ("/problems", "problems-phone")] {
         client.goto(&format!("{base}{path}")).await.unwrap();

@@ -146,7 +146,11 @@ async fn a_ring_lists_its_own_clusters_only() {
     assert!(html.contains(r#"<a href="/clusters/dev-1">dev-1</a>"#));
     assert!(!html.contains("prod-eu-1"), "a prod cluster in ring dev");
     let (status, _) = get(&app, "/clusters?grup=dev").await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "a misspelt filter is refused");
+    assert_eq!(
+        status,
+        StatusCode::BAD_REQUEST,
+        "a misspelt filter is refused"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -38,9 +38,7 @@ impl DomainIndex {
             .into_iter()
             .map(|domain| entry(site, domain))
             .collect();
-        Ok(DomainIndex {
-            rows,
-        })
+        Ok(DomainIndex { rows })
     }
 }
 
