@@ -171,7 +171,7 @@ async fn clusters_unreachable_for_the_same_reason_are_one_incident() {
     let (_, page) = get(&app, "/problems").await;
     assert!(
         page.contains(
-            "<strong>3 clusters</strong> <span class=\"reason\">unreachable: connection refused</span> <small class=\"where\">(prod-eu-1, prod-eu-2, dev-1)</small>"
+            "<strong>3 clusters</strong></a> <span class=\"reason\">unreachable: connection refused</span> <small class=\"where\">(prod-eu-1, prod-eu-2, dev-1)</small>"
         ),
         "{page}"
     );
@@ -249,7 +249,8 @@ async fn one_row_per_incident_on_both_pages_with_clusters_severity_and_contacts(
         );
         let tofu = html.split(r#"<li class="incident""#).nth(1).unwrap();
         for expected in [
-            "<strong>tofu-controller</strong>: ",
+            // Issue 47: the headline links to the cause itself.
+            r#"<a class="cause" href="/objects/prod-eu-1/Deployment/flux-system/tofu-controller"><strong>tofu-controller</strong></a>: "#,
             "on 2 clusters (prod-eu-1, prod-eu-2)",
             "</svg> failed",
             "blocks <span class=\"blocks\">networking 2.13.0</span>",
@@ -263,6 +264,12 @@ async fn one_row_per_incident_on_both_pages_with_clusters_severity_and_contacts(
         ] {
             assert!(tofu.contains(expected), "{uri}: {expected:?} in {tofu}");
         }
+        // The failing component (a controller in flux-system, in no domain) has no owner:
+        // said first, before the owners of the domains it blocks.
+        let missing = tofu
+            .find("no owner configured</span> for Deployment tofu-controller")
+            .unwrap_or_else(|| panic!("{uri}: no missing-owner line in {tofu}"));
+        assert!(missing < tofu.find("owner <strong>team-net</strong>").unwrap());
     }
 }
 

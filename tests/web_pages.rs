@@ -7,7 +7,7 @@ use crate::common;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode};
-use common::web::{app, demo_app, demo_config, fresh_store, get, send};
+use common::web::{app, demo_app, demo_config, fresh_store, get, get_json, send};
 use sha2::{Digest, Sha256};
 use std::net::SocketAddr;
 
@@ -97,6 +97,7 @@ fn index_pages() -> Vec<(&'static str, Vec<&'static str>)> {
         (
             "/",
             vec![
+                "<h1>fleet</h1>",
                 r#"<a href="/clusters">clusters</a>"#,
                 r#"<a href="/domains">domains</a>"#,
                 // Ring headers link their clusters.
@@ -136,6 +137,37 @@ fn index_pages() -> Vec<(&'static str, Vec<&'static str>)> {
             ],
         ),
     ]
+}
+
+/// Issue 47: "root cause: …" on an object's page links to the cause itself, and to its chain.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_objects_root_cause_links_to_the_cause_itself() {
+    let (app, _store) = demo_app().await;
+    let (_, blocked) = get_json(&app, "/api/v1/objects?state=blocked&limit=1").await;
+    let object = &blocked["items"][0];
+    let cause = object["root_causes"][0]
+        .as_str()
+        .expect("a blocked object names its cause");
+    let (cluster, kind, namespace, name) = (
+        object["cluster"].as_str().unwrap(),
+        object["kind"].as_str().unwrap(),
+        object["namespace"].as_str().unwrap(),
+        object["name"].as_str().unwrap(),
+    );
+    let namespace = if namespace.is_empty() { "_" } else { namespace };
+    let (status, html) = get(
+        &app,
+        &format!("/objects/{cluster}/{kind}/{namespace}/{name}"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let parts: Vec<&str> = cause.splitn(4, '/').collect();
+    let own_page = format!(
+        r#"class="root" href="/objects/{}/{}/{}/{}""#,
+        parts[0], parts[1], parts[2], parts[3]
+    );
+    assert!(html.contains(&own_page), "{own_page} in {html}");
+    assert!(html.contains("/problems#p-"), "the chain on /problems");
 }
 
 #[tokio::test(flavor = "multi_thread")]

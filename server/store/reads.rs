@@ -10,7 +10,7 @@ use crate::model::{Kind, ObjectId};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// An `objects` row: the object's verdict and what the pages read with it.
 #[derive(Debug, Clone, PartialEq)]
@@ -331,6 +331,35 @@ impl Store {
         .fetch_all(self.pool())
         .await?;
         typed(rows)
+    }
+
+    /// The domains each of these objects belongs to, by id (`cluster/Kind/namespace/name`);
+    /// unknown ids are left out. Light: the incidents ask it for every root cause.
+    pub async fn domains_of(
+        &self,
+        ids: &[String],
+    ) -> Result<HashMap<String, Vec<String>>, sqlx::Error> {
+        let keys: Vec<ObjectKey> = ids.iter().filter_map(|id| key_of_id(id)).collect();
+        let column = |part: fn(&ObjectKey) -> &str| keys.iter().map(part).collect::<Vec<_>>();
+        let rows = sqlx::query!(
+            r#"SELECT cluster, kind, namespace, name, domains
+             FROM objects o
+             JOIN UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) AS t(c, k, ns, n)
+               ON o.cluster = t.c AND o.kind = t.k AND o.namespace = t.ns AND o.name = t.n"#,
+            column(|k| &k.cluster) as Vec<&str>,
+            column(|k| k.kind.as_str()) as Vec<&str>,
+            column(|k| &k.namespace) as Vec<&str>,
+            column(|k| &k.name) as Vec<&str>,
+        )
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                let id = [row.cluster, row.kind, row.namespace, row.name].join("/");
+                (id, row.domains)
+            })
+            .collect())
     }
 
     /// One cluster's objects of these kinds (the Flux objects and controllers for its page).

@@ -19,7 +19,7 @@ use crate::store::{
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// How the pages say the resolved window ("24 h").
 pub fn resolved_window_text() -> String {
@@ -45,8 +45,12 @@ pub struct IncidentView {
     pub severity: Option<Severity>,
     #[serde(skip)]
     pub flap: Option<Flap>,
+    /// The failing component's domains' contacts first, then the blocked domains'.
     #[serde(skip)]
     pub contacts: Vec<Contact>,
+    /// No domain of the failing component names an owner: said on the page, not left out.
+    #[serde(skip)]
+    pub owner_missing: bool,
     #[serde(skip)]
     pub causes: Vec<CauseLink>,
     #[serde(skip)]
@@ -100,6 +104,11 @@ impl IncidentView {
         }
     }
 
+    /// The cause itself (its first cluster's), for the headline to link to.
+    pub fn head_href(&self) -> &str {
+        self.causes.first().map_or("/problems", |c| c.href.as_str())
+    }
+
     pub fn domains_text(&self) -> String {
         self.incident
             .domains
@@ -127,11 +136,16 @@ impl Incidents {
         now: DateTime<Utc>,
     ) -> Result<Incidents, sqlx::Error> {
         let ids: Vec<String> = causes.iter().map(|c| c.verdict.id.0.clone()).collect();
-        let entries = store
-            .problem_entries(&ids, now - FLAP_WINDOW, ENTRIES_COUNTED)
-            .await?;
+        let (entries, own_domains) = tokio::try_join!(
+            store.problem_entries(&ids, now - FLAP_WINDOW, ENTRIES_COUNTED),
+            store.domains_of(&ids)
+        )?;
+        let history = History {
+            entries: &entries,
+            own_domains: &own_domains,
+        };
         Ok(Incidents::build(
-            site, causes, clusters, domains, &entries, now,
+            site, causes, clusters, domains, history, now,
         ))
     }
 
@@ -149,9 +163,13 @@ impl Incidents {
         causes: &[RootCauseRow],
         clusters: &[ClusterRow],
         domains: &[DomainRow],
-        entries: &[(String, ProblemEntries)],
+        history: History,
         now: DateTime<Utc>,
     ) -> Incidents {
+        let History {
+            entries,
+            own_domains,
+        } = history;
         let labels: HashMap<&str, BTreeMap<String, String>> = clusters
             .iter()
             .map(|c| (c.name.as_str(), labels_of(c)))
@@ -197,9 +215,10 @@ impl Incidents {
                     .iter()
                     .filter_map(|c| incidents::flapping(entries_of.get(c.id.as_str())?))
                     .max_by_key(|f| f.times);
-                let names = incident.domains.iter().map(|d| d.domain.as_str());
+                let (contacts, owner_missing) = contacts_of(site, &incident, &members, own_domains);
                 IncidentView {
-                    contacts: contacts(&site.domains, names),
+                    contacts,
+                    owner_missing,
                     causes: members.iter().copied().map(cause_link).collect(),
                     since_moment: Moment::of(incident.since, now),
                     anchor: format!("i-{}", slug(&incident.key)),
@@ -214,6 +233,44 @@ impl Incidents {
             affected_total: incidents::affected_total(inputs.iter().map(|c| c.affected.as_slice())),
         }
     }
+}
+
+/// What the incidents read from the store beside the causes.
+pub struct History<'a> {
+    /// Each cause's entries into a problem state, for flapping.
+    pub entries: &'a [(String, ProblemEntries)],
+    /// The domains each cause object itself belongs to (its owner's).
+    pub own_domains: &'a HashMap<String, Vec<String>>,
+}
+
+/// Who to call: the failing component's domains first (its owner fixes it), then the domains
+/// it blocks; and whether the component has no owner at all (a cluster that is itself the
+/// cause is the platform's, never flagged).
+fn contacts_of(
+    site: &Site,
+    incident: &Incident,
+    members: &[&Cause],
+    own_domains: &HashMap<String, Vec<String>>,
+) -> (Vec<Contact>, bool) {
+    let own: BTreeSet<&str> = members
+        .iter()
+        .filter_map(|c| own_domains.get(&c.id))
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    let mut list = contacts(&site.domains, own.iter().copied());
+    let owner_missing = !incidents::is_cluster_itself(
+        &incident.kind,
+        &incident.name,
+        members.first().map_or("", |c| c.cluster.as_str()),
+    ) && !list.iter().any(|c| c.owner.is_some());
+    let blocked = incident
+        .domains
+        .iter()
+        .map(|d| d.domain.as_str())
+        .filter(|d| !own.contains(d));
+    list.extend(contacts(&site.domains, blocked));
+    (list, owner_missing)
 }
 
 fn labels_of(cluster: &ClusterRow) -> BTreeMap<String, String> {
@@ -283,5 +340,95 @@ fn resolved_cause(row: &ResolvedRow) -> ResolvedCause {
         since: row.since,
         reason: row.reason.clone(),
         resolved_at: row.resolved_at,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site() -> Site {
+        Site::from_config(
+            &crate::config::from_yaml_str(
+                "domains:
+  - {name: gateway, select: {labels: {d: g}}, version: {from: chart_version, namespace: g, name: g}, owner: team-edge}
+  - {name: tenants, select: {labels: {d: t}}, version: {from: chart_version, namespace: t, name: t}, owner: team-tenants}
+  - {name: orphan, select: {labels: {d: o}}, version: {from: chart_version, namespace: o, name: o}}",
+            )
+            .unwrap(),
+        )
+    }
+
+    fn cause(id: &str, cluster: &str) -> Cause {
+        Cause {
+            id: id.into(),
+            cluster: cluster.into(),
+            group: "prod".into(),
+            state: State::Failed,
+            since: None,
+            reason: "x".into(),
+            affected: vec![],
+            blocks: vec![],
+        }
+    }
+
+    fn incident(kind: &str, name: &str, blocks: &[&str]) -> Incident {
+        Incident {
+            key: "k".into(),
+            state: State::Failed,
+            reason: "x".into(),
+            kind: kind.into(),
+            namespace: "ns".into(),
+            name: name.into(),
+            clusters: vec!["c".into()],
+            root_causes: vec![],
+            affected_total: 1,
+            since: None,
+            domains: blocks
+                .iter()
+                .map(|d| DomainVersion {
+                    domain: d.to_string(),
+                    version: None,
+                    offered: None,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_failing_components_owner_comes_first_then_what_it_blocks() {
+        let member = cause("c/Deployment/ns/api", "c");
+        let own = HashMap::from([(member.id.clone(), vec!["gateway".to_string()])]);
+        let (list, missing) = contacts_of(
+            &site(),
+            &incident("Deployment", "api", &["tenants", "gateway"]),
+            &[&member],
+            &own,
+        );
+        let domains: Vec<&str> = list.iter().map(|c| c.domain.as_str()).collect();
+        assert_eq!(domains, ["gateway", "tenants"], "own first, each once");
+        assert!(!missing);
+    }
+
+    #[test]
+    fn a_component_without_an_owner_is_flagged_but_a_cluster_never_is() {
+        let member = cause("c/Deployment/ns/api", "c");
+        let own = HashMap::from([(member.id.clone(), vec!["orphan".to_string()])]);
+        let (list, missing) = contacts_of(
+            &site(),
+            &incident("Deployment", "api", &["tenants"]),
+            &[&member],
+            &own,
+        );
+        assert!(missing, "its only domain names no owner");
+        assert_eq!(list.len(), 1, "the blocked domain's owner is still given");
+        let cluster = cause("c/Cluster//c", "c");
+        let (_, missing) = contacts_of(
+            &site(),
+            &incident(crate::config::CLUSTER_KIND, "c", &[]),
+            &[&cluster],
+            &HashMap::new(),
+        );
+        assert!(!missing, "an unreachable cluster is the platform's");
     }
 }

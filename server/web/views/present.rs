@@ -92,13 +92,28 @@ impl ObjectItem {
     }
 
     /// The root causes other than the object itself.
-    pub fn other_causes(&self) -> Vec<String> {
+    /// Its root causes other than itself, each linked to the cause's own page and to its
+    /// chain on `/problems`.
+    pub fn other_causes(&self) -> Vec<NamedCause> {
         self.root_causes
             .iter()
             .filter(|c| **c != self.verdict.id.0)
-            .cloned()
+            .map(|id| NamedCause {
+                href: href_of_id(id),
+                chain_href: format!("/problems#{}", super::problems::anchor(id)),
+                id: id.clone(),
+            })
             .collect()
     }
+}
+
+/// A root cause named on another object's page.
+pub struct NamedCause {
+    pub id: String,
+    /// The cause's own page (its object, or its cluster when the cluster is the cause).
+    pub href: String,
+    /// Its entry on `/problems`, with the chain from every object it affects.
+    pub chain_href: String,
 }
 
 pub fn short_name(namespace: &str, name: &str) -> String {
