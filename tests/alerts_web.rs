@@ -301,6 +301,67 @@ async fn the_page_shows_alerts_and_its_forms_need_the_csrf_cookie() {
     assert_eq!(active, 0);
 }
 
+/// Issue 47: an incident on two clusters is silenced everywhere with one action, one silence
+/// per cluster; a bad id among them sets none.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_action_silences_an_incident_on_all_its_clusters() {
+    let store = common::fresh_store().await;
+    common::alerts::raise_tofu_controller_alert_on(&store, &["prod-eu-1", "prod-eu-2"]).await;
+    let app = web::router(AppState::new(store.clone(), proxy_site()));
+    let alice = |request| as_user(request, "alice@example.com");
+    let (_, headers, page) = send(
+        &app,
+        alice(Request::get("/alerts").body(Body::empty()).unwrap()),
+    )
+    .await;
+    assert!(
+        page.contains("silence this incident on all 2 clusters 2h"),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"<th scope="col">root cause</th>"#),
+        "header scopes"
+    );
+    let (cookie, token) = csrf_pair(&headers, &page);
+    let ids = "prod-eu-1/Deployment/flux-system/tofu-controller prod-eu-2/Deployment/flux-system/tofu-controller";
+    let post = |root_causes: &str| {
+        let body = format!(
+            "csrf={token}&root_causes={}&duration=2h&comment=mirror",
+            root_causes.replace('/', "%2F").replace(' ', "+")
+        );
+        alice(
+            Request::post("/alerts/silences")
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .header(header::COOKIE, &cookie)
+                .body(Body::from(body))
+                .unwrap(),
+        )
+    };
+    let count = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM silences")
+            .fetch_one(store.pool())
+            .await
+            .unwrap()
+    };
+    let (status, _, _) = send(&app, post(&format!("{ids} not-an-id"))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(count().await, 0, "a bad id among them sets none");
+    let (status, _, _) = send(&app, post(ids)).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let silenced: Vec<String> =
+        sqlx::query_scalar("SELECT root_cause FROM silences ORDER BY root_cause")
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(
+        silenced,
+        [
+            "prod-eu-1/Deployment/flux-system/tofu-controller",
+            "prod-eu-2/Deployment/flux-system/tofu-controller"
+        ]
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn silences_last_at_most_ninety_days_and_the_proxy_names_one_user_in_any_script() {
     let (app, store) = app_with_an_open_alert(proxy_site()).await;

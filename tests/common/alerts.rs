@@ -369,6 +369,11 @@ pub fn evaluation(clusters: &[&str], causes: Vec<RootCause>) -> Evaluation {
 /// incident 4), routed to Slack without updates: the store then holds one open alert with a
 /// pending delivery.
 pub async fn raise_tofu_controller_alert(store: &Store) {
+    raise_tofu_controller_alert_on(store, &["prod-eu-1"]).await;
+}
+
+/// The same outage on each of `clusters`: one alert (one incident).
+pub async fn raise_tofu_controller_alert_on(store: &Store, clusters: &[&str]) {
     let dispatcher = Dispatcher::new(
         store.clone(),
         Policy::from_config(&AlertsConfig::default()),
@@ -379,10 +384,15 @@ pub async fn raise_tofu_controller_alert(store: &Store) {
         BTreeMap::new(),
         None,
     );
-    let id = "prod-eu-1/Deployment/flux-system/tofu-controller";
-    let causes = vec![cause(id, State::Failed, "ImagePullBackOff", 4, 48)];
+    let causes = clusters
+        .iter()
+        .map(|c| {
+            let id = format!("{c}/Deployment/flux-system/tofu-controller");
+            cause(&id, State::Failed, "ImagePullBackOff", 4, 48)
+        })
+        .collect();
     dispatcher
-        .round(&evaluation(&["prod-eu-1"], causes), Utc::now())
+        .round(&evaluation(clusters, causes), Utc::now())
         .await
         .unwrap();
 }

@@ -77,6 +77,14 @@ struct Row {
     contacts: Vec<Contact>,
 }
 
+impl Row {
+    /// Every cluster's root cause, for the one "silence this incident on all its clusters".
+    fn all_root_causes(&self) -> String {
+        let ids: Vec<&str> = self.silence.iter().map(|t| t.root_cause.as_str()).collect();
+        ids.join(" ")
+    }
+}
+
 struct SilenceTarget {
     /// Empty when the alert is on one cluster.
     cluster: String,
@@ -161,6 +169,10 @@ pub struct SilenceForm {
     csrf: String,
     #[serde(default)]
     root_cause: String,
+    /// An incident's root causes on all its clusters, space-separated: one silence each, so
+    /// one click silences the incident everywhere it is.
+    #[serde(default)]
+    root_causes: String,
     #[serde(default)]
     domain: String,
     #[serde(default)]
@@ -187,14 +199,47 @@ pub async fn add(
     let until = Utc::now()
         .checked_add_signed(duration.min(MAX_SILENCE + TimeDelta::days(1)))
         .ok_or_else(|| ApiError::BadRequest("that duration is too long".into()))?;
-    let silence = NewSilence {
-        root_cause: Some(form.root_cause),
-        domain: Some(form.domain),
-        cluster: Some(form.cluster),
-        until,
-        comment: form.comment,
+    let root_causes: Vec<&str> = form.root_causes.split_whitespace().collect();
+    if let Some(bad) = root_causes
+        .iter()
+        .find(|id| crate::model::ObjectId::split(id).is_none())
+    {
+        return Err(ApiError::BadRequest(format!(
+            "{bad:?} is not a root cause id (cluster/Kind/namespace/name)"
+        ))
+        .into());
+    }
+    let silences: Vec<NewSilence> = if root_causes.is_empty() {
+        vec![NewSilence {
+            root_cause: Some(form.root_cause),
+            domain: Some(form.domain),
+            cluster: Some(form.cluster),
+            until,
+            comment: form.comment,
+        }]
+    } else {
+        root_causes
+            .into_iter()
+            .map(|id| NewSilence {
+                root_cause: Some(id.to_string()),
+                domain: None,
+                cluster: None,
+                until,
+                comment: form.comment.clone(),
+            })
+            .collect()
     };
-    add_silence(&state, silence, &identity).await?;
+    // Each is checked before any is written: a bad one among them sets none.
+    let now = Utc::now();
+    for silence in &silences {
+        silence
+            .clone()
+            .validated(now)
+            .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    }
+    for silence in silences {
+        add_silence(&state, silence, &identity).await?;
+    }
     Ok(Redirect::to("/alerts").into_response())
 }
 
