@@ -15,6 +15,7 @@ mod cluster_add;
 mod collector_crds;
 mod collector_db_outage;
 mod collector_edges;
+mod collector_events;
 mod collector_outage;
 mod collector_rbac;
 mod collector_retention;

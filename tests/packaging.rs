@@ -281,6 +281,7 @@ fn the_reader_manifest_and_the_chart_grant_the_same_rules() {
         "customresourcedefinitions",
         "namespaces",
         "pods",
+        "events.k8s.io",
     ] {
         assert!(text.contains(needed), "{needed}");
     }

@@ -891,3 +891,97 @@ async fn problem_entries_count_each_objects_newest_entries_up_to_the_cap() {
         ]
     );
 }
+
+/// Issue 47: Warning events are kept per object, newest first: a repeated event (same uid)
+/// replaces its stored copy, an object keeps at most `KEPT_PER_OBJECT`, a workload's page
+/// reads its pods' events too (through their Owner edges), and the retention pass deletes
+/// those not seen for a day.
+#[tokio::test(flavor = "multi_thread")]
+async fn warning_events_are_kept_bounded_and_found_through_pods() {
+    use fleetglass::model::Warning;
+    use fleetglass::store::{KEPT_PER_OBJECT, delete_warnings_before, write_warnings};
+    let store = common::fresh_store().await;
+    let deployment = ObjectId("prod-eu-1/Deployment/apps/api".into());
+    let pod = ObjectId("prod-eu-1/Pod/apps/api-7d9f8b6c5-x2k4q".into());
+    let pod_row = ObjectRow {
+        key: ObjectKey {
+            cluster: "prod-eu-1".into(),
+            kind: Kind::Pod,
+            namespace: "apps".into(),
+            name: "api-7d9f8b6c5-x2k4q".into(),
+        },
+        edges: vec![ObjectEdge {
+            kind: EdgeKind::Owner,
+            target: deployment.clone(),
+        }],
+        ..row("unused", State::Failed)
+    };
+    let mut conn = store.pool().acquire().await.unwrap();
+    let changes = ChangeSet {
+        upserts: vec![pod_row],
+        ..ChangeSet::default()
+    };
+    write_changes(&mut conn, &changes, Utc::now())
+        .await
+        .unwrap();
+    let at = |minute: u32| Utc.with_ymd_and_hms(2026, 12, 6, 10, minute, 0).unwrap();
+    let warning = |on: &ObjectId, uid: &str, count: i32, minute: u32| Warning {
+        regarding: on.clone(),
+        uid: uid.into(),
+        reason: "BackOff".into(),
+        note: format!("seen {count} times"),
+        count,
+        last_seen: at(minute),
+        reporter: "kubelet".into(),
+    };
+    // The same event twice in one batch and again later: one row, the newest copy.
+    write_warnings(
+        &mut conn,
+        &[warning(&pod, "u-1", 3, 1), warning(&pod, "u-1", 4, 2)],
+    )
+    .await
+    .unwrap();
+    write_warnings(&mut conn, &[warning(&pod, "u-1", 9, 3)])
+        .await
+        .unwrap();
+    let found = store
+        .warnings_of(std::slice::from_ref(&deployment))
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, deployment, "found for the workload asked for");
+    assert_eq!(
+        (found[0].1.count, found[0].1.regarding.clone()),
+        (9, pod.clone())
+    );
+
+    // A noisy object keeps only its newest ones.
+    let many: Vec<Warning> = (0..KEPT_PER_OBJECT as u32 + 5)
+        .map(|i| warning(&deployment, &format!("d-{i}"), 1, 10 + i))
+        .collect();
+    write_warnings(&mut conn, &many).await.unwrap();
+    let own: Vec<Warning> = store
+        .warnings_of(std::slice::from_ref(&deployment))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(_, w)| w)
+        .filter(|w| w.regarding == deployment)
+        .collect();
+    assert_eq!(own.len() as i64, KEPT_PER_OBJECT);
+    assert_eq!(
+        own[0].uid,
+        format!("d-{}", KEPT_PER_OBJECT + 4),
+        "newest first"
+    );
+
+    // Retention: everything last seen before minute 20 goes.
+    let deleted = delete_warnings_before(&mut conn, at(20)).await.unwrap();
+    // Kept: the deployment's minutes 15-24; deleted: the pod's event and minutes 15-19.
+    assert_eq!(deleted, 1 + 5);
+    let left = store
+        .warnings_of(std::slice::from_ref(&deployment))
+        .await
+        .unwrap();
+    assert!(left.iter().all(|(_, w)| w.last_seen >= at(20)), "{left:?}");
+}

@@ -170,6 +170,52 @@ async fn an_objects_root_cause_links_to_the_cause_itself() {
     assert!(html.contains("/problems#p-"), "the chain on /problems");
 }
 
+/// Issue 47: the kubelet's Warning events about the demo's tofu-controller pods are the
+/// evidence on the Deployment's page (its pods' events), under its incident and in the API.
+#[tokio::test(flavor = "multi_thread")]
+async fn warning_events_are_shown_as_evidence() {
+    let (app, _store) = demo_app().await;
+    let uri = "/objects/prod-eu-1/Deployment/flux-system/tofu-controller";
+    let (status, html) = get(&app, uri).await;
+    assert_eq!(status, StatusCode::OK);
+    let section = html
+        .split("<h2>warning events</h2>")
+        .nth(1)
+        .expect("a warning events section");
+    let section = section.split("<h2>").next().unwrap();
+    assert!(section.contains("<strong>Failed</strong>"), "{section}");
+    assert!(section.contains("Failed to pull image"), "{section}");
+    assert!(section.contains("kubelet"), "{section}");
+    assert!(
+        section.contains(">Pod flux-system/tofu-controller-"),
+        "on its pod: {section}"
+    );
+    let (_, detail) = get_json(&app, &format!("/api/v1{uri}")).await;
+    let warnings = detail["warnings"].as_array().expect("warnings in the API");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w["reason"] == "Failed" && w["reporter"] == "kubelet"),
+        "{warnings:?}"
+    );
+    let (_, fleet) = get(&app, "/").await;
+    let tofu = fleet
+        .split(r#"<li class="incident""#)
+        .find(|row| row.contains("tofu-controller"))
+        .expect("the tofu-controller incident");
+    assert!(
+        tofu.contains("<small>event</small> <strong>Failed</strong>"),
+        "{tofu}"
+    );
+    // A healthy object has none, and says so.
+    let (_, healthy) = get(
+        &app,
+        "/objects/prod-eu-1/Kustomization/flux-system/flux-system",
+    )
+    .await;
+    assert!(healthy.contains("none kept"), "{healthy}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_ring_lists_its_own_clusters_only() {
     let (app, _store) = demo_app().await;

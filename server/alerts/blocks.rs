@@ -41,6 +41,11 @@ pub fn render_slack(notice: &Notice) -> Value {
         blocks.push(json!({"type": "section", "text": {"type": "mrkdwn",
             "text": format!("```{}```", truncate(&escape(&notice.message), MESSAGE_MAX))}}));
     }
+    if !notice.evidence.is_empty() && notice.event != Event::Resolved {
+        let lines: Vec<String> = notice.evidence.iter().map(|line| escape(line)).collect();
+        blocks.push(json!({"type": "section", "text": {"type": "mrkdwn",
+            "text": truncate(&format!("*Warning events*\n{}", lines.join("\n")), SECTION_MAX)}}));
+    }
     if !notice.affected_sample.is_empty() {
         let sample: Vec<String> = notice
             .affected_sample
@@ -170,10 +175,39 @@ mod tests {
             resolved_at: None,
             affected_count: 2,
             affected_sample: vec!["prod-1/Deployment/apps/a&b".into()],
+            evidence: vec!["BackOff (3×, kubelet): <!here> back-off".into()],
             domains: Vec::new(),
             link: None,
             at,
         }
+    }
+
+    /// Issue 47: the latest Warning event reasons travel with a firing alert, escaped like
+    /// everything a workload writes; a resolved one does not repeat them.
+    #[test]
+    fn warning_events_are_the_alerts_evidence_until_it_resolves() {
+        let firing = render_slack(&notice("ImagePullBackOff", ""));
+        let texts: Vec<String> = firing["blocks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|b| b["text"]["text"].as_str().map(String::from))
+            .collect();
+        let evidence = texts
+            .iter()
+            .find(|t| t.starts_with("*Warning events*"))
+            .expect("an evidence section");
+        assert!(
+            evidence.contains("BackOff (3×, kubelet): &lt;!here&gt; back-off"),
+            "{evidence}"
+        );
+        let mut resolved = notice("ImagePullBackOff", "");
+        resolved.event = Event::Resolved;
+        assert!(
+            !render_slack(&resolved)
+                .to_string()
+                .contains("Warning events")
+        );
     }
 
     #[test]

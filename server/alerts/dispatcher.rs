@@ -17,7 +17,9 @@ use super::lifecycle::{Context, Step, step};
 use super::rules::Policy;
 use super::sinks::Route;
 use crate::health::Parts;
+use crate::incidents::{REASONS_SHOWN, by_reason};
 use crate::ingest::Latest;
+use crate::model::ObjectId;
 use crate::store::Store;
 use crate::store::alerts as records;
 use crate::store::{outbox, silences};
@@ -116,6 +118,29 @@ impl Dispatcher {
         tx.commit().await
     }
 
+    /// The latest Warning event reasons of the alert's root cause on each of its clusters
+    /// (and of its pods). Evidence only: a failed read sends the alert without it.
+    async fn evidence_of(&self, alert: &super::Alert) -> Vec<String> {
+        let Some((_, kind, namespace, name)) = alert.root_cause.parts() else {
+            return Vec::new();
+        };
+        let ids: Vec<ObjectId> = alert
+            .clusters
+            .iter()
+            .map(|cluster| ObjectId([cluster.as_str(), kind, namespace, name].join("/")))
+            .collect();
+        match self.store.warnings_of(&ids).await {
+            Ok(found) => by_reason(found.iter().map(|(_, w)| w), REASONS_SHOWN)
+                .iter()
+                .map(|reason| reason.line())
+                .collect(),
+            Err(error) => {
+                tracing::warn!(%error, incident = %alert.key, "cannot read Warning events; alerting without them");
+                Vec::new()
+            }
+        }
+    }
+
     async fn store_step(
         &self,
         tx: &mut sqlx::PgConnection,
@@ -143,8 +168,13 @@ impl Dispatcher {
             return Ok(());
         };
         let clusters_before = before.map_or(&[][..], |b| b.clusters.as_slice());
+        let evidence = if step.events.is_empty() {
+            Vec::new()
+        } else {
+            self.evidence_of(alert).await
+        };
         for event in &step.events {
-            let notice = Notice::new(
+            let mut notice = Notice::new(
                 id,
                 alert,
                 clusters_before,
@@ -152,6 +182,7 @@ impl Dispatcher {
                 self.public_url.as_deref(),
                 now,
             );
+            notice.evidence.clone_from(&evidence);
             let mut queued = 0;
             for route in self.routes.iter().filter(|r| notice.for_sink(r.updates)) {
                 outbox::enqueue(tx, &route.sink, &notice, !step.recorded_only).await?;

@@ -58,6 +58,7 @@ impl Notice {
             resolved_at: alert.resolved_at,
             affected_count: alert.affected_count,
             affected_sample: alert.affected_sample.clone(),
+            evidence: Vec::new(),
             domains: alert.domains.clone(),
             at,
         }

@@ -2,11 +2,13 @@
 //! several clusters (same kind, namespace and name, same classified reason once per-cluster
 //! details are taken out) is one incident, ordered by impact. Pure: no I/O, no clock.
 
+mod evidence;
 mod flaps;
 mod order;
 mod reason;
 mod resolved;
 
+pub use evidence::{REASONS_SHOWN, ReasonSeen, by_reason};
 pub use flaps::{ENTRIES_COUNTED, FLAP_WINDOW, Flap, flapping};
 pub use order::RingOrder;
 pub use resolved::{RESOLVED_WINDOW, ResolvedCause, ResolvedIncident, recently_resolved};

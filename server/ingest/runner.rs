@@ -180,7 +180,8 @@ impl Runner {
         loop {
             let work = Work {
                 changed: dirty,
-                unwritten: !self.unwritten.changes.is_empty(),
+                unwritten: !self.unwritten.changes.is_empty()
+                    || !self.unwritten.warnings.is_empty(),
                 due: self.evaluations.next_due().map(instant_of),
             };
             let next = schedule.next(work, Instant::now());
@@ -235,6 +236,11 @@ impl Runner {
                 changed = true;
             }
         }
+        if let SourceEvent::Warning(warning) = event {
+            // Evidence to write, not a change to evaluate.
+            self.unwritten.warnings.push(*warning);
+            return changed;
+        }
         self.snapshot.apply(event) || changed
     }
 
@@ -258,6 +264,7 @@ impl Runner {
             pending.transitions.retain(|t| t.key.cluster != cluster);
             self.unwritten.rollups.forget(&cluster);
             self.unwritten.clusters.retain(|row| row.name != cluster);
+            self.unwritten.warnings.retain(|w| w.cluster() != cluster);
             self.sightings.forget_cluster(&cluster);
             metrics::set_cluster_held(&cluster, false);
             metrics::set_objects_tracked(&cluster, |_| 0);
@@ -645,10 +652,16 @@ impl Runner {
                 "database down too long: dropped the oldest unwritten transitions"
             );
         }
+        // Warning events are evidence, not history: the oldest go first, quietly.
+        let warnings = &mut self.unwritten.warnings;
+        warnings.drain(..warnings.len().saturating_sub(MAX_PENDING_WARNINGS));
     }
 }
 
 /// The instant on the runtime's clock for a UTC time (now when it is past).
+/// Warning events held while the database is down, at most.
+const MAX_PENDING_WARNINGS: usize = 10_000;
+
 fn instant_of(at: DateTime<Utc>) -> Instant {
     let ahead = (at - Utc::now()).to_std().unwrap_or_default();
     Instant::now() + ahead

@@ -137,6 +137,8 @@ impl Snapshot {
                 self.upsert(id, *object)
             }
             SourceEvent::Delete(id) => self.remove(&id),
+            // Evidence kept beside the verdicts, written by the runner: not an object.
+            SourceEvent::Warning(_) => false,
             SourceEvent::SyncDone { cluster, kind } => self.sweep(cluster, kind),
             SourceEvent::FirstList {
                 cluster,

@@ -5,9 +5,10 @@
 
 use super::rollups::RollupChanges;
 use crate::health::CrdProvider;
+use crate::model::Warning;
 use crate::store::{
     ChangeSet, ClusterRow, SightingChanges, Store, record_crd_providers, upsert_clusters,
-    write_changes, write_rollups, write_seen_in_progress,
+    write_changes, write_rollups, write_seen_in_progress, write_warnings,
 };
 use chrono::{DateTime, Utc};
 use std::time::{Duration, Instant};
@@ -22,6 +23,8 @@ pub struct Batch {
     pub providers: Vec<CrdProvider>,
     pub clusters: Vec<ClusterRow>,
     pub sightings: SightingChanges,
+    /// Warning events heard since the last write.
+    pub warnings: Vec<Warning>,
     pub now: DateTime<Utc>,
 }
 
@@ -32,6 +35,7 @@ impl Batch {
             && self.providers.is_empty()
             && self.clusters.is_empty()
             && self.sightings.is_empty()
+            && self.warnings.is_empty()
     }
 
     /// Rows counted in the write metrics (objects, transitions, clusters).
@@ -100,6 +104,7 @@ pub fn put_back(failed: Batch, later: &mut Batch) {
         mut rollups,
         mut providers,
         mut clusters,
+        mut warnings,
         ..
     } = failed;
     changes.absorb(std::mem::take(&mut later.changes));
@@ -116,6 +121,9 @@ pub fn put_back(failed: Batch, later: &mut Batch) {
     clusters.retain(|old| !later.clusters.iter().any(|new| new.name == old.name));
     clusters.append(&mut later.clusters);
     later.clusters = clusters;
+    // In order: a later copy of an event is written after (and over) the earlier one.
+    warnings.append(&mut later.warnings);
+    later.warnings = warnings;
 }
 
 async fn write(store: &Store, batch: &Batch) -> Result<(), sqlx::Error> {
@@ -127,6 +135,7 @@ async fn write(store: &Store, batch: &Batch) -> Result<(), sqlx::Error> {
     record_crd_providers(&mut tx, &batch.providers, batch.now).await?;
     upsert_clusters(&mut tx, &batch.clusters).await?;
     write_seen_in_progress(&mut tx, &batch.sightings).await?;
+    write_warnings(&mut tx, &batch.warnings).await?;
     tx.commit().await
 }
 

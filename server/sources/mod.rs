@@ -6,7 +6,7 @@
 //! of what reads them. Sources import neither `ingest` nor `store`; the composition root
 //! (`crate::app`) connects them to the runner.
 
-use crate::model::{Kind, Object, ObjectId};
+use crate::model::{Kind, Object, ObjectId, Warning};
 use chrono::{DateTime, Utc};
 use std::collections::BTreeSet;
 use tokio::sync::{mpsc, watch};
@@ -50,6 +50,8 @@ pub enum SourceEvent {
         cluster: String,
         error: String,
     },
+    /// A Warning event about an object the source tracks, or one of its pods.
+    Warning(Box<Warning>),
     /// A kind cannot be read on a cluster (RBAC Forbidden, not served), or can again (`None`).
     KindError {
         cluster: String,
@@ -69,6 +71,7 @@ impl SourceEvent {
             | SourceEvent::KindError { cluster, .. } => cluster,
             SourceEvent::Apply(object) => &object.cluster,
             SourceEvent::Delete(id) => id.parts().map_or("", |(cluster, ..)| cluster),
+            SourceEvent::Warning(warning) => warning.cluster(),
         }
     }
 }

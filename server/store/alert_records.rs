@@ -255,6 +255,10 @@ pub struct Notice {
     pub affected_count: usize,
     pub affected_sample: Vec<String>,
     pub domains: Vec<String>,
+    /// The incident's latest Warning event reasons ("BackOff (12×, kubelet): …"), newest
+    /// first. Notices queued before events were kept have none.
+    #[serde(default)]
+    pub evidence: Vec<String>,
     /// The root cause's fleetglass page, when `public_url` is configured.
     pub link: Option<String>,
     /// When the event happened.

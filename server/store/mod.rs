@@ -25,6 +25,7 @@ pub mod sign_ins;
 pub mod silences;
 mod suggestions;
 mod verdict;
+mod warnings;
 
 pub use alert_records::{
     Alert, AlertStatus, Candidate, Event, NewSilence, Notice, Severity, Silence,
@@ -44,6 +45,7 @@ pub use rollups::{
 };
 pub use suggestions::SuggestedDomain;
 pub use verdict::ObjectVerdict;
+pub use warnings::{KEPT_PER_OBJECT, delete_warnings_before, write_warnings};
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};

@@ -10,6 +10,7 @@ mod raw;
 mod schema;
 mod shared;
 mod sparse;
+mod warning;
 
 pub use duration::{DurationError, format_go_duration, human, parse_go_duration, serde_go};
 pub use kind::{
@@ -23,6 +24,7 @@ pub use raw::RawObject;
 pub use schema::GoDuration;
 pub use shared::{Interner, SharedStr, shared};
 pub use sparse::{Empty, Sparse};
+pub use warning::Warning;
 
 #[cfg(test)]
 mod parse_tests;

@@ -7,6 +7,7 @@ mod hex;
 mod k8s;
 mod scenario;
 mod source;
+mod warnings;
 
 pub use fleet::{DEMO_CLUSTERS, DEMO_DOMAINS_YAML, DOMAIN_LABEL, DemoCluster, RINGS};
 pub use scenario::{LOOP_PERIOD_SECS, world};

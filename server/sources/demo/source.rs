@@ -1,6 +1,7 @@
 //! The demo fleet as a source: once a second it computes the world as of now and sends what
 //! changed since the last second, through the same events the kube watchers send.
 
+use super::warnings::warnings_of;
 use super::{DEMO_CLUSTERS, DEMO_DOMAINS_YAML, world};
 use crate::config::{ClusterConfig, Config};
 use crate::health::DomainSpec;
@@ -95,6 +96,12 @@ impl WorldDiff {
                     let id = object.id();
                     if self.previous.get(&id) != Some(&value) {
                         events.push(SourceEvent::Apply(Box::new(object)));
+                        // What the kubelet and the controllers would say of it, as it changes.
+                        events.extend(
+                            warnings_of(&cluster, &value, now)
+                                .into_iter()
+                                .map(|w| SourceEvent::Warning(Box::new(w))),
+                        );
                         self.previous.insert(id.clone(), value);
                     }
                     seen.insert(id);

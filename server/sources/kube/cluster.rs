@@ -5,7 +5,7 @@
 use super::context::ClusterContext;
 use super::discovery::{self, Served};
 use super::watch::{self, Selection, WatchSpec};
-use super::{KubeSettings, connect, pods, probe};
+use super::{KubeSettings, connect, pods, probe, warnings};
 use crate::config::ClusterConfig;
 use crate::model::{Kind, Object, controller_of_deployment};
 use crate::sources::{EventSender, SourceEvent};
@@ -138,6 +138,7 @@ pub async fn run(target: ClusterConfig, events: EventSender, settings: KubeSetti
         }
         if first {
             tasks.spawn(pods::run(client.clone(), ctx.clone()));
+            tasks.spawn(warnings::run(client.clone(), ctx.clone()));
             let deadline = ctx.clone();
             tasks.spawn(async move {
                 tokio::time::sleep(FIRST_LIST_DEADLINE).await;

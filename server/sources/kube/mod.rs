@@ -11,6 +11,7 @@ mod local;
 mod merge;
 mod pods;
 mod probe;
+mod warnings;
 mod watch;
 
 pub use local::{

@@ -12,7 +12,7 @@ use crate::incidents::{
     self, Cause, DomainVersion, ENTRIES_COUNTED, FLAP_WINDOW, Flap, Incident, RESOLVED_WINDOW,
     ResolvedCause, ResolvedIncident, RingOrder,
 };
-use crate::model::ObjectId;
+use crate::model::{ObjectId, Warning};
 use crate::store::{
     ClusterRow, DomainRow, ObjectVerdict, ProblemEntries, ResolvedRow, RootCauseRow, Store,
 };
@@ -51,6 +51,9 @@ pub struct IncidentView {
     /// No domain of the failing component names an owner: said on the page, not left out.
     #[serde(skip)]
     pub owner_missing: bool,
+    /// The latest Warning event reasons of its root causes and their pods.
+    #[serde(skip)]
+    pub warnings: Vec<incidents::ReasonSeen>,
     #[serde(skip)]
     pub causes: Vec<CauseLink>,
     #[serde(skip)]
@@ -136,13 +139,16 @@ impl Incidents {
         now: DateTime<Utc>,
     ) -> Result<Incidents, sqlx::Error> {
         let ids: Vec<String> = causes.iter().map(|c| c.verdict.id.0.clone()).collect();
-        let (entries, own_domains) = tokio::try_join!(
+        let object_ids: Vec<ObjectId> = ids.iter().cloned().map(ObjectId).collect();
+        let (entries, own_domains, warnings) = tokio::try_join!(
             store.problem_entries(&ids, now - FLAP_WINDOW, ENTRIES_COUNTED),
-            store.domains_of(&ids)
+            store.domains_of(&ids),
+            store.warnings_of(&object_ids)
         )?;
         let history = History {
             entries: &entries,
             own_domains: &own_domains,
+            warnings: &warnings,
         };
         Ok(Incidents::build(
             site, causes, clusters, domains, history, now,
@@ -169,6 +175,7 @@ impl Incidents {
         let History {
             entries,
             own_domains,
+            warnings,
         } = history;
         let labels: HashMap<&str, BTreeMap<String, String>> = clusters
             .iter()
@@ -216,7 +223,12 @@ impl Incidents {
                     .filter_map(|c| incidents::flapping(entries_of.get(c.id.as_str())?))
                     .max_by_key(|f| f.times);
                 let (contacts, owner_missing) = contacts_of(site, &incident, &members, own_domains);
+                let members_warnings = warnings
+                    .iter()
+                    .filter(|(asked, _)| members.iter().any(|m| m.id == asked.as_str()))
+                    .map(|(_, warning)| warning);
                 IncidentView {
+                    warnings: incidents::by_reason(members_warnings, incidents::REASONS_SHOWN),
                     contacts,
                     owner_missing,
                     causes: members.iter().copied().map(cause_link).collect(),
@@ -241,6 +253,8 @@ pub struct History<'a> {
     pub entries: &'a [(String, ProblemEntries)],
     /// The domains each cause object itself belongs to (its owner's).
     pub own_domains: &'a HashMap<String, Vec<String>>,
+    /// Warning events of the causes and their pods, newest first, with the cause asked for.
+    pub warnings: &'a [(ObjectId, Warning)],
 }
 
 /// Who to call: the failing component's domains first (its owner fixes it), then the domains

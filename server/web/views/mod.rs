@@ -18,3 +18,4 @@ pub mod object;
 pub mod owner;
 pub mod present;
 pub mod problems;
+pub mod warnings;

@@ -5,6 +5,7 @@
 use super::commits::CommitLinks;
 use super::flux_commands::{FluxCommands, flux_commands};
 use super::present::{Moment, ObjectItem, body_of, href_of_id, label_of_id};
+use super::warnings::WarningView;
 use crate::health::{EdgeKind, State};
 use crate::model::{Kind, Object, controller_shard_of_deployment};
 use crate::store::{Linked, ObjectKey, ObjectRecord, Store};
@@ -35,6 +36,8 @@ pub struct ObjectDetail {
     pub applied: Vec<Applied>,
     pub reconciled_by: Option<ReconciledBy>,
     pub history: Vec<Transition>,
+    /// Its Warning events and its pods', newest first (at most a few per object, a day old).
+    pub warnings: Vec<WarningView>,
     /// `flux reconcile …` and `flux trace …` for this object, ready to copy.
     pub commands: FluxCommands,
     /// A Flux kind: without `reconciled_by`, no controller Deployment of it was seen.
@@ -207,8 +210,15 @@ impl ObjectDetail {
                 at: t.at,
             })
             .collect();
+        let warnings = store
+            .warnings_of(std::slice::from_ref(&id))
+            .await?
+            .iter()
+            .map(|(_, warning)| WarningView::new(warning, now))
+            .collect();
         let status = body.as_ref().map(|o| &o.status);
         Ok(ObjectDetail {
+            warnings,
             generation: body.as_ref().and_then(|o| o.generation),
             observed_generation: status.and_then(|s| s.observed_generation),
             conditions: status

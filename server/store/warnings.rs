@@ -1,0 +1,175 @@
+//! Warning events kept beside the verdicts: upserted by their uid (a repeated event's count
+//! grows in place), at most [`KEPT_PER_OBJECT`] per object, read newest first.
+
+use super::Store;
+use crate::model::{ObjectId, Warning};
+use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
+
+/// The newest this many Warning events of each object are kept: enough to see what keeps
+/// happening, bounded however noisy an object is.
+pub const KEPT_PER_OBJECT: i64 = 10;
+
+/// The columns of many warnings, for one UNNEST statement.
+#[derive(Default)]
+struct Columns<'a> {
+    cluster: Vec<&'a str>,
+    kind: Vec<&'a str>,
+    namespace: Vec<&'a str>,
+    name: Vec<&'a str>,
+}
+
+impl<'a> Columns<'a> {
+    fn push(&mut self, id: &'a ObjectId) -> bool {
+        let Some((cluster, kind, namespace, name)) = id.parts() else {
+            return false;
+        };
+        self.cluster.push(cluster);
+        self.kind.push(kind);
+        self.namespace.push(namespace);
+        self.name.push(name);
+        true
+    }
+}
+
+/// Writes `warnings` (a later copy of an event replaces the stored one) and trims their
+/// objects to the newest [`KEPT_PER_OBJECT`].
+#[tracing::instrument(skip_all, fields(warnings = warnings.len()))]
+pub async fn write_warnings(
+    conn: &mut PgConnection,
+    warnings: &[Warning],
+) -> Result<(), sqlx::Error> {
+    if warnings.is_empty() {
+        return Ok(());
+    }
+    let mut objects = Columns::default();
+    let (mut uid, mut reason, mut note, mut count, mut last_seen, mut reporter) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    // The newest copy of each event wins within the batch too (ON CONFLICT may not touch a
+    // row twice in one statement).
+    let mut newest: Vec<&Warning> = Vec::with_capacity(warnings.len());
+    for warning in warnings.iter().rev() {
+        let seen = newest
+            .iter()
+            .any(|w| w.uid == warning.uid && w.cluster() == warning.cluster());
+        if !seen {
+            newest.push(warning);
+        }
+    }
+    for warning in newest {
+        if !objects.push(&warning.regarding) {
+            continue;
+        }
+        uid.push(warning.uid.as_str());
+        reason.push(warning.reason.as_str());
+        note.push(warning.note.as_str());
+        count.push(warning.count);
+        last_seen.push(warning.last_seen);
+        reporter.push(warning.reporter.as_str());
+    }
+    sqlx::query!(
+        "INSERT INTO warning_events (cluster, kind, namespace, name, uid, reason, note, count, last_seen, reporter)
+         SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int4[], $9::timestamptz[], $10::text[])
+         ON CONFLICT (cluster, uid) DO UPDATE SET
+           kind = EXCLUDED.kind, namespace = EXCLUDED.namespace, name = EXCLUDED.name,
+           reason = EXCLUDED.reason, note = EXCLUDED.note, count = EXCLUDED.count,
+           last_seen = EXCLUDED.last_seen, reporter = EXCLUDED.reporter",
+        &objects.cluster as &[&str],
+        &objects.kind as &[&str],
+        &objects.namespace as &[&str],
+        &objects.name as &[&str],
+        &uid as &[&str],
+        &reason as &[&str],
+        &note as &[&str],
+        &count,
+        &last_seen as &[DateTime<Utc>],
+        &reporter as &[&str],
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!(
+        "DELETE FROM warning_events w USING (
+           SELECT cluster, uid FROM (
+             SELECT e.cluster, e.uid, row_number() OVER (
+               PARTITION BY e.cluster, e.kind, e.namespace, e.name ORDER BY e.last_seen DESC, e.uid) AS n
+             FROM warning_events e
+             JOIN (SELECT DISTINCT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[])) AS t(c, k, ns, n)
+               ON e.cluster = t.c AND e.kind = t.k AND e.namespace = t.ns AND e.name = t.n
+           ) ranked WHERE n > $5
+         ) old
+         WHERE w.cluster = old.cluster AND w.uid = old.uid",
+        &objects.cluster as &[&str],
+        &objects.kind as &[&str],
+        &objects.namespace as &[&str],
+        &objects.name as &[&str],
+        KEPT_PER_OBJECT,
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Deletes warnings last seen before `before`; returns how many.
+pub async fn delete_warnings_before(
+    conn: &mut PgConnection,
+    before: DateTime<Utc>,
+) -> Result<u64, sqlx::Error> {
+    let done = sqlx::query!("DELETE FROM warning_events WHERE last_seen < $1", before)
+        .execute(conn)
+        .await?;
+    Ok(done.rows_affected())
+}
+
+impl Store {
+    /// The Warning events kept of these objects and of the pods each owns (a workload's
+    /// evidence is mostly on its pods: the kubelet writes about the pod), newest first, each
+    /// with the id it was asked for.
+    pub async fn warnings_of(
+        &self,
+        ids: &[ObjectId],
+    ) -> Result<Vec<(ObjectId, Warning)>, sqlx::Error> {
+        let mut objects = Columns::default();
+        for id in ids {
+            objects.push(id);
+        }
+        let rows = sqlx::query!(
+            r#"WITH asked AS (
+                 SELECT DISTINCT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) AS t(c, k, ns, n)
+               ),
+               evidence AS (
+                 SELECT c || '/' || k || '/' || ns || '/' || n AS asked, c, k, ns, n FROM asked
+                 UNION
+                 SELECT t.c || '/' || t.k || '/' || t.ns || '/' || t.n, p.cluster, p.kind, p.namespace, p.name
+                 FROM asked t
+                 JOIN objects p ON p.cluster = t.c AND p.kind = 'Pod' AND p.namespace = t.ns
+                  AND p.edges @> jsonb_build_array(jsonb_build_object(
+                        'kind', 'owner', 'target', t.c || '/' || t.k || '/' || t.ns || '/' || t.n))
+               )
+             SELECT e.asked AS "asked!", w.cluster, w.kind, w.namespace, w.name, w.uid, w.reason, w.note, w.count, w.last_seen, w.reporter
+             FROM warning_events w
+             JOIN evidence e ON w.cluster = e.c AND w.kind = e.k AND w.namespace = e.ns AND w.name = e.n
+             ORDER BY w.last_seen DESC, w.uid"#,
+            &objects.cluster as &[&str],
+            &objects.kind as &[&str],
+            &objects.namespace as &[&str],
+            &objects.name as &[&str],
+        )
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                let warning = Warning {
+                    regarding: ObjectId([row.cluster, row.kind, row.namespace, row.name].join("/")),
+                    uid: row.uid,
+                    reason: row.reason,
+                    note: row.note,
+                    count: row.count,
+                    last_seen: row.last_seen,
+                    reporter: row.reporter,
+                };
+                (ObjectId(row.asked), warning)
+            })
+            .collect())
+    }
+}
