@@ -40,6 +40,7 @@ pub fn reader_rules() -> Vec<PolicyRule> {
         rule("batch", &["jobs", "cronjobs"]),
         rule("", &["pods", "namespaces"]),
         rule("apiextensions.k8s.io", &["customresourcedefinitions"]),
+        rule("events.k8s.io", &["events"]),
     ]
 }
 
