@@ -69,7 +69,14 @@ async fn start_chromedriver() -> (Driver, String) {
 }
 
 async fn browser(webdriver: &str, profile: &Path) -> Client {
+    browser_with(webdriver, profile, &[]).await
+}
+
+/// A session with more chromium switches (`--blink-settings=preferredColorScheme=0`: the page
+/// is told the system is dark).
+async fn browser_with(webdriver: &str, profile: &Path, extra: &[&str]) -> Client {
     let mut args: Vec<String> = CHROME_ARGS.iter().map(|a| a.to_string()).collect();
+    args.extend(extra.iter().map(|a| a.to_string()));
     args.push(format!("--user-data-dir={}", profile.display()));
     let mut capabilities = serde_json::Map::new();
     capabilities.insert(
@@ -325,8 +332,76 @@ async fn the_dashboard_in_a_real_browser() {
     .await;
 
     on_a_phone(&client, &base).await;
+    contrast_holds(&client, &base, false).await;
     client.close().await.unwrap();
-    let _ = std::fs::remove_dir_all(profile);
+    let _ = std::fs::remove_dir_all(&profile);
+
+    // The same pages with the system in dark mode.
+    let dark_profile = profile.with_extension("dark");
+    let dark = browser_with(
+        &webdriver,
+        &dark_profile,
+        &["--blink-settings=preferredColorScheme=0"],
+    )
+    .await;
+    contrast_holds(&dark, &base, true).await;
+    screenshot(&dark, "fleet-dark").await;
+    dark.close().await.unwrap();
+    let _ = std::fs::remove_dir_all(dark_profile);
+}
+
+/// Every element's own text against what it is drawn on (its nearest opaque background), by
+/// WCAG's relative luminance: those under 4.5:1, and whether the page is in dark mode.
+const LOW_CONTRAST: &str = "
+    const lum = c => {
+        const [r, g, b] = c.match(/[\\d.]+/g).slice(0, 3).map(Number).map(v => {
+            v /= 255;
+            return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+        });
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const background = e => {
+        for (; e; e = e.parentElement) {
+            const c = getComputedStyle(e).backgroundColor;
+            const parts = c.match(/[\\d.]+/g);
+            if (parts && (parts.length < 4 || Number(parts[3]) > 0)) return c;
+        }
+        return 'rgb(255, 255, 255)';
+    };
+    const low = [];
+    for (const e of document.querySelectorAll('body *')) {
+        const own = [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+        if (!own || e.closest('.visually-hidden, [hidden], svg')) continue;
+        const style = getComputedStyle(e);
+        if (style.display === 'none' || style.visibility === 'hidden') continue;
+        const [f, b] = [lum(style.color), lum(background(e))];
+        const ratio = (Math.max(f, b) + 0.05) / (Math.min(f, b) + 0.05);
+        if (ratio < 4.5) low.push(`${e.tagName}.${e.className} ${ratio.toFixed(2)}: ${e.textContent.trim().slice(0, 40)}`);
+    }
+    return {dark: matchMedia('(prefers-color-scheme: dark)').matches, low};";
+
+/// Issue 47: every page's text is readable, light or dark, at 1280 and 390 px.
+async fn contrast_holds(client: &Client, base: &str, dark: bool) {
+    for (width, height) in [(1280, 900), (390, 844)] {
+        client.set_window_size(width, height).await.unwrap();
+        for path in [
+            "/",
+            "/problems",
+            "/clusters",
+            "/domains",
+            "/alerts",
+            "/objects/prod-eu-1/Deployment/flux-system/tofu-controller",
+        ] {
+            client.goto(&format!("{base}{path}")).await.unwrap();
+            let found = client.execute(LOW_CONTRAST, vec![]).await.unwrap();
+            assert_eq!(found["dark"], dark, "{path}: the colour scheme asked for");
+            assert_eq!(
+                found["low"],
+                serde_json::json!([]),
+                "{path} at {width} px (dark: {dark}): text under 4.5:1"
+            );
+        }
+    }
 }
 
 /// `[scrollWidth, clientWidth]` of the page: wider content means sideways scrolling.
@@ -354,23 +429,28 @@ const UNLABELLED_ICONS: &str =
 /// its whole line outside a table may break.
 const SPLIT_WORDS: &str = "
     const split = [];
+    const rects = (node, from, to) => {
+        const range = document.createRange();
+        range.setStart(node, from);
+        range.setEnd(node, to);
+        return [...range.getClientRects()].filter(r => r.width > 0);
+    };
     const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
         if (node.parentElement.closest('pre, [hidden], head, script, .visually-hidden')) continue;
-        for (const m of node.textContent.matchAll(/[A-Za-z0-9]{2,}/g)) {
-            const range = document.createRange();
-            range.setStart(node, m.index);
-            range.setEnd(node, m.index + m[0].length);
-            const rects = [...range.getClientRects()].filter(r => r.width > 0);
-            const tops = new Set(rects.map(r => Math.round(r.top)));
-            if (tops.size < 2) continue;
-            // Outside a table, a word wider than its whole line (a 40-digit commit id in an
-            // indented list) may break; a table cell must never be squeezed below its word.
-            const width = rects.reduce((sum, r) => sum + r.width, 0);
-            const block = node.parentElement.closest('td, th, li, p, dd, div, section, article');
-            const cell = block && (block.tagName === 'TD' || block.tagName === 'TH');
+        const block = node.parentElement.closest('td, th, li, p, dd, div, section, article');
+        const cell = block && (block.tagName === 'TD' || block.tagName === 'TH');
+        // Outside a table, a token wider than its whole line (a 40-digit commit id, an image
+        // reference in a note) may break; a table cell must never be squeezed below a word.
+        for (const token of node.textContent.matchAll(/\\S+/g)) {
+            const drawn = rects(node, token.index, token.index + token[0].length);
+            const width = drawn.reduce((sum, r) => sum + r.width, 0);
             if (!cell && block && width > block.clientWidth) continue;
-            split.push(m[0] + ' in ' + node.parentElement.tagName);
+            for (const m of token[0].matchAll(/[A-Za-z0-9]{2,}/g)) {
+                const at = token.index + m.index;
+                const tops = new Set(rects(node, at, at + m[0].length).map(r => Math.round(r.top)));
+                if (tops.size > 1) split.push(m[0] + ' in ' + node.parentElement.tagName);
+            }
         }
     }
     return split;";
