@@ -38,6 +38,7 @@ mod limits_waits;
 mod load;
 mod openapi;
 mod packaging;
+mod pod_logs;
 mod real_flux;
 mod real_flux_fixtures;
 mod replay;

@@ -216,6 +216,52 @@ async fn warning_events_are_shown_as_evidence() {
     assert!(healthy.contains("none kept"), "{healthy}");
 }
 
+/// Issue 47: a crash-looping container's last words, asked for from its workload's page: the
+/// previous run's lines (the demo's as netop wrote them), its password redacted; with logs
+/// off, the fragment says how to turn them on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_crashing_containers_last_lines_are_read_on_demand_and_redacted() {
+    use fleetglass::sources::logs::PodLogs;
+    use fleetglass::web::{self, AppState, Site};
+    let (off, store) = demo_app().await;
+    let on = web::router(
+        AppState::new(store, Site::from_config(&demo_config())).with_pod_logs(PodLogs::Demo),
+    );
+    let (status, page) = get(&on, "/objects/dev-1/Deployment/networking/netop").await;
+    assert_eq!(status, StatusCode::OK);
+    let button = page
+        .split(r#"hx-get="/fragments/logs/"#)
+        .nth(1)
+        .expect("a button to show the crashing container's last lines");
+    let fragment = format!("/fragments/logs/{}", button.split('"').next().unwrap());
+    assert!(
+        fragment.starts_with("/fragments/logs/dev-1/networking/netop-"),
+        "{fragment}"
+    );
+    assert!(page.contains("container manager ("), "{page}");
+    let (status, lines) = get(&on, &fragment).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(lines.contains(r#"<pre class="log">"#), "{lines}");
+    assert!(lines.contains("no matches for kind"), "{lines}");
+    assert!(lines.contains("postgres://manager:[redacted]@"), "{lines}");
+    assert!(
+        !lines.contains("hunter2"),
+        "the password is never shown: {lines}"
+    );
+    let (_, refused) = get(&off, &fragment).await;
+    assert!(
+        refused.contains("reading container logs is off"),
+        "{refused}"
+    );
+    // A healthy Deployment has no container that failed: nothing to ask for.
+    let (_, healthy) = get(
+        &on,
+        "/objects/prod-eu-1/Deployment/flux-system/source-controller",
+    )
+    .await;
+    assert!(!healthy.contains("last log lines"));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_ring_lists_its_own_clusters_only() {
     let (app, _store) = demo_app().await;

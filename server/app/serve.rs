@@ -5,6 +5,7 @@ use super::{Collector, Source};
 use crate::alerts;
 use crate::config::{self, Config};
 use crate::ingest::LeaseKeeper;
+use crate::sources::logs::PodLogs;
 use crate::sources::{self, kube::ContextChoice};
 use crate::store::Store;
 use crate::web::{self, AppState, ConnectionLimits, CsrfKey, Site};
@@ -67,6 +68,12 @@ pub async fn serve(options: Options) -> anyhow::Result<()> {
     let site = Site::from_config(&config).listening_on(address);
     warn_about_exposure(&site, address);
     let mut state = AppState::new(store, site).with_csrf_key(csrf_key);
+    if options.demo {
+        state = state.with_pod_logs(PodLogs::Demo);
+    } else if config.web.pod_logs {
+        let clusters = config.clusters.iter().map(|c| (c.name.clone(), c.clone()));
+        state = state.with_pod_logs(PodLogs::Kube(clusters.collect()));
+    }
     if let Some((collector, _)) = &collector {
         state = state.with_evaluations(collector.latest.clone());
     }

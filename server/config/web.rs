@@ -26,6 +26,11 @@ pub struct WebConfig {
     /// Connection and long-poll bounds.
     #[serde(default)]
     pub limits: WebLimits,
+    /// Offer the last lines of a crashing container's previous log on its object page, read
+    /// from its cluster when asked (needs `get` on `pods/log`: the fleetglass-reader chart's
+    /// `podLogs: true`). Off by default; the demo has it on.
+    #[serde(default)]
+    pub pod_logs: bool,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]

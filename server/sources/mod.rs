@@ -86,3 +86,4 @@ pub fn channel() -> (EventSender, EventReceiver) {
 
 pub mod demo;
 pub mod kube;
+pub mod logs;

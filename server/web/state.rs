@@ -10,6 +10,7 @@ use super::waits::{Waits, WakeSource};
 use crate::config::{AlertRule, AuthConfig, AuthMode, Config, WebLimits};
 use crate::health::{DomainSpec, Thresholds};
 use crate::ingest::Latest;
+use crate::sources::logs::PodLogs;
 use crate::store::Store;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -24,6 +25,8 @@ pub struct AppState {
     /// The fleet page's hint while no domains are configured, as last loaded and when.
     pub domain_hint: Arc<HintCache>,
     pub sign_in_throttle: Arc<SignInThrottle>,
+    /// Where container logs are read from; None when reading them is off.
+    pub pod_logs: Option<Arc<PodLogs>>,
 }
 
 impl AppState {
@@ -42,6 +45,7 @@ impl AppState {
             waits: Arc::new(waits),
             domain_hint: Arc::default(),
             sign_in_throttle: Arc::default(),
+            pod_logs: None,
         }
     }
 
@@ -55,6 +59,12 @@ impl AppState {
                 .min(self.site.limits.max_waits),
             WakeSource::Evaluations(latest),
         ));
+        self
+    }
+
+    /// Offers containers' last log lines, read from `logs`.
+    pub fn with_pod_logs(mut self, logs: PodLogs) -> AppState {
+        self.pod_logs = Some(Arc::new(logs));
         self
     }
 

@@ -5,11 +5,13 @@
 mod fleet;
 mod hex;
 mod k8s;
+mod logs;
 mod scenario;
 mod source;
 mod warnings;
 
 pub use fleet::{DEMO_CLUSTERS, DEMO_DOMAINS_YAML, DOMAIN_LABEL, DemoCluster, RINGS};
+pub use logs::previous_log;
 pub use scenario::{LOOP_PERIOD_SECS, world};
 pub use source::{WorldDiff, apply_to_config, demo_domains, run};
 

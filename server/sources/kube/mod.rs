@@ -8,6 +8,7 @@ mod context;
 mod discovery;
 mod errors;
 mod local;
+mod logs;
 mod merge;
 mod pods;
 mod probe;
@@ -17,6 +18,7 @@ mod watch;
 pub use local::{
     ContextChoice, IN_CLUSTER_NAME, SERVICE_ACCOUNT_TOKEN, cluster_name, default_clusters,
 };
+pub use logs::previous_log;
 
 use crate::config::{ClusterConfig, CollectorSettings};
 use crate::sources::{Collect, EventSender};

@@ -8,6 +8,7 @@ mod domain;
 mod domains;
 mod fleet;
 mod impact;
+mod logs;
 mod object;
 mod objects;
 mod owner;
@@ -32,10 +33,11 @@ const OBJECTS: &str = "/objects";
 const OBJECT: &str = "/objects/{cluster}/{kind}/{namespace}/{name}";
 const IMPACT: &str = "/impact/{cluster}/{kind}/{namespace}/{name}";
 const OWNER: &str = "/owner/{cluster}/{kind}/{namespace}/{name}";
+const LOGS_FRAGMENT: &str = "/fragments/logs/{cluster}/{namespace}/{pod}/{container}";
 
 /// Every page route this router serves, with the form targets of `/alerts` (the access test
 /// walks it so that no page can be left open by mistake).
-pub const PATHS: [&str; 15] = [
+pub const PATHS: [&str; 16] = [
     FLEET,
     FLEET_FRAGMENT,
     PROBLEMS,
@@ -48,6 +50,7 @@ pub const PATHS: [&str; 15] = [
     OBJECT,
     IMPACT,
     OWNER,
+    LOGS_FRAGMENT,
     alerts::PAGE,
     alerts::ADD_SILENCE,
     alerts::EXPIRE_SILENCE,
@@ -67,6 +70,7 @@ pub fn router() -> Router<AppState> {
         .route(OBJECT, get(object::page))
         .route(IMPACT, get(impact::page))
         .route(OWNER, get(owner::page))
+        .route(LOGS_FRAGMENT, get(logs::fragment))
         .merge(alerts::router())
 }
 

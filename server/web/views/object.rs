@@ -4,10 +4,10 @@
 
 use super::commits::CommitLinks;
 use super::flux_commands::{FluxCommands, flux_commands};
-use super::present::{Moment, ObjectItem, body_of, href_of_id, label_of_id};
+use super::present::{Moment, ObjectItem, body_of, encode, href_of_id, label_of_id};
 use super::warnings::WarningView;
 use crate::health::{EdgeKind, State};
-use crate::model::{Kind, Object, controller_shard_of_deployment};
+use crate::model::{Kind, Object, ObjectId, controller_shard_of_deployment};
 use crate::store::{Linked, ObjectKey, ObjectRecord, Store};
 use crate::web::error::ApiError;
 use crate::web::freshness::Freshness;
@@ -38,6 +38,10 @@ pub struct ObjectDetail {
     pub history: Vec<Transition>,
     /// Its Warning events and its pods', newest first (at most a few per object, a day old).
     pub warnings: Vec<WarningView>,
+    /// Containers (its own, or its pods') that ran before and failed: their last log lines
+    /// can be asked for.
+    #[serde(skip)]
+    pub log_targets: Vec<LogTarget>,
     /// `flux reconcile …` and `flux trace …` for this object, ready to copy.
     pub commands: FluxCommands,
     /// A Flux kind: without `reconciled_by`, no controller Deployment of it was seen.
@@ -183,6 +187,19 @@ impl ObjectDetail {
             .collect();
         let mut waiters = store.waited_on_by(&id, WAITERS).await?;
         freshness.linked(&mut waiters);
+        let pods: Vec<(ObjectId, Option<Object>)> = if record.verdict.is_kind(Kind::Pod) {
+            vec![(id.clone(), body.clone())]
+        } else {
+            waiters
+                .iter()
+                .filter(|l| l.kind == EdgeKind::Owner)
+                .map(|l| (l.id.clone(), l.record.as_ref().and_then(body_of)))
+                .collect()
+        };
+        let log_targets = pods
+            .iter()
+            .flat_map(|(pod, body)| log_targets(pod, body.as_ref()))
+            .collect();
         let mut downstream: Vec<Related> = waiters
             .iter()
             .filter_map(|l| Some(related_of(l, waited_on_by_relation(l.kind)?)))
@@ -219,6 +236,7 @@ impl ObjectDetail {
         let status = body.as_ref().map(|o| &o.status);
         Ok(ObjectDetail {
             warnings,
+            log_targets,
             generation: body.as_ref().and_then(|o| o.generation),
             observed_generation: status.and_then(|s| s.observed_generation),
             conditions: status
@@ -316,6 +334,63 @@ fn waits_on_relation(kind: EdgeKind) -> Option<&'static str> {
 }
 
 /// How a dependent is named in "what waits on it"; its applier has a line of its own.
+/// A container whose previous run's log the page can fetch.
+#[derive(Debug)]
+pub struct LogTarget {
+    /// "pod api-7d9f…-x2k4q, container app (9 restarts, last exit Error)".
+    pub label: String,
+    /// The fragment that reads it.
+    pub href: String,
+    /// Where the fragment goes on the page.
+    pub anchor: String,
+}
+
+/// The containers of `pod` that ran and failed (restarted, or ended with an error): those
+/// have a previous log. One that never started (an image it cannot pull) has none.
+fn log_targets(pod: &ObjectId, body: Option<&Object>) -> Vec<LogTarget> {
+    let Some((cluster, _, namespace, name)) = pod.parts() else {
+        return Vec::new();
+    };
+    let containers = body
+        .and_then(|o| o.status.pod.as_ref())
+        .map(|p| p.containers.as_slice())
+        .unwrap_or_default();
+    containers
+        .iter()
+        .filter(|c| {
+            let failed = c.terminated.as_ref().is_some_and(|t| t.is_error())
+                || c.last_terminated.as_ref().is_some_and(|t| t.is_error());
+            c.restarts > 0 || failed
+        })
+        .map(|c| {
+            let last = c
+                .last_terminated
+                .as_ref()
+                .or(c.terminated.as_ref())
+                .and_then(|t| t.reason.as_deref())
+                .map(|reason| format!(", last exit {reason}"))
+                .unwrap_or_default();
+            LogTarget {
+                label: format!(
+                    "pod {name}, container {} ({} restarts{last})",
+                    c.name, c.restarts
+                ),
+                href: format!(
+                    "/fragments/logs/{}/{}/{}/{}",
+                    encode(cluster),
+                    encode(namespace),
+                    encode(name),
+                    encode(&c.name)
+                ),
+                anchor: format!(
+                    "log-{}",
+                    super::problems::slug(&format!("{name}-{}", c.name))
+                ),
+            }
+        })
+        .collect()
+}
+
 fn waited_on_by_relation(kind: EdgeKind) -> Option<&'static str> {
     match kind {
         EdgeKind::DependsOn => Some("depended on by"),
