@@ -1,7 +1,7 @@
 //! Object state and transition history, written in batches: one statement per table per batch.
 
 use crate::health::{ObjectEdge, State};
-use crate::model::Kind;
+use crate::model::{Kind, ObjectId};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::PgConnection;
@@ -96,16 +96,29 @@ impl ChangeSet {
     }
 }
 
-/// The key columns of a batch, borrowed from its rows.
-struct Columns<'a> {
-    cluster: Vec<&'a str>,
-    kind: Vec<&'a str>,
-    namespace: Vec<&'a str>,
-    name: Vec<&'a str>,
+/// The key columns of a batch, borrowed from its rows (or ids), for one UNNEST statement.
+#[derive(Default)]
+pub(super) struct Columns<'a> {
+    pub cluster: Vec<&'a str>,
+    pub kind: Vec<&'a str>,
+    pub namespace: Vec<&'a str>,
+    pub name: Vec<&'a str>,
 }
 
 impl<'a> Columns<'a> {
-    fn of(keys: impl ExactSizeIterator<Item = &'a ObjectKey>) -> Columns<'a> {
+    /// The ids' parts as written (an id without four parts is left out).
+    pub fn of_ids(ids: impl IntoIterator<Item = &'a ObjectId>) -> Columns<'a> {
+        let mut columns = Columns::default();
+        for (cluster, kind, namespace, name) in ids.into_iter().filter_map(ObjectId::parts) {
+            columns.cluster.push(cluster);
+            columns.kind.push(kind);
+            columns.namespace.push(namespace);
+            columns.name.push(name);
+        }
+        columns
+    }
+
+    pub fn of(keys: impl ExactSizeIterator<Item = &'a ObjectKey>) -> Columns<'a> {
         let mut columns = Columns {
             cluster: Vec::with_capacity(keys.len()),
             kind: Vec::with_capacity(keys.len()),

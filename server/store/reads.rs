@@ -2,6 +2,7 @@
 //! formatted into SQL.
 
 use super::decode::{Key, Stored};
+use super::objects::Columns;
 use super::rollups::{StoredDomain, StoredRootCause};
 use super::verdict::ObjectVerdict;
 use super::{ClusterRow, DomainRow, ObjectKey, RootCauseRow, Store};
@@ -315,7 +316,7 @@ impl Store {
     /// The objects with these ids (`cluster/Kind/namespace/name`); unknown ids are skipped.
     pub async fn objects_by_ids(&self, ids: &[String]) -> Result<Vec<ObjectRecord>, sqlx::Error> {
         let keys: Vec<ObjectKey> = ids.iter().filter_map(|id| key_of_id(id)).collect();
-        let column = |part: fn(&ObjectKey) -> &str| keys.iter().map(part).collect::<Vec<_>>();
+        let columns = Columns::of(keys.iter());
         let rows = sqlx::query_as!(
             StoredObject,
             r#"SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges::text AS "edges!"
@@ -323,10 +324,10 @@ impl Store {
              JOIN UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) AS t(c, k, ns, n)
                ON o.cluster = t.c AND o.kind = t.k AND o.namespace = t.ns AND o.name = t.n
              ORDER BY cluster, kind, namespace, name"#,
-            column(|k| &k.cluster) as Vec<&str>,
-            column(|k| k.kind.as_str()) as Vec<&str>,
-            column(|k| &k.namespace) as Vec<&str>,
-            column(|k| &k.name) as Vec<&str>,
+            &columns.cluster as &[&str],
+            &columns.kind as &[&str],
+            &columns.namespace as &[&str],
+            &columns.name as &[&str],
         )
         .fetch_all(self.pool())
         .await?;
@@ -340,16 +341,16 @@ impl Store {
         ids: &[String],
     ) -> Result<HashMap<String, Vec<String>>, sqlx::Error> {
         let keys: Vec<ObjectKey> = ids.iter().filter_map(|id| key_of_id(id)).collect();
-        let column = |part: fn(&ObjectKey) -> &str| keys.iter().map(part).collect::<Vec<_>>();
+        let columns = Columns::of(keys.iter());
         let rows = sqlx::query!(
             r#"SELECT cluster, kind, namespace, name, domains
              FROM objects o
              JOIN UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) AS t(c, k, ns, n)
                ON o.cluster = t.c AND o.kind = t.k AND o.namespace = t.ns AND o.name = t.n"#,
-            column(|k| &k.cluster) as Vec<&str>,
-            column(|k| k.kind.as_str()) as Vec<&str>,
-            column(|k| &k.namespace) as Vec<&str>,
-            column(|k| &k.name) as Vec<&str>,
+            &columns.cluster as &[&str],
+            &columns.kind as &[&str],
+            &columns.namespace as &[&str],
+            &columns.name as &[&str],
         )
         .fetch_all(self.pool())
         .await?;

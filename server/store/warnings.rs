@@ -2,6 +2,7 @@
 //! grows in place), at most [`KEPT_PER_OBJECT`] per object, read newest first.
 
 use super::Store;
+use super::objects::Columns;
 use crate::model::{ObjectId, Warning};
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
@@ -9,28 +10,6 @@ use sqlx::PgConnection;
 /// The newest this many Warning events of each object are kept: enough to see what keeps
 /// happening, bounded however noisy an object is.
 pub const KEPT_PER_OBJECT: i64 = 10;
-
-/// The columns of many warnings, for one UNNEST statement.
-#[derive(Default)]
-struct Columns<'a> {
-    cluster: Vec<&'a str>,
-    kind: Vec<&'a str>,
-    namespace: Vec<&'a str>,
-    name: Vec<&'a str>,
-}
-
-impl<'a> Columns<'a> {
-    fn push(&mut self, id: &'a ObjectId) -> bool {
-        let Some((cluster, kind, namespace, name)) = id.parts() else {
-            return false;
-        };
-        self.cluster.push(cluster);
-        self.kind.push(kind);
-        self.namespace.push(namespace);
-        self.name.push(name);
-        true
-    }
-}
 
 /// Writes `warnings` (a later copy of an event replaces the stored one) and trims their
 /// objects to the newest [`KEPT_PER_OBJECT`].
@@ -42,7 +21,6 @@ pub async fn write_warnings(
     if warnings.is_empty() {
         return Ok(());
     }
-    let mut objects = Columns::default();
     let (mut uid, mut reason, mut note, mut count, mut last_seen, mut reporter) =
         (vec![], vec![], vec![], vec![], vec![], vec![]);
     // The newest copy of each event wins within the batch too (ON CONFLICT may not touch a
@@ -56,10 +34,12 @@ pub async fn write_warnings(
             newest.push(warning);
         }
     }
+    let newest: Vec<&Warning> = newest
+        .into_iter()
+        .filter(|w| w.regarding.parts().is_some())
+        .collect();
+    let objects = Columns::of_ids(newest.iter().map(|w| &w.regarding));
     for warning in newest {
-        if !objects.push(&warning.regarding) {
-            continue;
-        }
         uid.push(warning.uid.as_str());
         reason.push(warning.reason.as_str());
         note.push(warning.note.as_str());
@@ -128,10 +108,7 @@ impl Store {
         &self,
         ids: &[ObjectId],
     ) -> Result<Vec<(ObjectId, Warning)>, sqlx::Error> {
-        let mut objects = Columns::default();
-        for id in ids {
-            objects.push(id);
-        }
+        let objects = Columns::of_ids(ids);
         let rows = sqlx::query!(
             r#"WITH asked AS (
                  SELECT DISTINCT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) AS t(c, k, ns, n)
