@@ -264,6 +264,15 @@ async fn one_row_per_incident_on_both_pages_with_clusters_severity_and_contacts(
         ] {
             assert!(tofu.contains(expected), "{uri}: {expected:?} in {tofu}");
         }
+        // Issue 47: the row counts what the causes hold up, as their cards do (4 affected in
+        // all, the 2 causes among them).
+        assert!(tofu.contains("affects 2 other objects"), "{uri}: {tofu}");
+        assert_eq!(
+            tofu.matches(r#"title="objects affected, and the chains">→ 1<"#)
+                .count(),
+            2,
+            "{tofu}"
+        );
         // The failing component (a controller in flux-system, in no domain) has no owner:
         // said first, before the owners of the domains it blocks.
         let missing = tofu

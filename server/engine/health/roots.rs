@@ -274,8 +274,21 @@ fn blocked(
     } else {
         format!("{}: {}", own.reason, own.message)
     };
+    // Blocked since the blocking began: not before its own state, nor before its earliest
+    // cause became a problem ("blocked for 7d" by a cause 2d old would not be true).
+    let causes_since = roots
+        .iter()
+        .filter_map(|root| match root {
+            Root::Object(i) => resolved[*i].as_ref()?.finding.since,
+            Root::Cluster(_) | Root::Absent(_) => None,
+        })
+        .min();
+    let since = match (own.since, causes_since) {
+        (Some(own), Some(cause)) => Some(own.max(cause)),
+        (own, cause) => own.or(cause),
+    };
     Finding::new(State::Blocked, reason, message)
-        .since(own.since)
+        .since(since)
         .cause(own.cause)
 }
 

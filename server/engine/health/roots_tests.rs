@@ -59,6 +59,32 @@ fn a_failed_dependency_is_the_root_cause_of_the_chain() {
     );
 }
 
+/// Issue 47: "blocked for 7d" while its cause has existed for 2d is not true. A symptom is
+/// blocked since its cause became a problem, unless its own state began later.
+#[test]
+fn a_symptom_is_blocked_since_its_cause_began_never_before() {
+    let at = |minutes: i64| Some(now() - TimeDelta::minutes(minutes));
+    let infra = with_conditions(
+        kustomization("infra", &[]),
+        vec![not_ready("BuildFailed", "kustomize build failed", 30)],
+    );
+    let late = with_conditions(
+        kustomization("late", &["infra"]),
+        vec![not_ready(
+            "DependencyNotReady",
+            "dependency 'flux-system/infra' is not ready",
+            10,
+        )],
+    );
+    let run = run(&fleet(vec![infra, waiting_on("apps", &["infra"]), late]));
+    // Not ready for 90 minutes, blocked by a failure 30 minutes old: blocked for 30.
+    let apps = run.verdict("Kustomization", "flux-system", "apps");
+    assert_eq!((apps.state, apps.since), (Blocked, at(30)));
+    // Its own state began after the cause's: its own time stands.
+    let late = run.verdict("Kustomization", "flux-system", "late");
+    assert_eq!((late.state, late.since), (Blocked, at(10)));
+}
+
 #[test]
 fn an_independent_failure_stays_its_own_root_cause() {
     let infra = with_conditions(

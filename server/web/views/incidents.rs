@@ -107,6 +107,23 @@ impl IncidentView {
         }
     }
 
+    /// The objects its root causes hold up, the causes themselves left out: what the cause
+    /// cards on `/problems` add up to ("affects 7" + "affects 7" is 14, where
+    /// `affected_total`, the API's and the fleet summary's count, is 16 with the two causes).
+    pub fn held_up(&self) -> usize {
+        let causes_counted = self
+            .incident
+            .root_causes
+            .iter()
+            .filter(|id| {
+                let (kind, _, name) = incidents::object_of(id);
+                let cluster = crate::model::ObjectId::split(id).map_or("", |(c, ..)| c);
+                !incidents::is_cluster_itself(kind, name, cluster)
+            })
+            .count();
+        self.incident.affected_total.saturating_sub(causes_counted)
+    }
+
     /// The cause itself (its first cluster's), for the headline to link to.
     pub fn head_href(&self) -> &str {
         self.causes.first().map_or("/problems", |c| c.href.as_str())
@@ -342,7 +359,8 @@ fn cause_link(cause: &Cause) -> CauseLink {
         label: label_of_id(&cause.id),
         href: href_of_id(&cause.id),
         problem_href: format!("/problems#{}", anchor(&cause.id)),
-        affected: cause.affected.len(),
+        // Besides itself, as the cause's card on /problems counts.
+        affected: cause.affected.iter().filter(|id| **id != cause.id).count(),
     }
 }
 
