@@ -156,6 +156,58 @@ fn fleetglass_wait(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// Issue 49: `--fail-fast` ends the wait as soon as the awaited version has failed on a
+/// cluster in scope, long before the timeout; a cluster failing on the old version does not
+/// count (it has not tried the new one).
+#[tokio::test(flavor = "multi_thread")]
+async fn fail_fast_ends_the_wait_when_the_version_fails_somewhere() {
+    let store = fresh_store().await;
+    seed_rollout_in_progress(&store).await;
+    let url = serve(store.clone()).await;
+    let wait = |version: &'static str, timeout: &'static str| {
+        let url = url.clone();
+        tokio::task::spawn_blocking(move || {
+            fleetglass_wait(&[
+                "--url",
+                &url,
+                "--domain",
+                "gateway",
+                "--version",
+                version,
+                "--timeout",
+                timeout,
+                "--fail-fast",
+            ])
+        })
+    };
+    // prod-1 fails on 1.4.2, not on 1.5.0: fail-fast does not fire; the timeout ends it.
+    let (code, out, _) = wait("1.5.0", "1s").await.unwrap();
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("is not fully healthy on every cluster"),
+        "{out}"
+    );
+    // prod-1 applied 1.5.0 and failed: the wait ends at once, well inside its 10 minutes.
+    seed_rollups(
+        &store,
+        &[],
+        "prod-1",
+        &[cause_row(CAUSE, "RBAC Forbidden", &[CAUSE])],
+        &[domain_row("gateway", "prod-1", "1.5.0", false, &[CAUSE])],
+    )
+    .await;
+    let (code, out, _) = wait("1.5.0", "10m").await.unwrap();
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("gateway 1.5.0 failed on prod-1 (--fail-fast"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("blocked by {CAUSE} (failed)")),
+        "{out}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_wait_command_exits_0_1_or_2() {
     let store = fresh_store().await;

@@ -46,6 +46,11 @@ pub struct WaitArgs {
     /// API token (sent as a bearer token).
     #[arg(long, env = "FLEETGLASS_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// Exit 1 as soon as the version has failed on any cluster in scope (it runs there, or
+    /// was attempted there, and the domain is failed or degraded), instead of waiting out the
+    /// timeout.
+    #[arg(long)]
+    pub fail_fast: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -97,8 +102,9 @@ async fn wait(args: &WaitArgs) -> Result<Value, String> {
                 server_wait = SERVER_WAIT;
                 progress.saw(&verdict);
                 let healthy = verdict["healthy"].as_bool() == Some(true);
+                let failed = args.fail_fast && !failed_on(&verdict, &args.version).is_empty();
                 last = Some(verdict);
-                if healthy {
+                if healthy || failed {
                     break;
                 }
             }
@@ -141,6 +147,20 @@ async fn ask(args: &WaitArgs, server_wait: Duration) -> Result<Value, CallError>
     }
     .send()
     .await
+}
+
+/// The clusters where `version` has failed: it is applied there, or offered (attempted and
+/// not applied), and the domain is failed or degraded on that cluster.
+fn failed_on(verdict: &Value, version: &str) -> Vec<String> {
+    let clusters = verdict["clusters"].as_array().into_iter().flatten();
+    clusters
+        .filter(|c| {
+            let has_it =
+                c["version"].as_str() == Some(version) || c["offered"].as_str() == Some(version);
+            has_it && matches!(c["state"].as_str(), Some("failed" | "degraded"))
+        })
+        .filter_map(|c| c["cluster"].as_str().map(String::from))
+        .collect()
 }
 
 /// The whole wait's duration in the report, not the last request's.
@@ -253,7 +273,15 @@ fn report(verdict: &Value, args: &WaitArgs) -> ExitCode {
         say!("{domain} {version} is fully healthy on {scope} (waited {waited})");
         return code;
     }
-    say!("{domain} {version} is not fully healthy on {scope} after {waited}:");
+    let failed = failed_on(verdict, version);
+    if args.fail_fast && !failed.is_empty() {
+        say!(
+            "{domain} {version} failed on {} (--fail-fast, after {waited}):",
+            failed.join(", ")
+        );
+    } else {
+        say!("{domain} {version} is not fully healthy on {scope} after {waited}:");
+    }
     let clusters = verdict["clusters"].as_array().cloned().unwrap_or_default();
     if clusters.is_empty() {
         say!("  no cluster reports this domain");
