@@ -88,6 +88,9 @@ pub struct GroupCell {
     /// Clusters whose cell cannot be verified, said beside the worst known state.
     pub unverifiable_clusters: usize,
     pub clusters: usize,
+    /// Versions failing or stuck in an earlier ring (in `group_order`) and not applied here
+    /// yet: "2.0.0 failing in staging on 2 clusters", before they arrive.
+    pub early_warnings: Vec<String>,
 }
 
 /// A root cause and the objects it affects.
@@ -345,17 +348,49 @@ fn domain_views(site: &Site, groups: &[Group], rows: Vec<DomainRow>) -> Vec<Doma
     by_domain
         .into_iter()
         .map(|(name, cells)| {
-            let groups = groups
+            let mut group_cells: Vec<GroupCell> = groups
                 .iter()
                 .map(|group| group_cell(group, &cells))
                 .collect();
+            warn_later_rings(groups, &cells, &mut group_cells);
             DomainView {
                 name,
                 clusters: cells,
-                groups,
+                groups: group_cells,
             }
         })
         .collect()
+}
+
+/// Marks each ring's cell with the versions failing or stuck in the rings before it (the
+/// version attempted there, else the one applied) that it has not applied yet. Versions are
+/// not ordered: a ring already past a version an earlier ring fails on is warned too.
+fn warn_later_rings(groups: &[Group], cells: &[DomainCell], group_cells: &mut [GroupCell]) {
+    for (at, later) in group_cells.iter_mut().enumerate() {
+        let mut seen: BTreeMap<(&str, &str, &str), usize> = BTreeMap::new();
+        for group in &groups[..at] {
+            for cell in cells.iter().filter(|c| group.clusters.contains(&c.cluster)) {
+                let word = match cell.state {
+                    State::Failed | State::Degraded => "failing",
+                    State::Stuck => "stuck",
+                    _ => continue,
+                };
+                let Some(version) = cell.offered.as_ref().or(cell.version.as_ref()) else {
+                    continue;
+                };
+                if !later.versions.contains(version) {
+                    *seen.entry((version, word, &group.name)).or_default() += 1;
+                }
+            }
+        }
+        later.early_warnings = seen
+            .into_iter()
+            .map(|((version, word, ring), n)| {
+                let plural = if n == 1 { "" } else { "s" };
+                format!("{version} {word} in {ring} on {n} cluster{plural}")
+            })
+            .collect();
+    }
 }
 
 fn group_cell(group: &Group, cells: &[DomainCell]) -> GroupCell {
@@ -382,6 +417,7 @@ fn group_cell(group: &Group, cells: &[DomainCell]) -> GroupCell {
             .filter(|c| c.state == State::Unverifiable)
             .count(),
         clusters: in_group.len(),
+        early_warnings: Vec::new(),
     }
 }
 
@@ -418,6 +454,55 @@ mod tests {
         assert_eq!(rolled.unverifiable_clusters, 1);
         assert_eq!(rolled.unverifiable_beside(), Some(1));
         assert_eq!(rolled.fully_healthy_clusters, 1);
+    }
+
+    /// Issue 49: a version failing or stuck in an earlier ring is marked on the later rings'
+    /// cells before it arrives there; a ring that already runs it, or an earlier one, is not.
+    #[test]
+    fn a_version_failing_in_an_earlier_ring_is_marked_on_the_later_ones() {
+        let cell = |cluster: &str, version: &str, offered: Option<&str>, state: State| DomainCell {
+            cluster: cluster.into(),
+            version: Some(version.into()),
+            offered: offered.map(String::from),
+            state,
+            fully_healthy: state == State::Healthy,
+            objects: 3,
+            healthy: 0,
+            blockers: vec![],
+        };
+        let group = |name: &str, clusters: &[&str]| Group {
+            name: name.into(),
+            clusters: clusters.iter().map(|c| c.to_string()).collect(),
+        };
+        let groups = [
+            group("dev", &["dev-1"]),
+            group("staging", &["stg-1", "stg-2", "stg-3"]),
+            group("prod", &["prod-1"]),
+            group("edge", &["edge-1"]),
+        ];
+        let cells = [
+            cell("dev-1", "2.0.0", None, State::Healthy),
+            // Attempted 2.0.0 and failed (still applied 1.9.0), applied and failing, stuck.
+            cell("stg-1", "1.9.0", Some("2.0.0"), State::Failed),
+            cell("stg-2", "2.0.0", None, State::Degraded),
+            cell("stg-3", "2.0.0", None, State::Stuck),
+            cell("prod-1", "1.9.0", None, State::Healthy),
+            cell("edge-1", "2.0.0", None, State::Progressing),
+        ];
+        let mut rolled: Vec<GroupCell> = groups.iter().map(|g| group_cell(g, &cells)).collect();
+        warn_later_rings(&groups, &cells, &mut rolled);
+        assert!(rolled[0].early_warnings.is_empty() && rolled[1].early_warnings.is_empty());
+        assert_eq!(
+            rolled[2].early_warnings,
+            [
+                "2.0.0 failing in staging on 2 clusters",
+                "2.0.0 stuck in staging on 1 cluster"
+            ]
+        );
+        assert!(
+            rolled[3].early_warnings.is_empty(),
+            "edge already runs 2.0.0"
+        );
     }
 
     #[test]
