@@ -121,9 +121,16 @@ async fn the_same_cause_on_two_clusters_is_one_incident_in_both_apis() {
                 "root_causes",
                 "affected_total",
                 "since",
-                "domains"
+                "domains",
+                // Issue 49: the version behind it, or null.
+                "version_split"
             ]),
             "{uri}: exactly the incident fields"
+        );
+        // Both EU clusters run networking 2.13.0 and have the outage; dev-1 (2.14.0) has not.
+        assert_eq!(
+            tofu["version_split"],
+            serde_json::json!({"domain": "networking", "version": "2.13.0", "with_version": 2, "without_version": 1})
         );
         assert_eq!(strings(&tofu["clusters"]), ["prod-eu-1", "prod-eu-2"]);
         assert_eq!(
@@ -267,6 +274,12 @@ async fn one_row_per_incident_on_both_pages_with_clusters_severity_and_contacts(
         // Issue 47: the row counts what the causes hold up, as their cards do (4 affected in
         // all, the 2 causes among them).
         assert!(tofu.contains("affects 2 other objects"), "{uri}: {tofu}");
+        assert!(
+            tofu.contains(
+                "failed on 2/2 clusters that applied networking 2.13.0, 0/1 that did not"
+            ),
+            "{uri}: {tofu}"
+        );
         assert_eq!(
             tofu.matches(r#"title="objects affected, and the chains">→ 1<"#)
                 .count(),

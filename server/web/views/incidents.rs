@@ -51,6 +51,8 @@ pub struct IncidentView {
     /// No domain of the failing component names an owner: said on the page, not left out.
     #[serde(skip)]
     pub owner_missing: bool,
+    /// The domain version whose clusters are exactly the incident's, when one is.
+    pub version_split: Option<incidents::VersionSplit>,
     /// The latest Warning event reasons of its root causes and their pods.
     #[serde(skip)]
     pub warnings: Vec<incidents::ReasonSeen>,
@@ -245,6 +247,7 @@ impl Incidents {
                     .filter(|(asked, _)| members.iter().any(|m| m.id == asked.as_str()))
                     .map(|(_, warning)| warning);
                 IncidentView {
+                    version_split: incidents::version_split(&incident, domains),
                     warnings: incidents::by_reason(members_warnings, incidents::REASONS_SHOWN),
                     contacts,
                     owner_missing,
