@@ -80,7 +80,7 @@ pub fn default_rules() -> Vec<AlertRule> {
 }
 
 /// The kind word a rule uses for a cluster that is itself the root cause (stale data).
-pub const CLUSTER_KIND: &str = "Cluster";
+pub use crate::health::CLUSTER_KIND;
 
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]

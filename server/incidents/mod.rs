@@ -112,7 +112,7 @@ pub fn key_of(id: &str, cluster: &str, reason: &str) -> String {
 /// Whether a root cause is its cluster (`cluster/Cluster//cluster`, the engine's id for
 /// stale data).
 pub fn is_cluster_itself(kind: &str, name: &str, cluster: &str) -> bool {
-    kind == crate::config::CLUSTER_KIND && name == cluster
+    kind == crate::health::CLUSTER_KIND && name == cluster
 }
 
 /// Groups root causes into incidents, most impact first: the highest ring (in `rings` order),

@@ -122,7 +122,7 @@ pub use merge::merge;
 pub use state::State;
 pub use verdict::{
     CoOwnership, CrdProvider, Dependency, DomainVerdict, Evaluation, ObjectEdge, RootCause,
-    Verdict, cluster_id,
+    CLUSTER_KIND, Verdict, cluster_id, cluster_of_cluster_id,
 };
 pub use versions::{image_tag, short_revision};
 

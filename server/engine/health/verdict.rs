@@ -157,7 +157,17 @@ pub struct CrdProvider {
     pub provider: ObjectId,
 }
 
+/// The kind in the id of a cluster that is itself the root cause (stale data), and the word
+/// alert rules use for it: spelled here only.
+pub const CLUSTER_KIND: &str = "Cluster";
+
 /// The id the engine gives a cluster when the cluster itself is the root cause (stale data).
 pub fn cluster_id(cluster: &str) -> ObjectId {
-    ObjectId(format!("{cluster}/Cluster//{cluster}"))
+    ObjectId(format!("{cluster}/{CLUSTER_KIND}//{cluster}"))
+}
+
+/// The cluster an id names when it is [`cluster_id`]'s (`prod/Cluster//prod`), else None.
+pub fn cluster_of_cluster_id(id: &str) -> Option<&str> {
+    let (cluster, kind, namespace, name) = ObjectId::split(id)?;
+    (kind == CLUSTER_KIND && namespace.is_empty() && name == cluster).then_some(cluster)
 }

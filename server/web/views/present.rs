@@ -1,6 +1,7 @@
 //! How one object, one moment and one link are presented, the same on every page and in
 //! every API response (the object fields are those of `fleetglass evaluate`).
 
+use crate::health::cluster_of_cluster_id;
 use crate::model::{Object, ObjectId, human};
 use crate::store::{ObjectRecord, ObjectVerdict};
 use chrono::{DateTime, Utc};
@@ -146,7 +147,9 @@ pub fn object_href(cluster: &str, kind: &str, namespace: &str, name: &str) -> St
 /// (`cluster/Cluster//cluster`, the id the engine gives stale data).
 pub fn href_of_id(id: &str) -> String {
     match ObjectId::split(id) {
-        Some((cluster, "Cluster", _, _)) => format!("/clusters/{}", encode(cluster)),
+        _ if let Some(cluster) = cluster_of_cluster_id(id) => {
+            format!("/clusters/{}", encode(cluster))
+        }
         Some((cluster, kind, namespace, name)) => object_href(cluster, kind, namespace, name),
         None => "/problems".to_string(),
     }
@@ -155,7 +158,7 @@ pub fn href_of_id(id: &str) -> String {
 /// A readable label for an id: `Kind namespace/name`.
 pub fn label_of_id(id: &str) -> String {
     match ObjectId::split(id) {
-        Some((cluster, "Cluster", _, _)) => format!("cluster {cluster}"),
+        _ if let Some(cluster) = cluster_of_cluster_id(id) => format!("cluster {cluster}"),
         Some((_, kind, namespace, name)) => format!("{kind} {}", short_name(namespace, name)),
         None => id.to_string(),
     }
