@@ -117,11 +117,7 @@ impl IncidentView {
             .incident
             .root_causes
             .iter()
-            .filter(|id| {
-                let (kind, _, name) = incidents::object_of(id);
-                let cluster = crate::model::ObjectId::split(id).map_or("", |(c, ..)| c);
-                !incidents::is_cluster_itself(kind, name, cluster)
-            })
+            .filter(|id| crate::health::cluster_of_cluster_id(id).is_none())
             .count();
         self.incident.affected_total.saturating_sub(causes_counted)
     }
