@@ -301,6 +301,40 @@ async fn the_page_shows_alerts_and_its_forms_need_the_csrf_cookie() {
     assert_eq!(active, 0);
 }
 
+/// Issue 47: the Warning events of the cause (and its pods) travel with the firing alert, in
+/// the notice queued for the sink (read back through the outbox, as the sender reads it).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_firing_alert_carries_its_warning_events_as_evidence() {
+    use fleetglass::model::{ObjectId, Warning};
+    use fleetglass::store::{outbox, write_warnings};
+    let store = common::fresh_store().await;
+    let warning = Warning {
+        regarding: ObjectId("prod-eu-1/Deployment/flux-system/tofu-controller".into()),
+        uid: "u-1".into(),
+        reason: "Failed".into(),
+        note: "Failed to pull image \"ghcr.io/flux-iac/tofu-controller:v0.16.0-rc.5\"".into(),
+        count: 5,
+        last_seen: Utc::now(),
+        reporter: "kubelet".into(),
+    };
+    let mut conn = store.pool().acquire().await.unwrap();
+    write_warnings(&mut conn, &[warning]).await.unwrap();
+    drop(conn);
+    common::alerts::raise_tofu_controller_alert(&store).await;
+    let claimed = outbox::claim(store.pool(), "slack", std::time::Duration::from_secs(30))
+        .await
+        .unwrap()
+        .expect("a notice queued for Slack");
+    assert_eq!(
+        claimed.payload["evidence"],
+        json!([
+            "Failed (5×, kubelet): Failed to pull image \"ghcr.io/flux-iac/tofu-controller:v0.16.0-rc.5\""
+        ]),
+        "{}",
+        claimed.payload
+    );
+}
+
 /// Issue 47: an incident on two clusters is silenced everywhere with one action, one silence
 /// per cluster; a bad id among them sets none.
 #[tokio::test(flavor = "multi_thread")]

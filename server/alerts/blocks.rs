@@ -44,7 +44,7 @@ pub fn render_slack(notice: &Notice) -> Value {
     if !notice.evidence.is_empty() && notice.event != Event::Resolved {
         let lines: Vec<String> = notice.evidence.iter().map(|line| escape(line)).collect();
         blocks.push(json!({"type": "section", "text": {"type": "mrkdwn",
-            "text": truncate(&format!("*Warning events*\n{}", lines.join("\n")), SECTION_MAX)}}));
+            "text": truncate(&format!("*Evidence*\n{}", lines.join("\n")), SECTION_MAX)}}));
     }
     if !notice.affected_sample.is_empty() {
         let sample: Vec<String> = notice
@@ -195,7 +195,7 @@ mod tests {
             .collect();
         let evidence = texts
             .iter()
-            .find(|t| t.starts_with("*Warning events*"))
+            .find(|t| t.starts_with("*Evidence*"))
             .expect("an evidence section");
         assert!(
             evidence.contains("BackOff (3×, kubelet): &lt;!here&gt; back-off"),

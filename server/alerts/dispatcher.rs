@@ -17,7 +17,7 @@ use super::lifecycle::{Context, Step, step};
 use super::rules::Policy;
 use super::sinks::Route;
 use crate::health::Parts;
-use crate::incidents::{REASONS_SHOWN, by_reason};
+use crate::incidents::{REASONS_SHOWN, alert_version_split, by_reason};
 use crate::ingest::Latest;
 use crate::model::ObjectId;
 use crate::store::Store;
@@ -118,8 +118,10 @@ impl Dispatcher {
         tx.commit().await
     }
 
-    /// The latest Warning event reasons of the alert's root cause on each of its clusters
-    /// (and of its pods). Evidence only: a failed read sends the alert without it.
+    /// The version behind the alert when one separates its clusters ("failed on 2/2 clusters
+    /// that applied networking 2.13.0, 0/1 that did not"), then the latest Warning event
+    /// reasons of its root cause on each of its clusters (and of its pods). Evidence only: a
+    /// failed read sends the alert without it.
     async fn evidence_of(&self, alert: &super::Alert) -> Vec<String> {
         let Some((_, kind, namespace, name)) = alert.root_cause.parts() else {
             return Vec::new();
@@ -129,13 +131,19 @@ impl Dispatcher {
             .iter()
             .map(|cluster| ObjectId([cluster.as_str(), kind, namespace, name].join("/")))
             .collect();
-        match self.store.warnings_of(&ids).await {
-            Ok(found) => by_reason(found.iter().map(|(_, w)| w), REASONS_SHOWN)
-                .iter()
-                .map(|reason| reason.line())
-                .collect(),
+        let read = tokio::try_join!(self.store.warnings_of(&ids), self.store.domain_verdicts());
+        match read {
+            Ok((found, domains)) => {
+                let split = alert_version_split(&alert.clusters, &alert.domains, &domains)
+                    .map(|split| format!("{} {}", alert.state, split.text()));
+                let reasons = by_reason(found.iter().map(|(_, w)| w), REASONS_SHOWN);
+                split
+                    .into_iter()
+                    .chain(reasons.iter().map(|reason| reason.line()))
+                    .collect()
+            }
             Err(error) => {
-                tracing::warn!(%error, incident = %alert.key, "cannot read Warning events; alerting without them");
+                tracing::warn!(%error, incident = %alert.key, "cannot read Warning events or domain versions; alerting without them");
                 Vec::new()
             }
         }

@@ -13,7 +13,7 @@ pub use evidence::{REASONS_SHOWN, ReasonSeen, by_reason};
 pub use flaps::{ENTRIES_COUNTED, FLAP_WINDOW, Flap, flapping};
 pub use order::RingOrder;
 pub use resolved::{RESOLVED_WINDOW, ResolvedCause, ResolvedIncident, recently_resolved};
-pub use split::{VersionSplit, version_split};
+pub use split::{VersionSplit, alert_version_split, version_split};
 
 use crate::health::State;
 use crate::model::ObjectId;

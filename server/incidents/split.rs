@@ -3,7 +3,7 @@
 //! 0/6 that did not"), that version is the likely change to look at. Claimed only when the
 //! split is clean; anything less says nothing.
 
-use super::Incident;
+use super::{DomainVersion, Incident};
 use crate::store::DomainRow;
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -35,8 +35,40 @@ impl VersionSplit {
 /// (every cluster that applied it has the incident, no other cluster of the domain does, and
 /// both sides have at least one cluster).
 pub fn version_split(incident: &Incident, domains: &[DomainRow]) -> Option<VersionSplit> {
-    let on: BTreeSet<&str> = incident.clusters.iter().map(String::as_str).collect();
-    incident.domains.iter().find_map(|blocked| {
+    split_of(&incident.clusters, &incident.domains, domains)
+}
+
+/// The same for an alert, which knows its clusters and the domains it blocks by name: each
+/// domain at the version its first cluster runs.
+pub fn alert_version_split(
+    clusters: &[String],
+    blocked: &[String],
+    domains: &[DomainRow],
+) -> Option<VersionSplit> {
+    let first = clusters.first()?;
+    let versions: Vec<DomainVersion> = blocked
+        .iter()
+        .filter_map(|domain| {
+            let row = domains
+                .iter()
+                .find(|row| row.domain == *domain && row.cluster == *first)?;
+            Some(DomainVersion {
+                domain: domain.clone(),
+                version: row.version.clone(),
+                offered: None,
+            })
+        })
+        .collect();
+    split_of(clusters, &versions, domains)
+}
+
+fn split_of(
+    clusters: &[String],
+    blocked: &[DomainVersion],
+    domains: &[DomainRow],
+) -> Option<VersionSplit> {
+    let on: BTreeSet<&str> = clusters.iter().map(String::as_str).collect();
+    blocked.iter().find_map(|blocked| {
         let version = blocked.version.as_deref()?;
         let rows = domains.iter().filter(|row| row.domain == blocked.domain);
         let (with, without): (Vec<&DomainRow>, Vec<&DomainRow>) =
@@ -58,7 +90,6 @@ pub fn version_split(incident: &Incident, domains: &[DomainRow]) -> Option<Versi
 mod tests {
     use super::*;
     use crate::health::State;
-    use crate::incidents::DomainVersion;
 
     fn row(cluster: &str, version: &str) -> DomainRow {
         DomainRow {
@@ -111,6 +142,17 @@ mod tests {
             split.text(),
             "on 2/2 clusters that applied gateway 1.5.0, 0/3 that did not"
         );
+    }
+
+    #[test]
+    fn an_alert_splits_by_the_version_its_first_cluster_runs() {
+        let on = ["a".to_string(), "b".to_string()];
+        let split = alert_version_split(&on, &["gateway".into()], &fleet()).unwrap();
+        assert_eq!(
+            (split.version.as_str(), split.without_version),
+            ("1.5.0", 3)
+        );
+        assert_eq!(alert_version_split(&on, &["other".into()], &fleet()), None);
     }
 
     #[test]

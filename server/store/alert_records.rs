@@ -255,8 +255,9 @@ pub struct Notice {
     pub affected_count: usize,
     pub affected_sample: Vec<String>,
     pub domains: Vec<String>,
-    /// The incident's latest Warning event reasons ("BackOff (12×, kubelet): …"), newest
-    /// first. Notices queued before events were kept have none.
+    /// What speaks for the cause: the version behind it when one separates its clusters, then
+    /// its latest Warning event reasons ("BackOff (12×, kubelet): …"), newest first. Notices
+    /// queued before these were kept have none.
     #[serde(default)]
     pub evidence: Vec<String>,
     /// The root cause's fleetglass page, when `public_url` is configured.

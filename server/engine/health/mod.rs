@@ -121,8 +121,8 @@ pub use input::{
 pub use merge::merge;
 pub use state::State;
 pub use verdict::{
-    CoOwnership, CrdProvider, Dependency, DomainVerdict, Evaluation, ObjectEdge, RootCause,
-    CLUSTER_KIND, Verdict, cluster_id, cluster_of_cluster_id,
+    CLUSTER_KIND, CoOwnership, CrdProvider, Dependency, DomainVerdict, Evaluation, ObjectEdge,
+    RootCause, Verdict, cluster_id, cluster_of_cluster_id,
 };
 pub use versions::{image_tag, short_revision};
 
