@@ -109,23 +109,26 @@ impl Store {
         ids: &[ObjectId],
     ) -> Result<Vec<(ObjectId, Warning)>, sqlx::Error> {
         let objects = Columns::of_ids(ids);
+        // Driven from the kept warnings (bounded), never from the objects: a fleet page asks
+        // for every root cause, and a cause's namespace can hold thousands of pods.
         let rows = sqlx::query!(
             r#"WITH asked AS (
-                 SELECT DISTINCT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) AS t(c, k, ns, n)
-               ),
-               evidence AS (
-                 SELECT c || '/' || k || '/' || ns || '/' || n AS asked, c, k, ns, n FROM asked
-                 UNION
-                 SELECT t.c || '/' || t.k || '/' || t.ns || '/' || t.n, p.cluster, p.kind, p.namespace, p.name
-                 FROM asked t
-                 JOIN objects p ON p.cluster = t.c AND p.kind = 'Pod' AND p.namespace = t.ns
-                  AND p.edges @> jsonb_build_array(jsonb_build_object(
-                        'kind', 'owner', 'target', t.c || '/' || t.k || '/' || t.ns || '/' || t.n))
+                 SELECT DISTINCT c || '/' || k || '/' || ns || '/' || n AS id, c, k, ns, n
+                 FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) AS t(c, k, ns, n)
                )
-             SELECT e.asked AS "asked!", w.cluster, w.kind, w.namespace, w.name, w.uid, w.reason, w.note, w.count, w.last_seen, w.reporter
+             SELECT a.id AS "asked!", w.cluster AS "cluster!", w.kind AS "kind!", w.namespace AS "namespace!",
+                    w.name AS "name!", w.uid AS "uid!", w.reason AS "reason!", w.note AS "note!",
+                    w.count AS "count!", w.last_seen AS "last_seen!", w.reporter AS "reporter!"
              FROM warning_events w
-             JOIN evidence e ON w.cluster = e.c AND w.kind = e.k AND w.namespace = e.ns AND w.name = e.n
-             ORDER BY w.last_seen DESC, w.uid"#,
+             JOIN asked a ON w.cluster = a.c AND w.kind = a.k AND w.namespace = a.ns AND w.name = a.n
+             UNION ALL
+             SELECT a.id, w.cluster, w.kind, w.namespace, w.name, w.uid, w.reason, w.note, w.count, w.last_seen, w.reporter
+             FROM warning_events w
+             JOIN objects p ON p.cluster = w.cluster AND p.kind = w.kind AND p.namespace = w.namespace AND p.name = w.name
+             CROSS JOIN LATERAL jsonb_array_elements(p.edges) e
+             JOIN asked a ON a.id = e->>'target'
+             WHERE w.kind = 'Pod' AND e->>'kind' = 'owner'
+             ORDER BY 10 DESC, 6"#,
             &objects.cluster as &[&str],
             &objects.kind as &[&str],
             &objects.namespace as &[&str],
