@@ -5,7 +5,9 @@
 use crate::common;
 
 use chrono::Utc;
-use common::web::{app, cause_row, cluster_row, domain_row, fresh_store, get_json, seed_rollups};
+use common::web::{
+    app, cause_row, cluster_row, domain_row, fresh_store, get, get_json, seed_rollups,
+};
 use fleetglass::config::Config;
 use fleetglass::store::Store;
 use std::process::Command;
@@ -154,6 +156,42 @@ fn fleetglass_wait(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
+}
+
+/// Issue 49: the domain page warns a later ring of a version failing in an earlier one before
+/// it arrives there (and a ring filter keeps its own warning only).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_domain_page_warns_a_later_ring_of_a_version_failing_earlier() {
+    let store = fresh_store().await;
+    let now = Utc::now();
+    let clusters = [
+        cluster_row("dev-1", "dev", now),
+        cluster_row("prod-1", "prod", now),
+    ];
+    seed_rollups(
+        &store,
+        &clusters,
+        "dev-1",
+        &[cause_row(CAUSE, "RBAC Forbidden", &[CAUSE])],
+        &[domain_row("gateway", "dev-1", "2.0.0", false, &[CAUSE])],
+    )
+    .await;
+    seed_rollups(
+        &store,
+        &[],
+        "prod-1",
+        &[],
+        &[domain_row("gateway", "prod-1", "1.9.0", true, &[])],
+    )
+    .await;
+    let app = app(store, &config());
+    let warning = "coming to <strong>prod</strong>: 2.0.0 failing in dev on 1 cluster";
+    let (_, page) = get(&app, "/domains/gateway").await;
+    assert!(page.contains(warning), "{page}");
+    let (_, prod) = get(&app, "/domains/gateway?label=ring%3Dprod").await;
+    assert!(prod.contains(warning), "{prod}");
+    let (_, dev) = get(&app, "/domains/gateway?label=ring%3Ddev").await;
+    assert!(!dev.contains("coming to"), "{dev}");
 }
 
 /// Issue 49: `--fail-fast` ends the wait as soon as the awaited version has failed on a

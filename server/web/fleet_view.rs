@@ -8,6 +8,7 @@ use super::views::domain::version_text;
 use super::views::incidents::{IncidentView, Incidents};
 use super::views::present::encode;
 use crate::health::State;
+use crate::incidents::RingOrder;
 use crate::model::{ObjectId, human};
 use crate::store::{ClusterRow, DomainRow, ObjectVerdict, RootCauseRow, Store};
 use chrono::{DateTime, Utc};
@@ -325,6 +326,7 @@ fn groups_of(clusters: &[ClusterView]) -> Vec<Group> {
 }
 
 fn domain_views(site: &Site, groups: &[Group], rows: Vec<DomainRow>) -> Vec<DomainView> {
+    let order = RingOrder::new(&site.group_order);
     let mut by_domain: BTreeMap<String, Vec<DomainCell>> = site
         .domains
         .iter()
@@ -352,7 +354,7 @@ fn domain_views(site: &Site, groups: &[Group], rows: Vec<DomainRow>) -> Vec<Doma
                 .iter()
                 .map(|group| group_cell(group, &cells))
                 .collect();
-            warn_later_rings(groups, &cells, &mut group_cells);
+            warn_later_rings(&order, groups, &cells, &mut group_cells);
             DomainView {
                 name,
                 clusters: cells,
@@ -362,35 +364,92 @@ fn domain_views(site: &Site, groups: &[Group], rows: Vec<DomainRow>) -> Vec<Doma
         .collect()
 }
 
-/// Marks each ring's cell with the versions failing or stuck in the rings before it (the
-/// version attempted there, else the one applied) that it has not applied yet. Versions are
-/// not ordered: a ring already past a version an earlier ring fails on is warned too.
-fn warn_later_rings(groups: &[Group], cells: &[DomainCell], group_cells: &mut [GroupCell]) {
-    for (at, later) in group_cells.iter_mut().enumerate() {
-        let mut seen: BTreeMap<(&str, &str, &str), usize> = BTreeMap::new();
-        for group in &groups[..at] {
-            for cell in cells.iter().filter(|c| group.clusters.contains(&c.cluster)) {
-                let word = match cell.state {
-                    State::Failed | State::Degraded => "failing",
-                    State::Stuck => "stuck",
-                    _ => continue,
-                };
-                let Some(version) = cell.offered.as_ref().or(cell.version.as_ref()) else {
-                    continue;
-                };
-                if !later.versions.contains(version) {
-                    *seen.entry((version, word, &group.name)).or_default() += 1;
+/// Marks each ring's cell with [`early_warnings`].
+fn warn_later_rings(
+    order: &RingOrder,
+    groups: &[Group],
+    cells: &[DomainCell],
+    group_cells: &mut [GroupCell],
+) {
+    let ring_cells: Vec<RingCell> = cells
+        .iter()
+        .filter_map(|cell| {
+            let group = groups.iter().find(|g| g.clusters.contains(&cell.cluster))?;
+            Some(RingCell {
+                ring: &group.name,
+                version: cell.version.as_deref(),
+                offered: cell.offered.as_deref(),
+                state: cell.state,
+            })
+        })
+        .collect();
+    let rings = rollout_order(groups.iter().map(|g| g.name.as_str()), order);
+    let warnings = early_warnings(&rings, &ring_cells);
+    for cell in group_cells.iter_mut() {
+        if let Some(at) = rings.iter().position(|ring| *ring == cell.group) {
+            cell.early_warnings.clone_from(&warnings[at]);
+        }
+    }
+}
+
+/// Rings in the order a version reaches them: `group_order` lists them most important first,
+/// so the least important (and any not listed) come first; ties by name.
+pub fn rollout_order<'a>(
+    rings: impl IntoIterator<Item = &'a str>,
+    order: &RingOrder,
+) -> Vec<&'a str> {
+    let mut rings: Vec<&str> = rings.into_iter().collect();
+    rings.sort_by_key(|ring| (std::cmp::Reverse(order.rank(ring)), *ring));
+    rings.dedup();
+    rings
+}
+
+/// One cluster's cell of a domain, as the early warning reads it.
+pub struct RingCell<'a> {
+    pub ring: &'a str,
+    pub version: Option<&'a str>,
+    pub offered: Option<&'a str>,
+    pub state: State,
+}
+
+/// For each ring of `rings` (in rollout order), the versions failing or stuck in the rings
+/// before it (the version attempted there, else the one applied) that it has not applied yet:
+/// "2.0.0 failing in staging on 2 clusters". Versions are not ordered: a ring already past a
+/// version an earlier ring fails on is warned too.
+pub fn early_warnings(rings: &[&str], cells: &[RingCell]) -> Vec<Vec<String>> {
+    rings
+        .iter()
+        .enumerate()
+        .map(|(at, ring)| {
+            let applied: Vec<&str> = cells
+                .iter()
+                .filter(|c| c.ring == *ring)
+                .filter_map(|c| c.version)
+                .collect();
+            let mut seen: BTreeMap<(&str, &str, &str), usize> = BTreeMap::new();
+            for earlier in &rings[..at] {
+                for cell in cells.iter().filter(|c| c.ring == *earlier) {
+                    let word = match cell.state {
+                        State::Failed | State::Degraded => "failing",
+                        State::Stuck => "stuck",
+                        _ => continue,
+                    };
+                    let Some(version) = cell.offered.or(cell.version) else {
+                        continue;
+                    };
+                    if !applied.contains(&version) {
+                        *seen.entry((version, word, earlier)).or_default() += 1;
+                    }
                 }
             }
-        }
-        later.early_warnings = seen
-            .into_iter()
-            .map(|((version, word, ring), n)| {
-                let plural = if n == 1 { "" } else { "s" };
-                format!("{version} {word} in {ring} on {n} cluster{plural}")
-            })
-            .collect();
-    }
+            seen.into_iter()
+                .map(|((version, word, ring), n)| {
+                    let plural = if n == 1 { "" } else { "s" };
+                    format!("{version} {word} in {ring} on {n} cluster{plural}")
+                })
+                .collect()
+        })
+        .collect()
 }
 
 fn group_cell(group: &Group, cells: &[DomainCell]) -> GroupCell {
@@ -490,7 +549,8 @@ mod tests {
             cell("edge-1", "2.0.0", None, State::Progressing),
         ];
         let mut rolled: Vec<GroupCell> = groups.iter().map(|g| group_cell(g, &cells)).collect();
-        warn_later_rings(&groups, &cells, &mut rolled);
+        let order = RingOrder::new(&["edge", "prod", "staging", "dev"].map(String::from));
+        warn_later_rings(&order, &groups, &cells, &mut rolled);
         assert!(rolled[0].early_warnings.is_empty() && rolled[1].early_warnings.is_empty());
         assert_eq!(
             rolled[2].early_warnings,

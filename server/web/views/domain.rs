@@ -6,6 +6,7 @@ use crate::health::State;
 use crate::model::ObjectId;
 use crate::store::{ClusterRow, DomainRow, RootCauseRow, Store};
 use crate::web::error::ApiError;
+use crate::web::fleet_view::{RingCell, early_warnings, rollout_order};
 use crate::web::freshness::Freshness;
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
@@ -24,6 +25,10 @@ pub struct DomainDetail {
     pub clusters: Vec<DomainCluster>,
     #[serde(skip)]
     pub label_filter: String,
+    /// Per ring shown, the versions failing or stuck in an earlier ring that have not reached
+    /// it yet ("2.0.0 failing in staging on 2 clusters").
+    #[serde(skip)]
+    pub early_warnings: Vec<(String, Vec<String>)>,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -142,6 +147,7 @@ impl DomainDetail {
                 .position(|c| c == cluster)
                 .unwrap_or(usize::MAX)
         };
+        let early_warnings = ring_warnings(site, &rows, label_of, label);
         let mut cells: Vec<DomainCluster> = rows
             .into_iter()
             .filter(|row| {
@@ -181,8 +187,44 @@ impl DomainDetail {
             fully_healthy_at_newest: at_newest,
             clusters: cells,
             label_filter: label.map(|(k, v)| format!("{k}={v}")).unwrap_or_default(),
+            early_warnings,
         }
     }
+}
+
+/// The early warning of every ring (of the one filtered to, with a label): read from all the
+/// domain's clusters, since the earlier rings are what it is about.
+fn ring_warnings(
+    site: &Site,
+    rows: &[DomainRow],
+    label_of: impl Fn(&str, &str) -> Option<String>,
+    label: Option<(&str, &str)>,
+) -> Vec<(String, Vec<String>)> {
+    let rings_of: Vec<String> = rows
+        .iter()
+        .map(|row| label_of(&row.cluster, &site.group_by).unwrap_or_else(|| "ungrouped".into()))
+        .collect();
+    let rings = rollout_order(
+        rings_of.iter().map(String::as_str),
+        &crate::incidents::RingOrder::new(&site.group_order),
+    );
+    let cells: Vec<RingCell> = rows
+        .iter()
+        .zip(&rings_of)
+        .map(|(row, ring)| RingCell {
+            ring,
+            version: row.version.as_deref(),
+            offered: row.offered.as_deref(),
+            state: row.state,
+        })
+        .collect();
+    let shown = |ring: &str| label.is_none_or(|(key, value)| key == site.group_by && value == ring);
+    rings
+        .iter()
+        .zip(early_warnings(&rings, &cells))
+        .filter(|(ring, warnings)| !warnings.is_empty() && shown(ring))
+        .map(|(ring, warnings)| (ring.to_string(), warnings))
+        .collect()
 }
 
 /// A domain verdict's stored blocker ids, each with its root cause's state and reason.
