@@ -10,6 +10,7 @@ use common::web::{app, demo_config, fresh_store};
 use fantoccini::{Client, ClientBuilder, Locator};
 use fleetglass::app::{Collector, Source};
 use std::net::SocketAddr;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,11 +28,15 @@ const CHROME_ARGS: [&str; 8] = [
     "--no-first-run",
 ];
 
-/// Ends chromedriver (and with it chromium) however the test ends.
+/// Ends chromedriver and the chromium it started however the test ends: chromedriver leads a
+/// process group of its own, and the whole group is killed (a failed test that never closed
+/// its session would otherwise leave chromium running).
 struct Driver(Child);
 
 impl Drop for Driver {
     fn drop(&mut self) {
+        let group = format!("-{}", self.0.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
@@ -49,6 +54,7 @@ async fn start_chromedriver() -> (Driver, String) {
     let port = free_port();
     let child = Command::new("chromedriver")
         .arg(format!("--port={port}"))
+        .process_group(0)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
