@@ -61,6 +61,48 @@ async fn prod_becomes_healthy(store: &Store) {
     .await;
 }
 
+/// Issue 49: with `fail_fast`, a wait answers as soon as the version fails on a cluster in
+/// scope (the next round's roll-ups), naming it, instead of at its timeout.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fail_fast_wait_answers_when_the_version_fails() {
+    let store = fresh_store().await;
+    seed_rollout_in_progress(&store).await;
+    let app = app(store.clone(), &config());
+    let waiting = {
+        let app = app.clone();
+        tokio::spawn(async move {
+            get_json(
+                &app,
+                "/api/v1/domains/gateway/wait?version=1.5.0&timeout=10m&fail_fast=true",
+            )
+            .await
+        })
+    };
+    // prod-1 takes 1.5.0 and fails with it.
+    seed_rollups(
+        &store,
+        &[],
+        "prod-1",
+        &[cause_row(CAUSE, "RBAC Forbidden", &[CAUSE])],
+        &[domain_row("gateway", "prod-1", "1.5.0", false, &[CAUSE])],
+    )
+    .await;
+    let (status, verdict) = waiting.await.unwrap();
+    assert_eq!(status, 200, "{verdict}");
+    assert_eq!(verdict["healthy"], false);
+    assert_eq!(
+        verdict["failed_on"],
+        serde_json::json!(["prod-1"]),
+        "{verdict}"
+    );
+    let (status, _) = get_json(
+        &app,
+        "/api/v1/domains/gateway/wait?version=1.5.0&timeout=0s&fail_fast=maybe",
+    )
+    .await;
+    assert_eq!(status, 400);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_gate_returns_as_soon_as_the_version_is_healthy_everywhere() {
     let store = fresh_store().await;

@@ -102,7 +102,7 @@ async fn wait(args: &WaitArgs) -> Result<Value, String> {
                 server_wait = SERVER_WAIT;
                 progress.saw(&verdict);
                 let healthy = verdict["healthy"].as_bool() == Some(true);
-                let failed = args.fail_fast && !failed_on(&verdict, &args.version).is_empty();
+                let failed = args.fail_fast && !failed_on(&verdict).is_empty();
                 last = Some(verdict);
                 if healthy || failed {
                     break;
@@ -134,6 +134,10 @@ async fn ask(args: &WaitArgs, server_wait: Duration) -> Result<Value, CallError>
     if let Some(label) = &args.label {
         query.push(("label", label.as_str()));
     }
+    if args.fail_fast {
+        // The server answers as soon as the version fails, not at the end of its wait.
+        query.push(("fail_fast", "true"));
+    }
     ApiCall {
         base_url: &args.url,
         path: format!(
@@ -149,17 +153,11 @@ async fn ask(args: &WaitArgs, server_wait: Duration) -> Result<Value, CallError>
     .await
 }
 
-/// The clusters where `version` has failed: it is applied there, or offered (attempted and
-/// not applied), and the domain is failed or degraded on that cluster.
-fn failed_on(verdict: &Value, version: &str) -> Vec<String> {
-    let clusters = verdict["clusters"].as_array().into_iter().flatten();
+/// The clusters where the version has failed, as the server judged them (`failed_on`).
+fn failed_on(verdict: &Value) -> Vec<String> {
+    let clusters = verdict["failed_on"].as_array().into_iter().flatten();
     clusters
-        .filter(|c| {
-            let has_it =
-                c["version"].as_str() == Some(version) || c["offered"].as_str() == Some(version);
-            has_it && matches!(c["state"].as_str(), Some("failed" | "degraded"))
-        })
-        .filter_map(|c| c["cluster"].as_str().map(String::from))
+        .filter_map(|c| c.as_str().map(String::from))
         .collect()
 }
 
@@ -273,7 +271,7 @@ fn report(verdict: &Value, args: &WaitArgs) -> ExitCode {
         say!("{domain} {version} is fully healthy on {scope} (waited {waited})");
         return code;
     }
-    let failed = failed_on(verdict, version);
+    let failed = failed_on(verdict);
     if args.fail_fast && !failed.is_empty() {
         say!(
             "{domain} {version} failed on {} (--fail-fast, after {waited}):",

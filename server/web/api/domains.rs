@@ -64,9 +64,10 @@ pub async fn one(
         ("version" = String, Query, description = "the version to wait for"),
         ("timeout" = Option<String>, Query, description = "Go duration (90s, 15m, 1h30m), at most 1h; default 5m"),
         ("label" = Option<String>, Query, description = "only clusters with this label count, key=value (ring=prod gates one ring)"),
+        ("fail_fast" = Option<bool>, Query, description = "true: answer as soon as the version has failed on a cluster in scope (failed_on), not at the timeout"),
     ),
     responses(
-        (status = 200, description = "the verdict: healthy, or not with the blockers when the timeout passed", body = GateVerdict),
+        (status = 200, description = "the verdict: healthy, or not with the blockers when the timeout passed (or, with fail_fast, when the version failed somewhere)", body = GateVerdict),
         (status = 400, description = "no version, or a bad timeout or label", body = ErrorBody),
         (status = 404, description = "no such domain", body = ErrorBody),
         (status = 503, description = "web.limits.max_waits waits are in progress already, or this client's share of them (web.limits.max_waits_per_client), or the server is shutting down; try again after Retry-After seconds", body = ErrorBody),
@@ -88,7 +89,21 @@ pub async fn wait(
         Some(label) => Some(label_pair(label)?),
         None => None,
     };
-    Ok(Json(
-        gate::wait(&state, &client.0, &name, version, timeout, label).await?,
-    ))
+    let fail_fast = match params.get("fail_fast").map(String::as_str) {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(other) => {
+            return Err(ApiError::BadRequest(format!(
+                "fail_fast is true or false, not {other:?}"
+            )));
+        }
+    };
+    let asked = gate::Asked {
+        domain: &name,
+        version,
+        timeout,
+        label,
+        fail_fast,
+    };
+    Ok(Json(gate::wait(&state, &client.0, asked).await?))
 }

@@ -23,8 +23,21 @@ pub struct GateVerdict {
     pub version: String,
     pub healthy: bool,
     pub clusters: Vec<GateCluster>,
+    /// The clusters in scope where the version has failed: applied or attempted there, and
+    /// the domain failed or degraded on it.
+    pub failed_on: Vec<String>,
     /// How long the request waited, e.g. "12.5s".
     pub waited: String,
+}
+
+/// What a wait asks for.
+pub struct Asked<'a> {
+    pub domain: &'a str,
+    pub version: &'a str,
+    pub timeout: TimeDelta,
+    pub label: Option<(&'a str, &'a str)>,
+    /// Answer as soon as `failed_on` is not empty.
+    pub fail_fast: bool,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -84,11 +97,15 @@ fn scope(
 pub async fn wait(
     state: &AppState,
     client: &str,
-    domain: &str,
-    version: &str,
-    timeout: TimeDelta,
-    label: Option<(&str, &str)>,
+    asked: Asked<'_>,
 ) -> Result<GateVerdict, ApiError> {
+    let Asked {
+        domain,
+        version,
+        timeout,
+        label,
+        fail_fast,
+    } = asked;
     let (store, site, waits) = (&state.store, &*state.site, &*state.waits);
     let _place = waits.admit(client)?;
     let closed = waits.closed();
@@ -130,7 +147,17 @@ pub async fn wait(
             && rows
                 .iter()
                 .all(|r| r.fully_healthy && r.version.as_deref() == Some(version));
-        if healthy || tokio::time::Instant::now() >= deadline {
+        let failed_on: Vec<String> = rows
+            .iter()
+            .filter(|r| {
+                let has_it =
+                    r.version.as_deref() == Some(version) || r.offered.as_deref() == Some(version);
+                has_it && matches!(r.state, State::Failed | State::Degraded)
+            })
+            .map(|r| r.cluster.clone())
+            .collect();
+        let failed = fail_fast && !failed_on.is_empty();
+        if healthy || failed || tokio::time::Instant::now() >= deadline {
             let causes = blockers_of(store, &freshness, &rows).await?;
             let clusters = rows
                 .iter()
@@ -150,6 +177,7 @@ pub async fn wait(
                 version: version.to_string(),
                 healthy,
                 clusters,
+                failed_on,
                 waited: format!("{:.1}s", started.elapsed().as_secs_f64()),
             });
         }
