@@ -6,6 +6,7 @@ use super::present::encode;
 use crate::health::State;
 use crate::model::{Object, controller_of_deployment};
 use crate::store::{Linked, Store};
+use crate::web::error::ApiError;
 use crate::web::fleet_view::{ClusterView, FleetView};
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
@@ -48,11 +49,20 @@ impl ClusterIndex {
         site: &Site,
         group: Option<String>,
         now: DateTime<Utc>,
-    ) -> Result<ClusterIndex, sqlx::Error> {
+    ) -> Result<ClusterIndex, ApiError> {
         let (fleet, mut controllers) = tokio::try_join!(
             FleetView::load(store, site, now),
             store.controllers_everywhere()
         )?;
+        // A ring no cluster is in is a bad filter value (400), never an empty "all fine" list.
+        if let Some(group) = &group
+            && !fleet.clusters.iter().any(|c| c.group == *group)
+        {
+            return Err(ApiError::BadRequest(format!(
+                "no cluster has {}={group:?}",
+                fleet.group_by
+            )));
+        }
         let rows = fleet
             .clusters
             .into_iter()
