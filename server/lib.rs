@@ -22,6 +22,9 @@ pub mod config;
 /// Root causes grouped across clusters (pure).
 pub mod incidents;
 
+/// Rollouts, ETAs and DORA figures from the delivery history (pure).
+pub mod delivery;
+
 /// The Prometheus registry.
 pub mod metrics;
 

@@ -16,6 +16,7 @@ const LAYERS: &[&str] = &[
     "store",
     "config",
     "incidents",
+    "delivery",
     "metrics",
     "offline",
     "sources",

@@ -105,6 +105,9 @@ async fn serve_demo() -> (String, String, Collector) {
         .await
         .unwrap();
     let config = demo_config();
+    // As `serve --demo` does: 90 days of delivery history behind the rollout pages.
+    let history = fleetglass::sources::demo::history::generate(chrono::Utc::now());
+    assert!(store.seed_history(&history).await.unwrap());
     let collector = Collector::start(&config, store.clone(), Source::Demo, "browser".into());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
@@ -410,6 +413,12 @@ async fn contrast_holds(client: &Client, base: &str, dark: bool) {
     }
 }
 
+/// Ten days ago, as `/?at=` takes it.
+fn ten_days_ago() -> String {
+    (chrono::Utc::now() - chrono::TimeDelta::days(10))
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
 /// `[scrollWidth, clientWidth]` of the page: wider content means sideways scrolling.
 async fn widths(client: &Client) -> (i64, i64) {
     let value = client
@@ -492,6 +501,10 @@ async fn on_a_phone(client: &Client, base: &str) {
         format!("{base}/alerts"),
         format!("{base}/no/such/page"),
         format!("{signin}/objects?state=failed"),
+        format!("{base}/domains/gateway/rollouts"),
+        format!("{base}/domains/gateway/rollouts/1.3.20"),
+        format!("{base}/domains/gateway/delivery"),
+        format!("{base}/?at={}", ten_days_ago()),
     ];
     for url in &pages {
         client.goto(url).await.unwrap();
@@ -523,6 +536,39 @@ async fn on_a_phone(client: &Client, base: &str) {
         "a sign-in page, not a bare 401"
     );
     signs_in_and_out(client, &pages[15]).await;
+
+    // The rollout timeline is drawn, inside the phone's width.
+    client
+        .goto(&format!("{base}/domains/gateway/rollouts/1.3.20"))
+        .await
+        .unwrap();
+    let drawn = client
+        .execute(
+            "const svg = document.querySelector('svg.rollout-timeline');
+             const box = svg.getBoundingClientRect();
+             return {bars: svg.querySelectorAll('rect.bar').length, right: box.right,
+                     width: document.documentElement.clientWidth,
+                     text: svg.textContent};",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert!(
+        drawn["bars"].as_i64().unwrap() >= 5,
+        "a bar per cluster: {drawn}"
+    );
+    assert!(
+        drawn["right"].as_f64().unwrap() <= drawn["width"].as_f64().unwrap(),
+        "the timeline fits 390 px: {drawn}"
+    );
+    assert!(
+        drawn["text"]
+            .as_str()
+            .unwrap()
+            .contains("prod · 3/3 fully healthy"),
+        "{drawn}"
+    );
+    screenshot(client, "rollout-phone").await;
 
     for (path, name) in [("/", "fleet-phone"), ("/problems", "problems-phone")] {
         client.goto(&format!("{base}{path}")).await.unwrap();

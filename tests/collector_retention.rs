@@ -38,7 +38,18 @@ async fn old_transitions_are_deleted_and_recent_ones_kept() {
     write_changes(&mut tx, &changes, now).await.unwrap();
     tx.commit().await.unwrap();
 
-    assert_eq!(prune(&store, TimeDelta::days(30)).await.unwrap(), 2);
+    assert_eq!(
+        prune(
+            &store,
+            &fleetglass::config::Retention {
+                transitions: TimeDelta::days(30),
+                ..Default::default()
+            }
+        )
+        .await
+        .unwrap(),
+        2
+    );
     let left = store.transitions(&key, 10).await.unwrap();
     let states: Vec<&str> = left.iter().map(|t| t.to_state.as_str()).collect();
     assert_eq!(states, vec!["stuck"]);

@@ -24,6 +24,7 @@ mod collector_shards;
 mod collector_stop;
 mod collector_watch;
 mod config_schema;
+mod delivery;
 mod demo_fleet;
 mod dockerfile;
 mod evaluate_cli;

@@ -352,6 +352,13 @@ async fn every_get_answer_matches_the_document() {
             o["name"].as_str().unwrap()
         )
     };
+    let (_, _, rollouts) = call(&app, Method::GET, "/api/v1/domains/gateway/rollouts", None).await;
+    let rolled = rollouts["rollouts"][0]["version"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the demo's rounds recorded a rollout: {rollouts}"))
+        .to_string();
+    let a_minute_ago =
+        (Utc::now() - TimeDelta::minutes(1)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let until = (Utc::now() + TimeDelta::hours(1)).to_rfc3339();
     let silence = json!({"domain": "gateway", "cluster": "prod-eu-1", "until": until, "comment": "mirror down"});
     let (status, _, created) = call(
@@ -371,6 +378,11 @@ async fn every_get_answer_matches_the_document() {
         "/api/v1/domains/gateway?label=ring%3Dprod".into(),
         format!("/api/v1/domains/gateway/wait?version={version}&timeout=0s"),
         "/api/v1/domains/gateway/wait?version=v0.0.0-never&timeout=0s&label=ring%3Dprod".into(),
+        "/api/v1/domains/gateway/rollouts?limit=3".into(),
+        format!("/api/v1/domains/gateway/rollouts/{rolled}"),
+        "/api/v1/domains/gateway/delivery?ring=prod&window=90d".into(),
+        "/api/v1/domains/gateway/delivery".into(),
+        format!("/api/v1/fleet?at={a_minute_ago}"),
         "/api/v1/clusters".into(),
         "/api/v1/clusters/prod-eu-1".into(),
         "/api/v1/objects".into(),

@@ -60,7 +60,7 @@ impl Collector {
             keeper,
             source: source.spawn(config, collecting, sender),
             runner: tokio::spawn(runner.run(receiver)),
-            retention: tokio::spawn(ingest::retention::run(store, config.retention.transitions)),
+            retention: tokio::spawn(ingest::retention::run(store, config.retention.clone())),
         }
     }
 

@@ -46,6 +46,15 @@ pub async fn serve(options: Options) -> anyhow::Result<()> {
     let csrf_key = csrf_key(&config)?;
     let store = open_store(&config).await?;
     store.migrate().await?;
+    if options.demo {
+        let history = sources::demo::history::generate(chrono::Utc::now());
+        if store.seed_history(&history).await? {
+            tracing::info!(
+                days = sources::demo::history::DAYS,
+                "generated the demo's delivery history"
+            );
+        }
+    }
     let listen = options
         .listen
         .or_else(|| config.listen.as_deref().and_then(|l| l.parse().ok()))
@@ -88,6 +97,7 @@ pub async fn serve(options: Options) -> anyhow::Result<()> {
         header_timeout: limits.header_timeout.to_std()?,
         body_timeout: limits.body_timeout.to_std()?,
     };
+    let gauges = tokio::spawn(dora_gauges(state.store.clone(), state.site.clone()));
     let waits = state.waits.clone();
     let shutdown = async move {
         shutdown_signal().await;
@@ -95,6 +105,7 @@ pub async fn serve(options: Options) -> anyhow::Result<()> {
         waits.close();
     };
     web::serve(listener, web::router(state), limits, shutdown).await;
+    gauges.abort();
     if let Some((collector, alerts)) = collector {
         if tokio::time::timeout(STOP_TIMEOUT, collector.stop())
             .await
@@ -112,6 +123,16 @@ pub async fn serve(options: Options) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Keeps the DORA gauges of `/metrics` current.
+async fn dora_gauges(store: Store, site: std::sync::Arc<Site>) {
+    let mut tick = tokio::time::interval(web::DORA_GAUGES_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        web::refresh_dora_gauges(&store, &site).await;
+    }
 }
 
 /// The config with the clusters to watch filled in, and the source that collects them.

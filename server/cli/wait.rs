@@ -177,6 +177,7 @@ struct Progress {
     domain: String,
     seen: BTreeMap<String, String>,
     said_nobody_has_it: bool,
+    said_eta: Option<String>,
 }
 
 impl Progress {
@@ -188,6 +189,7 @@ impl Progress {
             domain: args.domain.clone(),
             seen: BTreeMap::new(),
             said_nobody_has_it: false,
+            said_eta: None,
         }
     }
 
@@ -220,6 +222,40 @@ impl Progress {
                 self.seen.insert(name, now);
             }
         }
+        if let Some(eta) = eta_line(verdict)
+            && self.said_eta.as_ref() != Some(&eta)
+        {
+            self.line(&eta);
+            self.said_eta = Some(eta);
+        }
+    }
+}
+
+/// "expected fully healthy by 14:05 UTC (from past rollouts); slower than usual: prod-3",
+/// while the verdict carries an estimate.
+fn eta_line(verdict: &Value) -> Option<String> {
+    let slow: Vec<&str> = verdict["slower_than_usual"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let eta = verdict["eta"]
+        .as_str()
+        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        .map(|t| {
+            let t = t.with_timezone(&chrono::Utc);
+            format!(
+                "expected fully healthy by {} (from past rollouts)",
+                t.format("%Y-%m-%d %H:%M UTC")
+            )
+        });
+    let slow = (!slow.is_empty()).then(|| format!("slower than usual: {}", slow.join(", ")));
+    match (eta, slow) {
+        (None, None) => None,
+        (Some(eta), None) => Some(eta),
+        (None, Some(slow)) => Some(slow),
+        (Some(eta), Some(slow)) => Some(format!("{eta}; {slow}")),
     }
 }
 
@@ -280,6 +316,9 @@ fn report(verdict: &Value, args: &WaitArgs) -> ExitCode {
     } else {
         say!("{domain} {version} is not fully healthy on {scope} after {waited}:");
     }
+    if let Some(eta) = eta_line(verdict) {
+        say!("  {eta}");
+    }
     let clusters = verdict["clusters"].as_array().cloned().unwrap_or_default();
     if clusters.is_empty() {
         say!("  no cluster reports this domain");
@@ -303,4 +342,35 @@ fn report(verdict: &Value, args: &WaitArgs) -> ExitCode {
         }
     }
     code
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_eta_line_says_when_and_who_is_slow() {
+        let verdict = serde_json::json!({
+            "eta": "2026-12-07T14:05:00Z",
+            "slower_than_usual": ["prod-3", "prod-4"],
+        });
+        assert_eq!(
+            eta_line(&verdict).as_deref(),
+            Some(
+                "expected fully healthy by 2026-12-07 14:05 UTC (from past rollouts); slower than usual: prod-3, prod-4"
+            )
+        );
+        let only_eta = serde_json::json!({"eta": "2026-12-07T14:05:00Z", "slower_than_usual": []});
+        assert_eq!(
+            eta_line(&only_eta).as_deref(),
+            Some("expected fully healthy by 2026-12-07 14:05 UTC (from past rollouts)")
+        );
+        let none = serde_json::json!({"eta": null, "slower_than_usual": []});
+        assert_eq!(eta_line(&none), None);
+        let only_slow = serde_json::json!({"eta": null, "slower_than_usual": ["prod-3"]});
+        assert_eq!(
+            eta_line(&only_slow).as_deref(),
+            Some("slower than usual: prod-3")
+        );
+    }
 }

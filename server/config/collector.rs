@@ -40,12 +40,18 @@ pub struct Retention {
     #[serde(deserialize_with = "days_or_go")]
     #[schemars(with = "super::schema::DaysOrGoDuration")]
     pub transitions: TimeDelta,
+    /// Rollouts and domain outages (the delivery figures) older than this are deleted: they
+    /// outlive the transitions, so a year of DORA figures survives a month of raw history.
+    #[serde(deserialize_with = "days_or_go")]
+    #[schemars(with = "super::schema::DaysOrGoDuration")]
+    pub rollouts: TimeDelta,
 }
 
 impl Default for Retention {
     fn default() -> Self {
         Retention {
             transitions: TimeDelta::days(30),
+            rollouts: TimeDelta::days(365),
         }
     }
 }

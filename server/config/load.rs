@@ -218,6 +218,11 @@ fn validate(config: &Config, path: Option<&Path>) -> Result<(), ConfigError> {
             config.retention.transitions,
             chrono::TimeDelta::hours(1),
         ),
+        (
+            "retention.rollouts",
+            config.retention.rollouts,
+            config.retention.transitions,
+        ),
     ] {
         if value < minimum {
             return err(
@@ -338,10 +343,14 @@ thresholds:
         let config = from_yaml_str(GOOD).unwrap();
         assert_eq!(config.collector.lease, chrono::TimeDelta::seconds(15));
         assert_eq!(config.retention.transitions, chrono::TimeDelta::days(30));
+        assert_eq!(config.retention.rollouts, chrono::TimeDelta::days(365));
         let text = format!("{GOOD}collector: {{lease: 3s}}\nretention: {{transitions: 7d}}\n");
         let config = from_yaml_str(&text).unwrap();
         assert_eq!(config.collector.lease, chrono::TimeDelta::seconds(3));
         assert_eq!(config.retention.transitions, chrono::TimeDelta::days(7));
+        let text = format!("{GOOD}retention: {{transitions: 40d, rollouts: 30d}}\n");
+        let err = from_yaml_str(&text).unwrap_err().to_string();
+        assert!(err.contains("retention.rollouts"), "{err}");
     }
 
     #[test]

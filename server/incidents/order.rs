@@ -19,6 +19,15 @@ impl RingOrder {
             .position(|r| r == ring)
             .unwrap_or(self.0.len())
     }
+
+    /// Rings in the order a version reaches them: `group_order` lists them most important
+    /// first, so the least important (and any not listed) come first; ties by name.
+    pub fn rollout_order<'a>(&self, rings: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+        let mut rings: Vec<&str> = rings.into_iter().collect();
+        rings.sort_by_key(|ring| (std::cmp::Reverse(self.rank(ring)), *ring));
+        rings.dedup();
+        rings
+    }
 }
 
 /// Older first; a cause without a start time after every dated one.

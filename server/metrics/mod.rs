@@ -8,6 +8,7 @@ mod registry;
 
 pub use http::track as track_http;
 
+use crate::delivery::DeliveryFigures;
 use crate::health::DomainVerdict;
 use crate::model::Kind;
 use axum::http::header;
@@ -26,6 +27,33 @@ pub async fn serve() -> impl IntoResponse {
         )],
         metrics().encode(Instant::now()),
     )
+}
+
+/// A domain's DORA figures on one ring: each gauge set, or removed when the window holds
+/// nothing to compute it from (never a zero that was not measured).
+pub fn record_delivery(figures: &DeliveryFigures) {
+    let m = metrics();
+    let labels = registry::DoraLabels {
+        domain: figures.domain.clone(),
+        ring: figures.ring.clone().unwrap_or_default(),
+    };
+    m.dora_deployments_per_day
+        .get_or_create(&labels)
+        .set(figures.deployments_per_day);
+    for (family, value) in [
+        (&m.dora_lead_time, figures.lead_time_seconds),
+        (&m.dora_change_failure_ratio, figures.change_failure_rate),
+        (&m.dora_time_to_restore, figures.time_to_restore_seconds),
+    ] {
+        match value {
+            Some(value) => {
+                family.get_or_create(&labels).set(value);
+            }
+            None => {
+                family.remove(&labels);
+            }
+        }
+    }
 }
 
 /// A watch of (cluster, kind) failed and will be restarted.

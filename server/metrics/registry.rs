@@ -44,6 +44,12 @@ struct DomainLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct DoraLabels {
+    pub domain: String,
+    pub ring: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct DeliveryLabels {
     sink: String,
     outcome: String,
@@ -95,6 +101,11 @@ pub struct Metrics {
     evaluated: Mutex<HashMap<String, EvaluatedSeries>>,
     deliveries: Family<DeliveryLabels, Counter>,
     pub outbox_pending: Gauge,
+    /// DORA's four per domain and ring over the last 30 days (docs/delivery.md).
+    pub dora_deployments_per_day: Family<DoraLabels, FloatGauge>,
+    pub dora_lead_time: Family<DoraLabels, FloatGauge>,
+    pub dora_change_failure_ratio: Family<DoraLabels, FloatGauge>,
+    pub dora_time_to_restore: Family<DoraLabels, FloatGauge>,
     pub http_requests: Family<RequestLabels, Counter>,
     pub http_seconds: HistogramFamily<RouteLabels>,
 }
@@ -124,6 +135,10 @@ impl Metrics {
             evaluated: Mutex::default(),
             deliveries: Family::default(),
             outbox_pending: Gauge::default(),
+            dora_deployments_per_day: Family::default(),
+            dora_lead_time: Family::default(),
+            dora_change_failure_ratio: Family::default(),
+            dora_time_to_restore: Family::default(),
             http_requests: Family::default(),
             http_seconds: Family::new_with_constructor(|| Histogram::new(HTTP_BUCKETS)),
             registry: Registry::default(),
@@ -204,6 +219,28 @@ impl Metrics {
             "alert_outbox_pending",
             "Alert notifications waiting in the outbox to be delivered.",
             m.outbox_pending.clone(),
+        );
+        registry.register(
+            "dora_deployments_per_day",
+            "Versions of the domain deployed (fully healthy on every cluster of the ring offered them) per day, over the last 30 days.",
+            m.dora_deployments_per_day.clone(),
+        );
+        registry.register_with_unit(
+            "dora_lead_time",
+            "Median time from a version's first offer in the fleet to its deployment on the ring, over the last 30 days.",
+            Unit::Seconds,
+            m.dora_lead_time.clone(),
+        );
+        registry.register(
+            "dora_change_failure_ratio",
+            "Share of the versions first applied on the ring in the last 30 days whose rollout raised a known problem there.",
+            m.dora_change_failure_ratio.clone(),
+        );
+        registry.register_with_unit(
+            "dora_time_to_restore",
+            "Median time from the domain entering a known problem on a cluster of the ring to fully healthy again, over the last 30 days.",
+            Unit::Seconds,
+            m.dora_time_to_restore.clone(),
         );
         registry.register(
             "http_requests",

@@ -24,13 +24,22 @@ pub async fn upsert_clusters(
     if rows.is_empty() {
         return Ok(());
     }
+    // Counts or an error that changed are appended to `cluster_history` (the fleet at a past
+    // time); every sub-statement reads the rows as they were before this one.
     sqlx::query!(
-        "INSERT INTO clusters (name, labels, last_good, error, kind_errors, state_counts, updated_at, controllers)
-         SELECT * FROM UNNEST($1::text[], $2::jsonb[], $3::timestamptz[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[], $8::jsonb[])
-         ON CONFLICT (name) DO UPDATE SET
-             labels = excluded.labels, last_good = COALESCE(excluded.last_good, clusters.last_good), error = excluded.error,
-             kind_errors = excluded.kind_errors, state_counts = excluded.state_counts,
-             updated_at = excluded.updated_at, controllers = excluded.controllers",
+        "WITH input AS (
+             SELECT * FROM UNNEST($1::text[], $2::jsonb[], $3::timestamptz[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[], $8::jsonb[])
+                 AS t(name, labels, last_good, error, kind_errors, state_counts, updated_at, controllers)),
+         upserted AS (
+             INSERT INTO clusters (name, labels, last_good, error, kind_errors, state_counts, updated_at, controllers)
+             SELECT * FROM input
+             ON CONFLICT (name) DO UPDATE SET
+                 labels = excluded.labels, last_good = COALESCE(excluded.last_good, clusters.last_good), error = excluded.error,
+                 kind_errors = excluded.kind_errors, state_counts = excluded.state_counts,
+                 updated_at = excluded.updated_at, controllers = excluded.controllers)
+         INSERT INTO cluster_history (cluster, at, state_counts, error)
+         SELECT i.name, i.updated_at, i.state_counts, i.error FROM input i LEFT JOIN clusters c ON c.name = i.name
+         WHERE (c.state_counts, c.error) IS DISTINCT FROM (i.state_counts, i.error)",
         rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>() as Vec<&str>,
         rows.iter().map(|r| &r.labels).collect::<Vec<_>>() as Vec<&Value>,
         rows.iter().map(|r| r.last_good).collect::<Vec<_>>() as Vec<Option<DateTime<Utc>>>,

@@ -12,6 +12,7 @@ pub mod alerts;
 mod clusters;
 mod crossstack;
 mod decode;
+mod delivery;
 mod graph;
 mod incident_history;
 pub mod leases;
@@ -34,6 +35,10 @@ pub use alerts::{AlertView, Delivery, list_alerts};
 pub use clusters::{ClusterRow, upsert_clusters};
 pub use crossstack::{DependencyRow, record_crd_providers, replace_dependencies};
 pub use decode::BadStoredValue;
+pub use delivery::{
+    ClusterDurations, DURATIONS_KEPT, OutageRow, RolloutRow, SeededHistory, VersionSummary,
+    is_outage, version_in_flight,
+};
 pub use graph::Linked;
 pub use incident_history::{ProblemEntries, ResolvedRow};
 pub use objects::{ChangeSet, JsonText, ObjectKey, ObjectRow, TransitionRow, write_changes};

@@ -8,6 +8,7 @@ use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 use sqlx::types::Json;
+use std::collections::HashSet;
 
 /// A root cause on its cluster (the cluster its id names) and what it affects.
 #[derive(Debug, Clone, PartialEq)]
@@ -221,15 +222,24 @@ async fn write_domain_verdicts(
 ) -> Result<(), sqlx::Error> {
     if !replaced.is_empty() || !domains.gone.is_empty() {
         let (kept, gone) = (&domains.write, &domains.gone);
+        // What went is recorded in the history (`gone`), and its outage closes.
         sqlx::query!(
-            "DELETE FROM domain_verdicts v
-             WHERE (v.cluster, v.domain) IN (SELECT * FROM UNNEST($1::text[], $2::text[]))
-                OR (v.cluster = ANY($3) AND (v.cluster, v.domain) NOT IN (SELECT * FROM UNNEST($4::text[], $5::text[])))",
+            "WITH gone AS (
+                 DELETE FROM domain_verdicts v
+                 WHERE (v.cluster, v.domain) IN (SELECT * FROM UNNEST($1::text[], $2::text[]))
+                    OR (v.cluster = ANY($3) AND (v.cluster, v.domain) NOT IN (SELECT * FROM UNNEST($4::text[], $5::text[])))
+                 RETURNING v.*),
+             closed AS (
+                 UPDATE domain_outages o SET resolved_at = $6
+                 FROM gone WHERE o.domain = gone.domain AND o.cluster = gone.cluster AND o.resolved_at IS NULL)
+             INSERT INTO domain_history (domain, cluster, at, version, offered, state, fully_healthy, objects, healthy, blockers, gone)
+             SELECT domain, cluster, $6, version, offered, state, fully_healthy, objects, healthy, blockers, true FROM gone",
             gone.iter().map(|r| r.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
             gone.iter().map(|r| r.domain.as_str()).collect::<Vec<_>>() as Vec<&str>,
             replaced,
             kept.iter().map(|r| r.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
             kept.iter().map(|r| r.domain.as_str()).collect::<Vec<_>>() as Vec<&str>,
+            now,
         )
         .execute(&mut *conn)
         .await?;
@@ -238,7 +248,8 @@ async fn write_domain_verdicts(
     if rows.is_empty() {
         return Ok(());
     }
-    sqlx::query!(
+    // Only the rows that really changed come back: they are what the delivery history records.
+    let changed = sqlx::query!(
         "INSERT INTO domain_verdicts (domain, cluster, version, state, fully_healthy, objects, healthy, blockers, updated_at, offered)
          SELECT d, c, v, s, f, o, h, b, $9, p FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::bool[],
                                                      $6::int4[], $7::int4[], $8::jsonb[], $10::text[]) AS t(d, c, v, s, f, o, h, b, p)
@@ -248,7 +259,8 @@ async fn write_domain_verdicts(
              updated_at = excluded.updated_at, offered = excluded.offered
          WHERE (domain_verdicts.version, domain_verdicts.state, domain_verdicts.fully_healthy, domain_verdicts.objects, domain_verdicts.healthy, domain_verdicts.blockers, domain_verdicts.offered)
                IS DISTINCT FROM
-               (excluded.version, excluded.state, excluded.fully_healthy, excluded.objects, excluded.healthy, excluded.blockers, excluded.offered)",
+               (excluded.version, excluded.state, excluded.fully_healthy, excluded.objects, excluded.healthy, excluded.blockers, excluded.offered)
+         RETURNING domain, cluster",
         rows.iter().map(|r| r.domain.as_str()).collect::<Vec<_>>() as Vec<&str>,
         rows.iter().map(|r| r.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
         rows.iter().map(|r| r.version.as_deref()).collect::<Vec<_>>() as Vec<Option<&str>>,
@@ -260,7 +272,16 @@ async fn write_domain_verdicts(
         now,
         rows.iter().map(|r| r.offered.as_deref()).collect::<Vec<_>>() as Vec<Option<&str>>,
     )
-    .execute(conn)
+    .fetch_all(&mut *conn)
     .await?;
-    Ok(())
+    let changed: HashSet<(&str, &str)> = changed
+        .iter()
+        .map(|r| (r.domain.as_str(), r.cluster.as_str()))
+        .collect();
+    let changed: Vec<&DomainRow> = rows
+        .iter()
+        .copied()
+        .filter(|r| changed.contains(&(r.domain.as_str(), r.cluster.as_str())))
+        .collect();
+    super::delivery::record(conn, replaced, &changed, now).await
 }

@@ -2,6 +2,7 @@
 //! state, incidents and root causes, and clusters whose data is not fresh. The page and
 //! `/api/v1/fleet` both render this one model.
 
+use super::error::ApiError;
 use super::freshness::Freshness;
 use super::state::Site;
 use super::views::domain::version_text;
@@ -28,6 +29,8 @@ pub struct FleetView {
     pub affected_total: usize,
     /// Root causes grouped across clusters, most impact first.
     pub incidents: Vec<IncidentView>,
+    /// The past time this view shows the fleet as it was (`?at=`); None: now.
+    pub at: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -166,7 +169,53 @@ impl GroupCell {
     }
 }
 
+/// `?at=`: an RFC 3339 time in the past, within the history kept (`retention.transitions`);
+/// empty or absent: now.
+pub fn past_time(
+    text: Option<&str>,
+    site: &Site,
+    now: DateTime<Utc>,
+) -> Result<Option<DateTime<Utc>>, ApiError> {
+    let Some(text) = text.map(str::trim).filter(|t| !t.is_empty()) else {
+        return Ok(None);
+    };
+    let at = DateTime::parse_from_rfc3339(text)
+        .map_err(|e| {
+            ApiError::BadRequest(format!(
+                "at is an RFC 3339 time such as 2026-12-01T09:30:00Z, not {text:?}: {e}"
+            ))
+        })?
+        .with_timezone(&Utc);
+    if at > now {
+        return Err(ApiError::BadRequest(format!(
+            "at {text} is in the future: the fleet's history ends now"
+        )));
+    }
+    let oldest = now - site.history_kept;
+    if at < oldest {
+        return Err(ApiError::BadRequest(format!(
+            "at {text} is before the history kept (retention.transitions: {}, since {})",
+            human(site.history_kept),
+            oldest.format("%Y-%m-%d %H:%M UTC")
+        )));
+    }
+    Ok(Some(at))
+}
+
 impl FleetView {
+    /// The fleet now, or as it was at `at`.
+    pub async fn load_when(
+        store: &Store,
+        site: &Site,
+        at: Option<DateTime<Utc>>,
+        now: DateTime<Utc>,
+    ) -> Result<FleetView, sqlx::Error> {
+        match at {
+            Some(at) => FleetView::load_at(store, site, at).await,
+            None => FleetView::load(store, site, now).await,
+        }
+    }
+
     /// The tab's title: the number of incidents first while there are any, so a tab in the
     /// background says so (the page's refresh carries it too).
     pub fn title(&self) -> String {
@@ -195,6 +244,28 @@ impl FleetView {
         Ok(FleetView::build(
             site, &freshness, clusters, domains, causes, incidents, now,
         ))
+    }
+
+    /// The fleet as it was at `at`, from the history: domain verdicts and cluster counts as
+    /// they last changed before it, the root causes open then. Warning events are evidence of
+    /// now and are left out.
+    pub async fn load_at(
+        store: &Store,
+        site: &Site,
+        at: DateTime<Utc>,
+    ) -> Result<FleetView, sqlx::Error> {
+        let (clusters, domains, causes) = tokio::try_join!(
+            store.clusters_at(at),
+            store.domain_verdicts_at(at),
+            store.root_causes_at(at)
+        )?;
+        let (freshness, clusters) = Freshness::judge(site, clusters, at);
+        let domains = freshness.domain_rows(site, &clusters, domains);
+        let causes = freshness.load_root_causes(store, causes).await?;
+        let incidents = Incidents::load_at(store, site, &causes, &clusters, &domains, at).await?;
+        let mut view = FleetView::build(site, &freshness, clusters, domains, causes, incidents, at);
+        view.at = Some(at);
+        Ok(view)
     }
 
     /// The view of rows already judged by `freshness` (see [`FleetView::load`]).
@@ -251,6 +322,7 @@ impl FleetView {
             root_causes,
             affected_total: incidents.affected_total,
             incidents: incidents.active,
+            at: None,
         }
     }
 
@@ -383,25 +455,13 @@ fn warn_later_rings(
             })
         })
         .collect();
-    let rings = rollout_order(groups.iter().map(|g| g.name.as_str()), order);
+    let rings = order.rollout_order(groups.iter().map(|g| g.name.as_str()));
     let warnings = early_warnings(&rings, &ring_cells);
     for cell in group_cells.iter_mut() {
         if let Some(at) = rings.iter().position(|ring| *ring == cell.group) {
             cell.early_warnings.clone_from(&warnings[at]);
         }
     }
-}
-
-/// Rings in the order a version reaches them: `group_order` lists them most important first,
-/// so the least important (and any not listed) come first; ties by name.
-pub fn rollout_order<'a>(
-    rings: impl IntoIterator<Item = &'a str>,
-    order: &RingOrder,
-) -> Vec<&'a str> {
-    let mut rings: Vec<&str> = rings.into_iter().collect();
-    rings.sort_by_key(|ring| (std::cmp::Reverse(order.rank(ring)), *ring));
-    rings.dedup();
-    rings
 }
 
 /// One cluster's cell of a domain, as the early warning reads it.

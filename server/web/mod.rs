@@ -27,6 +27,9 @@ pub use csrf::CsrfKey;
 pub use listener::{ConnectionLimits, serve};
 pub use pages::PATHS as PAGE_PATHS;
 pub use state::{AppState, Site};
+pub use views::delivery::{
+    GAUGES_EVERY as DORA_GAUGES_EVERY, refresh_gauges as refresh_dora_gauges,
+};
 pub use views::domain::version_text;
 pub use views::present::encode as encode_component;
 

@@ -100,6 +100,8 @@ pub struct Site {
     pub commit_links: CommitLinks,
     /// Each cluster's kubeconfig context, where one is configured (for `flux --context`).
     pub kube_contexts: BTreeMap<String, String>,
+    /// How far back the fleet's history goes (`retention.transitions`): the oldest `?at=`.
+    pub history_kept: chrono::TimeDelta,
 }
 
 impl Site {
@@ -137,6 +139,7 @@ impl Site {
             ),
             limits: config.web.limits.clone(),
             commit_links: CommitLinks::new(config.commit_links.clone()),
+            history_kept: config.retention.transitions,
             kube_contexts: config
                 .clusters
                 .iter()

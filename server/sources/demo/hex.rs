@@ -11,6 +11,11 @@ fn fnv1a(seed: &str, round: u64) -> u64 {
     hash
 }
 
+/// A number in `0..1` derived from `seed`: the demo's dice.
+pub fn unit(seed: &str) -> f64 {
+    (fnv1a(seed, 0) >> 11) as f64 / (1u64 << 53) as f64
+}
+
 /// `len` lowercase hex digits derived from `seed`.
 pub fn hex(seed: &str, len: usize) -> String {
     let mut out = String::with_capacity(len + 16);

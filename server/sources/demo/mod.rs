@@ -4,6 +4,7 @@
 
 mod fleet;
 mod hex;
+pub mod history;
 mod k8s;
 mod logs;
 mod scenario;

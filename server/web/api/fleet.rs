@@ -2,12 +2,13 @@
 
 use crate::web::AppState;
 use crate::web::error::{ErrorBody, Result};
-use crate::web::fleet_view::{ClusterView, FleetView};
+use crate::web::fleet_view::{ClusterView, FleetView, past_time};
 use crate::web::views::cluster::ClusterDetail;
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use chrono::Utc;
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// Every cluster, as the fleet view lists them.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -15,14 +16,25 @@ pub struct ClusterList {
     pub clusters: Vec<ClusterView>,
 }
 
-/// The fleet at a glance: domains × cluster groups, counts by state, root causes, stale clusters.
-#[utoipa::path(get, path = super::FLEET, operation_id = "fleet", responses(
-    (status = 200, description = "the fleet", body = FleetView),
-    (status = "default", description = "an error (see the document's description)", body = ErrorBody),
-))]
-pub async fn fleet(State(state): State<AppState>) -> Result<Json<FleetView>> {
+/// The fleet at a glance: domains × cluster groups, counts by state, root causes, stale
+/// clusters; with `at`, as it was then (from the history, for post-incident reviews).
+#[utoipa::path(get, path = super::FLEET, operation_id = "fleet",
+    params(
+        ("at" = Option<String>, Query, description = "an RFC 3339 time in the past (2026-12-01T09:30:00Z), within retention.transitions: the fleet as it was then; absent: now"),
+    ),
+    responses(
+        (status = 200, description = "the fleet", body = FleetView),
+        (status = 400, description = "a bad time, one in the future or one before the history kept", body = ErrorBody),
+        (status = "default", description = "an error (see the document's description)", body = ErrorBody),
+    ))]
+pub async fn fleet(
+    State(state): State<AppState>,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Json<FleetView>> {
+    let now = Utc::now();
+    let at = past_time(params.get("at").map(String::as_str), &state.site, now)?;
     Ok(Json(
-        FleetView::load(&state.store, &state.site, Utc::now()).await?,
+        FleetView::load_when(&state.store, &state.site, at, now).await?,
     ))
 }
 

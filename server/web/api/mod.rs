@@ -2,6 +2,7 @@
 //! Described by the OpenAPI document at `/api/v1/openapi.json`.
 
 pub mod alerts;
+mod delivery;
 mod domains;
 mod fleet;
 mod impact;
@@ -17,6 +18,9 @@ const FLEET: &str = "/api/v1/fleet";
 const DOMAINS: &str = "/api/v1/domains";
 const DOMAIN: &str = "/api/v1/domains/{name}";
 const WAIT: &str = "/api/v1/domains/{name}/wait";
+const ROLLOUTS: &str = "/api/v1/domains/{name}/rollouts";
+const ROLLOUT: &str = "/api/v1/domains/{name}/rollouts/{version}";
+const DELIVERY: &str = "/api/v1/domains/{name}/delivery";
 const CLUSTERS: &str = "/api/v1/clusters";
 const CLUSTER: &str = "/api/v1/clusters/{name}";
 const OBJECTS: &str = "/api/v1/objects";
@@ -29,9 +33,9 @@ pub(super) const ALERTS: &str = "/api/v1/alerts";
 pub(super) const SILENCES: &str = "/api/v1/silences";
 
 /// Every API route this router serves (the OpenAPI test checks the document against it).
-pub const PATHS: [&str; 14] = [
-    FLEET, DOMAINS, DOMAIN, WAIT, CLUSTERS, CLUSTER, OBJECTS, OBJECT, PROBLEMS, OWNER, IMPACT,
-    OPENAPI, ALERTS, SILENCES,
+pub const PATHS: [&str; 17] = [
+    FLEET, DOMAINS, DOMAIN, WAIT, ROLLOUTS, ROLLOUT, DELIVERY, CLUSTERS, CLUSTER, OBJECTS, OBJECT,
+    PROBLEMS, OWNER, IMPACT, OPENAPI, ALERTS, SILENCES,
 ];
 
 pub fn router() -> Router<AppState> {
@@ -40,6 +44,9 @@ pub fn router() -> Router<AppState> {
         .route(DOMAINS, get(domains::list))
         .route(DOMAIN, get(domains::one))
         .route(WAIT, get(domains::wait))
+        .route(ROLLOUTS, get(delivery::rollouts))
+        .route(ROLLOUT, get(delivery::rollout))
+        .route(DELIVERY, get(delivery::delivery))
         .route(CLUSTERS, get(fleet::clusters))
         .route(CLUSTER, get(fleet::cluster))
         .route(OBJECTS, get(objects::list))

@@ -2,7 +2,7 @@
 //! handlers' `#[utoipa::path]` annotations and the reply types themselves, so it cannot drift
 //! from what the server answers (tests/openapi.rs checks real answers against it).
 
-use super::{alerts, domains, fleet, impact, objects};
+use super::{alerts, delivery, domains, fleet, impact, objects};
 use crate::health::State;
 use crate::web::error::ErrorBody;
 use crate::web::views::filters::NOT_HEALTHY;
@@ -35,6 +35,9 @@ use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
         domains::list,
         domains::one,
         domains::wait,
+        delivery::rollouts,
+        delivery::rollout,
+        delivery::delivery,
         fleet::clusters,
         fleet::cluster,
         objects::list,

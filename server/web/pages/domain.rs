@@ -2,8 +2,10 @@
 //! `?label=ring=prod` narrows it to one group of clusters.
 
 use super::render;
+use crate::delivery::Estimate;
 use crate::web::AppState;
 use crate::web::error::PageResult;
+use crate::web::views::delivery::estimate_of_version;
 use crate::web::views::domain::DomainDetail;
 use crate::web::views::filters::label_pair;
 use crate::web::views::icons::Icon as _;
@@ -18,6 +20,8 @@ use std::collections::HashMap;
 #[template(path = "domain.html")]
 struct DomainPage {
     view: DomainDetail,
+    /// For the newest version while it is in flight on the clusters shown.
+    estimate: Option<Estimate>,
     live: Live,
     access: &'static str,
 }
@@ -34,8 +38,16 @@ pub async fn page(
     };
     let now = Utc::now();
     let view = DomainDetail::load(&state.store, &state.site, &name, label, now).await?;
+    let estimate = match &view.newest_version {
+        Some(version) => {
+            let shown = |cluster: &str| view.clusters.iter().any(|c| c.cluster == cluster);
+            estimate_of_version(&state.store, &state.site, &name, version, shown, now).await?
+        }
+        None => None,
+    };
     render(&DomainPage {
         view,
+        estimate,
         live: Live::new(&uri, now),
         access: state.site.access_note(),
     })

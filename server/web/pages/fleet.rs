@@ -3,13 +3,14 @@
 use super::render;
 use crate::web::AppState;
 use crate::web::error::PageResult;
-use crate::web::fleet_view::FleetView;
+use crate::web::fleet_view::{FleetView, past_time};
 use crate::web::views::domain_hint::DomainHint;
 use crate::web::views::icons::Icon as _;
 use askama::Template;
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::response::Response;
 use chrono::Utc;
+use std::collections::HashMap;
 use std::time::Instant;
 
 #[derive(Template)]
@@ -27,8 +28,13 @@ struct FleetFragment {
     view: FleetView,
 }
 
-pub async fn page(State(state): State<AppState>) -> PageResult<Response> {
-    let view = FleetView::load(&state.store, &state.site, Utc::now()).await?;
+pub async fn page(
+    State(state): State<AppState>,
+    Query(params): Query<HashMap<String, String>>,
+) -> PageResult<Response> {
+    let now = Utc::now();
+    let at = past_time(params.get("at").map(String::as_str), &state.site, now)?;
+    let view = FleetView::load_when(&state.store, &state.site, at, now).await?;
     let hint = if state.site.domains.is_empty() {
         Some(DomainHint::cached(&state.domain_hint, &state.store, Instant::now()).await?)
     } else {

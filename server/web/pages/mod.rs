@@ -4,6 +4,7 @@ mod alerts;
 pub use alerts::{ADD_SILENCE, EXPIRE_SILENCE};
 mod cluster;
 mod clusters;
+mod delivery;
 mod domain;
 mod domains;
 mod fleet;
@@ -27,6 +28,9 @@ const PROBLEMS: &str = "/problems";
 const PROBLEMS_FRAGMENT: &str = "/fragments/problems";
 const DOMAINS: &str = "/domains";
 const DOMAIN: &str = "/domains/{name}";
+const ROLLOUTS: &str = "/domains/{name}/rollouts";
+const ROLLOUT: &str = "/domains/{name}/rollouts/{version}";
+const DELIVERY: &str = "/domains/{name}/delivery";
 const CLUSTERS: &str = "/clusters";
 const CLUSTER: &str = "/clusters/{name}";
 const OBJECTS: &str = "/objects";
@@ -37,13 +41,16 @@ const LOGS_FRAGMENT: &str = "/fragments/logs/{cluster}/{namespace}/{pod}/{contai
 
 /// Every page route this router serves, with the form targets of `/alerts` (the access test
 /// walks it so that no page can be left open by mistake).
-pub const PATHS: [&str; 16] = [
+pub const PATHS: [&str; 19] = [
     FLEET,
     FLEET_FRAGMENT,
     PROBLEMS,
     PROBLEMS_FRAGMENT,
     DOMAINS,
     DOMAIN,
+    ROLLOUTS,
+    ROLLOUT,
+    DELIVERY,
     CLUSTERS,
     CLUSTER,
     OBJECTS,
@@ -64,6 +71,9 @@ pub fn router() -> Router<AppState> {
         .route(PROBLEMS_FRAGMENT, get(problems::fragment))
         .route(DOMAINS, get(domains::page))
         .route(DOMAIN, get(domain::page))
+        .route(ROLLOUTS, get(delivery::newest))
+        .route(ROLLOUT, get(delivery::of_version))
+        .route(DELIVERY, get(delivery::delivery))
         .route(CLUSTERS, get(clusters::page))
         .route(CLUSTER, get(cluster::page))
         .route(OBJECTS, get(objects::page))

@@ -6,7 +6,7 @@ use crate::health::State;
 use crate::model::ObjectId;
 use crate::store::{ClusterRow, DomainRow, RootCauseRow, Store};
 use crate::web::error::ApiError;
-use crate::web::fleet_view::{RingCell, early_warnings, rollout_order};
+use crate::web::fleet_view::{RingCell, early_warnings};
 use crate::web::freshness::Freshness;
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
@@ -204,10 +204,8 @@ fn ring_warnings(
         .iter()
         .map(|row| label_of(&row.cluster, &site.group_by).unwrap_or_else(|| "ungrouped".into()))
         .collect();
-    let rings = rollout_order(
-        rings_of.iter().map(String::as_str),
-        &crate::incidents::RingOrder::new(&site.group_order),
-    );
+    let rings = crate::incidents::RingOrder::new(&site.group_order)
+        .rollout_order(rings_of.iter().map(String::as_str));
     let cells: Vec<RingCell> = rows
         .iter()
         .zip(&rings_of)

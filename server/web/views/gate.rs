@@ -2,6 +2,7 @@
 //! again whenever the roll-ups may have changed (woken through [`Waits`], never polling the
 //! database on its own) until it is, or until the timeout passes, and answers with the blockers.
 
+use super::delivery::estimate_of_version;
 use super::domain::{Blocker, blockers, blockers_of};
 use crate::health::State;
 use crate::model::parse_go_duration;
@@ -9,7 +10,7 @@ use crate::store::ClusterRow;
 use crate::web::AppState;
 use crate::web::error::ApiError;
 use crate::web::freshness::Freshness;
-use chrono::{TimeDelta, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -26,6 +27,11 @@ pub struct GateVerdict {
     /// The clusters in scope where the version has failed: applied or attempted there, and
     /// the domain failed or degraded on it.
     pub failed_on: Vec<String>,
+    /// Until it is healthy: when the clusters in flight should be fully healthy on the
+    /// version, from the domain's past rollouts (None without enough history).
+    pub eta: Option<DateTime<Utc>>,
+    /// Clusters in flight past the 90th percentile of their usual rollout duration.
+    pub slower_than_usual: Vec<String>,
     /// How long the request waited, e.g. "12.5s".
     pub waited: String,
 }
@@ -172,12 +178,21 @@ pub async fn wait(
                     fully_healthy: row.fully_healthy,
                 })
                 .collect();
+            let estimate = match healthy {
+                true => None,
+                false => {
+                    let scoped = |cluster: &str| rows.iter().any(|r| r.cluster == cluster);
+                    estimate_of_version(store, site, domain, version, scoped, Utc::now()).await?
+                }
+            };
             return Ok(GateVerdict {
                 domain: domain.to_string(),
                 version: version.to_string(),
                 healthy,
                 clusters,
                 failed_on,
+                eta: estimate.as_ref().and_then(|e| e.eta),
+                slower_than_usual: estimate.map(|e| e.slower_than_usual).unwrap_or_default(),
                 waited: format!("{:.1}s", started.elapsed().as_secs_f64()),
             });
         }

@@ -153,8 +153,36 @@ impl Incidents {
         domains: &[DomainRow],
         now: DateTime<Utc>,
     ) -> Result<Incidents, sqlx::Error> {
+        Incidents::load_with(store, site, causes, clusters, domains, now, true).await
+    }
+
+    /// As they were at `at` (the fleet at a past time): without Warning events, which are
+    /// evidence of now.
+    pub async fn load_at(
+        store: &Store,
+        site: &Site,
+        causes: &[RootCauseRow],
+        clusters: &[ClusterRow],
+        domains: &[DomainRow],
+        at: DateTime<Utc>,
+    ) -> Result<Incidents, sqlx::Error> {
+        Incidents::load_with(store, site, causes, clusters, domains, at, false).await
+    }
+
+    async fn load_with(
+        store: &Store,
+        site: &Site,
+        causes: &[RootCauseRow],
+        clusters: &[ClusterRow],
+        domains: &[DomainRow],
+        now: DateTime<Utc>,
+        with_warnings: bool,
+    ) -> Result<Incidents, sqlx::Error> {
         let ids: Vec<String> = causes.iter().map(|c| c.verdict.id.0.clone()).collect();
-        let object_ids: Vec<ObjectId> = ids.iter().cloned().map(ObjectId).collect();
+        let object_ids: Vec<ObjectId> = match with_warnings {
+            true => ids.iter().cloned().map(ObjectId).collect(),
+            false => Vec::new(),
+        };
         let (entries, own_domains, warnings) = tokio::try_join!(
             store.problem_entries(&ids, now - FLAP_WINDOW, ENTRIES_COUNTED),
             store.domains_of(&ids),
