@@ -54,3 +54,29 @@ async fn old_transitions_are_deleted_and_recent_ones_kept() {
     let states: Vec<&str> = left.iter().map(|t| t.to_state.as_str()).collect();
     assert_eq!(states, vec!["stuck"]);
 }
+
+/// Audit events older than `retention.audit` go; newer ones stay.
+#[tokio::test]
+async fn old_audit_events_are_deleted() {
+    let store = common::fresh_store().await;
+    let now = Utc::now();
+    let mut conn = store.pool().acquire().await.unwrap();
+    for (days, action) in [(400, "sign-in"), (2, "sign-out")] {
+        let event = fleetglass::store::NewAuditEvent {
+            actor: "token ci",
+            action,
+            subject: "ci",
+            detail: "",
+            source: "in-process",
+        };
+        fleetglass::store::audit::record(&mut conn, &event, now - TimeDelta::days(days))
+            .await
+            .unwrap();
+    }
+    prune(&store, &fleetglass::config::Retention::default())
+        .await
+        .unwrap();
+    let left = store.audit_events(10, None).await.unwrap();
+    let actions: Vec<&str> = left.iter().map(|e| e.action.as_str()).collect();
+    assert_eq!(actions, vec!["sign-out"]);
+}

@@ -407,6 +407,7 @@ async fn every_get_answer_matches_the_document() {
         "/api/v1/alerts".into(),
         "/api/v1/silences".into(),
         "/api/v1/openapi.json".into(),
+        "/api/v1/audit?limit=5".into(),
     ];
     let mut fetched = BTreeSet::new();
     for uri in &uris {

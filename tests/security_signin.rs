@@ -484,3 +484,187 @@ async fn signing_in_is_refused_from_another_site_and_never_redirects_away() {
         .unwrap();
     assert_eq!(response.headers()["location"], "/");
 }
+
+/// The audit API's events, newest first, as (actor, action, subject, source).
+async fn audit_trail(app: &axum::Router) -> Vec<(String, String, String, String)> {
+    let (status, _, body) = call(
+        app,
+        request("GET", "/api/v1/audit")
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let trail: serde_json::Value = serde_json::from_str(&body).unwrap();
+    trail["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let text = |k: &str| e[k].as_str().unwrap().to_string();
+            (
+                text("actor"),
+                text("action"),
+                text("subject"),
+                text("source"),
+            )
+        })
+        .collect()
+}
+
+/// Issue 48: every write is in the audit trail with who, what, on what and from where — a
+/// refused sign-in, the sign-in, a silence set and expired through the forms, the sign-out —
+/// and the page shows it.
+#[tokio::test(flavor = "multi_thread")]
+async fn sign_ins_silences_and_sign_outs_are_in_the_audit_trail() {
+    let app = https_app().await;
+    let from = ConnectInfo(SocketAddr::from(([203, 0, 113, 7], 50_000)));
+    let mut wrong = form("/sign-in", "token=not-it&next=%2F".into(), "");
+    wrong.extensions_mut().insert(from);
+    assert_eq!(call(&app, wrong).await.0, StatusCode::UNAUTHORIZED);
+    let mut right = form("/sign-in", format!("token={TOKEN}&next=%2Falerts"), "");
+    right.extensions_mut().insert(from);
+    let (status, cookies, _) = call(&app, right).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let signed_in = pair(
+        cookies
+            .iter()
+            .find(|c| c.contains("fleetglass_signin"))
+            .unwrap(),
+    );
+
+    let page_of = |cookie: String| {
+        request("GET", "/alerts")
+            .header("cookie", cookie)
+            .body(Body::empty())
+            .unwrap()
+    };
+    let (_, cookies, page) = call(&app, page_of(signed_in.clone())).await;
+    let session = pair(
+        cookies
+            .iter()
+            .find(|c| c.contains("fleetglass_session"))
+            .unwrap(),
+    );
+    let both = format!("{signed_in}; {session}");
+    let csrf_in = |page: &str, action: &str| {
+        page.split(&format!("action=\"{action}"))
+            .nth(1)
+            .and_then(|form| form.split("name=\"csrf\" value=\"").nth(1))
+            .and_then(|rest| rest.split('"').next())
+            .unwrap_or_else(|| panic!("no {action} form: {page}"))
+            .to_string()
+    };
+    let csrf = csrf_in(&page, "/alerts/silences\"");
+    let silence = "root_cause=prod-eu-1%2FDeployment%2Fflux-system%2Ftofu-controller&duration=2h&comment=mirror+down";
+    let (status, _, body) = call(
+        &app,
+        form("/alerts/silences", format!("csrf={csrf}&{silence}"), &both),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "{body}");
+    let (_, _, page) = call(&app, page_of(both.clone())).await;
+    let id = page
+        .split("action=\"/alerts/silences/")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap()
+        .to_string();
+    let csrf = csrf_in(&page, &format!("/alerts/silences/{id}/expire\""));
+    let expire = form(
+        &format!("/alerts/silences/{id}/expire"),
+        format!("csrf={csrf}"),
+        &both,
+    );
+    assert_eq!(call(&app, expire).await.0, StatusCode::SEE_OTHER);
+    let sign_out_token = sign_out_token_on(&app, "/problems", &signed_in).await;
+    let (status, _, _) = call(
+        &app,
+        form("/sign-out", format!("csrf={sign_out_token}"), &signed_in),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+
+    let trail = audit_trail(&app).await;
+    let seen: Vec<(&str, &str, &str, &str)> = trail
+        .iter()
+        .map(|(a, b, c, d)| (a.as_str(), b.as_str(), c.as_str(), d.as_str()))
+        .collect();
+    let cause = "root cause prod-eu-1/Deployment/flux-system/tofu-controller";
+    assert_eq!(
+        seen,
+        vec![
+            ("token ana", "sign-out", "ana", "in-process"),
+            (
+                "token ana",
+                "silence-expired",
+                &*format!("silence {id}"),
+                "in-process"
+            ),
+            (
+                "token ana",
+                "silence-added",
+                &*format!("silence {id}: {cause}"),
+                "in-process"
+            ),
+            ("token ana", "sign-in", "ana", "203.0.113.7"),
+            ("unknown", "sign-in-refused", "", "203.0.113.7"),
+        ]
+    );
+    let (status, _, page) = call(
+        &app,
+        request("GET", "/audit")
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert!(
+        page.contains("silence-expired") && page.contains("203.0.113.7"),
+        "{page}"
+    );
+}
+
+/// Issue 48: the access policy is recorded when a start applies a new one (without a secret),
+/// once however many times the same one starts.
+#[tokio::test]
+async fn a_changed_access_policy_is_recorded_once() {
+    let store = common::fresh_store().await;
+    let site_with = |tokens: &str| {
+        let mut config = demo_config();
+        config.web =
+            serde_yaml::from_str(&format!("auth: {{mode: tokens, tokens: [{tokens}]}}")).unwrap();
+        Site::from_config(&config)
+    };
+    let one = site_with(&format!("{{name: ana, sha256: {}}}", sha256_hex(TOKEN)));
+    let two = site_with(&format!(
+        "{{name: ana, sha256: {}}}, {{name: ci, sha256: {}}}",
+        sha256_hex(TOKEN),
+        sha256_hex("another")
+    ));
+    assert!(fleetglass::web::record_policy(&store, &one).await.unwrap());
+    assert!(
+        !fleetglass::web::record_policy(&store, &one).await.unwrap(),
+        "unchanged"
+    );
+    assert!(fleetglass::web::record_policy(&store, &two).await.unwrap());
+    let events = store.audit_events(10, None).await.unwrap();
+    let details: Vec<(&str, &str)> = events
+        .iter()
+        .map(|e| (e.action.as_str(), e.detail.as_str()))
+        .collect();
+    assert_eq!(
+        details,
+        vec![
+            ("policy-changed", "mode tokens; tokens: ana, ci"),
+            ("policy-changed", "mode tokens; tokens: ana"),
+        ]
+    );
+    assert!(
+        events
+            .iter()
+            .all(|e| !e.detail.contains(&sha256_hex(TOKEN)))
+    );
+}

@@ -75,6 +75,9 @@ pub async fn serve(options: Options) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {listen}"))?;
     let address = listener.local_addr()?;
     let site = Site::from_config(&config).listening_on(address);
+    if web::record_policy(&store, &site).await? {
+        tracing::info!(policy = %site.auth.policy(), "the access policy changed: recorded in the audit trail");
+    }
     warn_about_exposure(&site, address);
     let mut state = AppState::new(store, site).with_csrf_key(csrf_key);
     if options.demo {

@@ -45,6 +45,10 @@ pub struct Retention {
     #[serde(deserialize_with = "days_or_go")]
     #[schemars(with = "super::schema::DaysOrGoDuration")]
     pub rollouts: TimeDelta,
+    /// Audit trail events older than this are deleted (a year by default).
+    #[serde(deserialize_with = "days_or_go")]
+    #[schemars(with = "super::schema::DaysOrGoDuration")]
+    pub audit: TimeDelta,
 }
 
 impl Default for Retention {
@@ -52,6 +56,7 @@ impl Default for Retention {
         Retention {
             transitions: TimeDelta::days(30),
             rollouts: TimeDelta::days(365),
+            audit: TimeDelta::days(365),
         }
     }
 }

@@ -223,6 +223,11 @@ fn validate(config: &Config, path: Option<&Path>) -> Result<(), ConfigError> {
             config.retention.rollouts,
             config.retention.transitions,
         ),
+        (
+            "retention.audit",
+            config.retention.audit,
+            chrono::TimeDelta::days(1),
+        ),
     ] {
         if value < minimum {
             return err(

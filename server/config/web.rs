@@ -50,6 +50,35 @@ pub struct AuthConfig {
 }
 
 impl AuthConfig {
+    /// Who may do what, in one line without secrets ("mode tokens; tokens: ci, deploy"): the
+    /// access policy the audit trail records when it changes.
+    pub fn policy(&self) -> String {
+        let mut names: Vec<&str> = self.tokens.iter().map(|t| t.name.as_str()).collect();
+        names.sort_unstable();
+        let mut policy = format!(
+            "mode {}; tokens: {}",
+            self.mode().as_str(),
+            match names.len() {
+                0 => "none".to_string(),
+                _ => names.join(", "),
+            }
+        );
+        if self.mode() == AuthMode::Proxy {
+            let trusted: Vec<String> = self
+                .proxy
+                .trusted_proxies
+                .iter()
+                .map(|c| c.0.to_string())
+                .collect();
+            policy.push_str(&format!(
+                "; proxy user header {} from {}",
+                self.proxy.user_header,
+                trusted.join(", ")
+            ));
+        }
+        policy
+    }
+
     /// The mode in force: as configured, else `tokens` when there are tokens (a tokens file
     /// alone must never leave the service open), else `none`.
     pub fn mode(&self) -> AuthMode {

@@ -27,7 +27,8 @@ pub async fn run(store: Store, keep: Retention) {
 }
 
 /// One pass: deletes transitions (and resolved root causes, the fleet's history) older than
-/// `keep.transitions` and rollouts older than `keep.rollouts`; returns how many transitions.
+/// `keep.transitions`, rollouts older than `keep.rollouts` and audit events older than
+/// `keep.audit`; returns how many transitions.
 pub async fn prune(store: &Store, keep: &Retention) -> Result<u64, sqlx::Error> {
     let mut conn = store.pool().acquire().await?;
     let now = Utc::now();
@@ -35,6 +36,7 @@ pub async fn prune(store: &Store, keep: &Retention) -> Result<u64, sqlx::Error> 
     retention::delete_resolved_before(&mut conn, before).await?;
     retention::delete_fleet_history_before(&mut conn, before).await?;
     retention::delete_rollouts_before(&mut conn, now - keep.rollouts).await?;
+    crate::store::audit::delete_before(&mut conn, now - keep.audit).await?;
     // Warning events are evidence of now: a day is kept, whatever the history's retention.
     delete_warnings_before(&mut conn, Utc::now() - WARNINGS_KEPT).await?;
     retention::delete_transitions_before(&mut conn, before).await

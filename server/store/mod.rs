@@ -9,6 +9,7 @@
 
 mod alert_records;
 pub mod alerts;
+pub mod audit;
 mod clusters;
 mod crossstack;
 mod decode;
@@ -32,6 +33,7 @@ pub use alert_records::{
     Alert, AlertStatus, Candidate, Event, NewSilence, Notice, Severity, Silence,
 };
 pub use alerts::{AlertView, Delivery, list_alerts};
+pub use audit::{AuditEvent, NewAuditEvent};
 pub use clusters::{ClusterRow, upsert_clusters};
 pub use crossstack::{DependencyRow, record_crd_providers, replace_dependencies};
 pub use decode::BadStoredValue;

@@ -2,6 +2,7 @@
 
 mod api;
 mod assets;
+mod audit;
 mod auth;
 mod client;
 mod conditional;
@@ -23,6 +24,7 @@ mod views;
 mod waits;
 
 pub use api::PATHS as API_PATHS;
+pub use audit::record_policy;
 pub use csrf::CsrfKey;
 pub use listener::{ConnectionLimits, serve};
 pub use pages::PATHS as PAGE_PATHS;

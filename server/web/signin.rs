@@ -15,12 +15,14 @@
 //! another site cannot sign a browser out.
 
 use super::AppState;
+use super::audit::Source;
 use super::client::Client;
 use super::csrf;
 use super::error::{ApiError, PageError};
 use super::pages::render;
 use super::state::Site;
 use super::throttle;
+use crate::store::audit::{self, NewAuditEvent};
 use crate::store::sign_ins;
 use askama::Template;
 use axum::Form;
@@ -100,6 +102,7 @@ pub async fn form(State(state): State<AppState>, Query(next): Query<Next>) -> Re
 pub async fn sign_in(
     State(state): State<AppState>,
     client: Client,
+    source: Source,
     Form(form): Form<SignInForm>,
 ) -> Result<Response, PageError> {
     if !state.site.auth.identifies() {
@@ -118,6 +121,14 @@ pub async fn sign_in(
     }
     let Some(name) = super::auth::token_name(&state.site.auth, form.token.trim()) else {
         throttle.failures.record(&client.0, now);
+        let refused = NewAuditEvent {
+            actor: "unknown",
+            action: "sign-in-refused",
+            subject: "",
+            detail: "not a valid token",
+            source: &source.0,
+        };
+        record(&state, &refused).await?;
         return Ok(page(
             &state.site,
             &form.next,
@@ -132,6 +143,15 @@ pub async fn sign_in(
         return Ok(too_many(&state.site, &form.next, wait));
     }
     throttle.sign_ins.record(&name, now);
+    let actor = format!("token {name}");
+    let signed = NewAuditEvent {
+        actor: &actor,
+        action: "sign-in",
+        subject: &name,
+        detail: "",
+        source: &source.0,
+    };
+    record(&state, &signed).await?;
     let expires = (Utc::now() + LIFETIME).timestamp().to_string();
     let name_hex = csrf::hex(name.as_bytes());
     let id = csrf::hex(&rand::random::<[u8; ID_BYTES]>());
@@ -174,6 +194,7 @@ pub struct SignOutForm {
 /// and goes to the sign-in page.
 pub async fn sign_out(
     State(state): State<AppState>,
+    source: Source,
     headers: HeaderMap,
     Form(form): Form<SignOutForm>,
 ) -> Result<Response, PageError> {
@@ -189,8 +210,19 @@ pub async fn sign_out(
         )
         .respond_for(SIGN_OUT));
     }
-    let mut conn = state.store.pool().acquire().await?;
-    sign_ins::revoke(&mut conn, &sign_in.id, sign_in.expires, Utc::now()).await?;
+    let now = Utc::now();
+    let actor = format!("token {}", sign_in.name);
+    let signed_out = NewAuditEvent {
+        actor: &actor,
+        action: "sign-out",
+        subject: &sign_in.name,
+        detail: "",
+        source: &source.0,
+    };
+    let mut tx = state.store.pool().begin().await?;
+    sign_ins::revoke(&mut tx, &sign_in.id, sign_in.expires, now).await?;
+    audit::record(&mut tx, &signed_out, now).await?;
+    tx.commit().await?;
     let secure = if state.site.hosts.https() {
         "; Secure"
     } else {
@@ -203,6 +235,12 @@ pub async fn sign_out(
     let mut response = Redirect::to(SIGN_IN).into_response();
     set_cookie(&mut response, &cookie);
     Ok(response)
+}
+
+/// A sign-in is not let through unrecorded: a failed record fails the request.
+async fn record(state: &AppState, event: &NewAuditEvent<'_>) -> Result<(), sqlx::Error> {
+    let mut conn = state.store.pool().acquire().await?;
+    audit::record(&mut conn, event, Utc::now()).await
 }
 
 fn set_cookie(response: &mut Response, cookie: &str) {

@@ -6,8 +6,10 @@
 
 use crate::alerts::silences::{NewSilence, Silence};
 use crate::alerts::{AlertView, list_alerts};
+use crate::store::audit::{self, NewAuditEvent};
 use crate::store::silences;
 use crate::web::AppState;
+use crate::web::audit::Source;
 use crate::web::auth::Identity;
 use crate::web::error::{ApiError, ErrorBody, Result};
 use axum::extract::State;
@@ -84,23 +86,54 @@ pub async fn list_silences(State(state): State<AppState>) -> Result<Json<Vec<Sil
 pub async fn create_silence(
     State(state): State<AppState>,
     Extension(identity): Extension<Identity>,
+    source: Source,
     Json(silence): Json<NewSilence>,
 ) -> Result<(StatusCode, Json<Silence>)> {
-    let created = add_silence(&state, silence, &identity).await?;
+    let created = add_silence(&state, silence, &identity, &source).await?;
     Ok((StatusCode::CREATED, Json(created)))
 }
 
 /// Validates and stores a silence, recording who set it as authentication established it (the
-/// token's name or the trusted proxy's user; never a header anyone could send).
+/// token's name or the trusted proxy's user; never a header anyone could send), with its
+/// record in the audit trail in the same transaction.
 pub async fn add_silence(
     state: &AppState,
     silence: NewSilence,
     identity: &Identity,
+    source: &Source,
 ) -> Result<Silence> {
     let now = Utc::now();
     let silence = silence
         .validated(now)
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let mut conn = state.store.pool().acquire().await?;
-    Ok(silences::create(&mut conn, &silence, &identity.requester(), now).await?)
+    let requester = identity.requester();
+    let mut tx = state.store.pool().begin().await?;
+    let created = silences::create(&mut tx, &silence, &requester, now).await?;
+    let detail = format!("until {}; {}", created.until.to_rfc3339(), created.comment);
+    let event = NewAuditEvent {
+        actor: &requester,
+        action: "silence-added",
+        subject: &silenced(&created),
+        detail: &detail,
+        source: &source.0,
+    };
+    audit::record(&mut tx, &event, now).await?;
+    tx.commit().await?;
+    Ok(created)
+}
+
+/// What a silence holds back, as the audit trail names it: "silence 7: root cause …",
+/// "silence 8: domain gateway on prod-1".
+pub fn silenced(silence: &Silence) -> String {
+    let mut scope = Vec::new();
+    if let Some(cause) = &silence.root_cause {
+        scope.push(format!("root cause {cause}"));
+    }
+    if let Some(domain) = &silence.domain {
+        scope.push(format!("domain {domain}"));
+    }
+    if let Some(cluster) = &silence.cluster {
+        scope.push(format!("on {cluster}"));
+    }
+    format!("silence {}: {}", silence.id, scope.join(" "))
 }

@@ -2,6 +2,7 @@
 //! Described by the OpenAPI document at `/api/v1/openapi.json`.
 
 pub mod alerts;
+pub mod audit;
 mod delivery;
 mod domains;
 mod fleet;
@@ -29,13 +30,14 @@ const PROBLEMS: &str = "/api/v1/problems";
 const OWNER: &str = "/api/v1/owner";
 const IMPACT: &str = "/api/v1/impact";
 const OPENAPI: &str = "/api/v1/openapi.json";
+const AUDIT: &str = "/api/v1/audit";
 pub(super) const ALERTS: &str = "/api/v1/alerts";
 pub(super) const SILENCES: &str = "/api/v1/silences";
 
 /// Every API route this router serves (the OpenAPI test checks the document against it).
-pub const PATHS: [&str; 17] = [
+pub const PATHS: [&str; 18] = [
     FLEET, DOMAINS, DOMAIN, WAIT, ROLLOUTS, ROLLOUT, DELIVERY, CLUSTERS, CLUSTER, OBJECTS, OBJECT,
-    PROBLEMS, OWNER, IMPACT, OPENAPI, ALERTS, SILENCES,
+    PROBLEMS, OWNER, IMPACT, OPENAPI, AUDIT, ALERTS, SILENCES,
 ];
 
 pub fn router() -> Router<AppState> {
@@ -55,6 +57,7 @@ pub fn router() -> Router<AppState> {
         .route(OWNER, get(objects::owner))
         .route(IMPACT, get(impact::impact))
         .route(OPENAPI, get(openapi::document))
+        .route(AUDIT, get(audit::audit))
         .merge(alerts::router())
         .route_layer(axum::middleware::from_fn(strict_query::refuse_unknown))
 }

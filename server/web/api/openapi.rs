@@ -2,7 +2,7 @@
 //! handlers' `#[utoipa::path]` annotations and the reply types themselves, so it cannot drift
 //! from what the server answers (tests/openapi.rs checks real answers against it).
 
-use super::{alerts, delivery, domains, fleet, impact, objects};
+use super::{alerts, audit, delivery, domains, fleet, impact, objects};
 use crate::health::State;
 use crate::web::error::ErrorBody;
 use crate::web::views::filters::NOT_HEALTHY;
@@ -46,6 +46,7 @@ use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
         objects::owner,
         impact::impact,
         document,
+        audit::audit,
         alerts::alerts,
         alerts::list_silences,
         alerts::create_silence,

@@ -5,9 +5,11 @@ use super::render;
 use crate::alerts::silences::{MAX_SILENCE, NewSilence, Silence};
 use crate::alerts::{AlertView, Delivery};
 use crate::model::{human, parse_go_duration};
+use crate::store::audit::{self, NewAuditEvent};
 use crate::store::silences;
 use crate::web::AppState;
 use crate::web::api::alerts::{AlertsReply, add_silence};
+use crate::web::audit::Source;
 use crate::web::auth::Identity;
 use crate::web::csrf;
 use crate::web::error::{ApiError, PageResult};
@@ -186,6 +188,7 @@ pub struct SilenceForm {
 pub async fn add(
     State(state): State<AppState>,
     Extension(identity): Extension<Identity>,
+    source: Source,
     headers: HeaderMap,
     Form(form): Form<SilenceForm>,
 ) -> PageResult<Response> {
@@ -238,7 +241,7 @@ pub async fn add(
             .map_err(|e| ApiError::BadRequest(e.to_string()))?;
     }
     for silence in silences {
-        add_silence(&state, silence, &identity).await?;
+        add_silence(&state, silence, &identity, &source).await?;
     }
     Ok(Redirect::to("/alerts").into_response())
 }
@@ -251,15 +254,27 @@ pub struct CsrfOnly {
 pub async fn expire(
     State(state): State<AppState>,
     Extension(identity): Extension<Identity>,
+    source: Source,
     Path(id): Path<i64>,
     headers: HeaderMap,
     Form(form): Form<CsrfOnly>,
 ) -> PageResult<Response> {
     check_csrf(&state, &identity, &headers, &form.csrf)?;
-    let mut conn = state.store.pool().acquire().await?;
-    if !silences::expire(&mut conn, id, Utc::now()).await? {
+    let now = Utc::now();
+    let mut tx = state.store.pool().begin().await?;
+    if !silences::expire(&mut tx, id, now).await? {
         return Err(ApiError::NotFound(format!("no silence {id} in force")).into());
     }
+    let (requester, subject) = (identity.requester(), format!("silence {id}"));
+    let event = NewAuditEvent {
+        actor: &requester,
+        action: "silence-expired",
+        subject: &subject,
+        detail: "",
+        source: &source.0,
+    };
+    audit::record(&mut tx, &event, now).await?;
+    tx.commit().await?;
     Ok(Redirect::to("/alerts").into_response())
 }
 

@@ -1,6 +1,7 @@
 //! Server-rendered pages: one askama struct per page, defined beside its handler.
 
 mod alerts;
+mod audit;
 pub use alerts::{ADD_SILENCE, EXPIRE_SILENCE};
 mod cluster;
 mod clusters;
@@ -37,11 +38,12 @@ const OBJECTS: &str = "/objects";
 const OBJECT: &str = "/objects/{cluster}/{kind}/{namespace}/{name}";
 const IMPACT: &str = "/impact/{cluster}/{kind}/{namespace}/{name}";
 const OWNER: &str = "/owner/{cluster}/{kind}/{namespace}/{name}";
+const AUDIT: &str = "/audit";
 const LOGS_FRAGMENT: &str = "/fragments/logs/{cluster}/{namespace}/{pod}/{container}";
 
 /// Every page route this router serves, with the form targets of `/alerts` (the access test
 /// walks it so that no page can be left open by mistake).
-pub const PATHS: [&str; 19] = [
+pub const PATHS: [&str; 20] = [
     FLEET,
     FLEET_FRAGMENT,
     PROBLEMS,
@@ -58,6 +60,7 @@ pub const PATHS: [&str; 19] = [
     IMPACT,
     OWNER,
     LOGS_FRAGMENT,
+    AUDIT,
     alerts::PAGE,
     alerts::ADD_SILENCE,
     alerts::EXPIRE_SILENCE,
@@ -81,6 +84,7 @@ pub fn router() -> Router<AppState> {
         .route(IMPACT, get(impact::page))
         .route(OWNER, get(owner::page))
         .route(LOGS_FRAGMENT, get(logs::fragment))
+        .route(AUDIT, get(audit::page))
         .merge(alerts::router())
 }
 
