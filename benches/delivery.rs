@@ -17,7 +17,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use chrono::{DateTime, TimeDelta, Utc};
 use fleetglass::delivery::{InFlight, estimate};
-use fleetglass::health::State;
+use fleetglass::health::{State, StateCounts};
 use fleetglass::store::{ClusterDurations, DomainRow, RolloutRow, SeededHistory, Store};
 use fleetglass::web::{self, AppState, Site};
 use http_body_util::BodyExt;
@@ -184,7 +184,7 @@ fn generated_history(clusters: &[String], now: DateTime<Utc>) -> SeededHistory {
     }
     history.clusters = clusters
         .iter()
-        .map(|c| (start, c.clone(), serde_json::json!({"healthy": 50})))
+        .map(|c| (start, c.clone(), StateCounts::of([State::Healthy; 50])))
         .collect();
     history
 }

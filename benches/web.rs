@@ -21,7 +21,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use chrono::{TimeDelta, Utc};
 use fleetglass::config::Config;
-use fleetglass::health::{Dependency, State};
+use fleetglass::health::{Dependency, State, StateCounts};
 use fleetglass::model::{Kind, ObjectId};
 use fleetglass::store::{
     ChangeSet, ClusterRow, DomainRow, JsonText, ObjectKey, ObjectRow, ObjectVerdict, RootCauseRow,
@@ -263,7 +263,13 @@ async fn seed(store: &Store) -> String {
             last_good: Some(now),
             error: None,
             kind_errors: json!({}),
-            state_counts: json!({"healthy": objects_per_cluster().saturating_sub(21), "failed": 21}),
+            state_counts: StateCounts(std::collections::BTreeMap::from([
+                (
+                    State::Healthy,
+                    objects_per_cluster().saturating_sub(21) as u64,
+                ),
+                (State::Failed, 21),
+            ])),
             controllers: json!([]),
             updated_at: now,
         };

@@ -9,7 +9,7 @@ use crate::common;
 use chrono::{DateTime, SubsecRound, TimeDelta, Utc};
 use common::web::{app, cause_row, cluster_row, fresh_store, get, get_json};
 use fleetglass::config::Config;
-use fleetglass::health::State;
+use fleetglass::health::{State, StateCounts};
 use fleetglass::store::{
     ClusterRow, DomainRow, OutageRow, RolloutRow, RollupWrite, RootCauseRow, RowChanges,
     SeededHistory, Store, upsert_clusters, write_rollups,
@@ -222,7 +222,7 @@ async fn rounds_of_verdicts_move_the_rollout_rows_and_outages() {
 async fn cluster_counts_are_kept_as_they_change() {
     let store = fresh_store().await;
     let t0 = (Utc::now() - TimeDelta::hours(1)).trunc_subsecs(6);
-    let write = |counts: Value, at: DateTime<Utc>| {
+    let write = |counts: StateCounts, at: DateTime<Utc>| {
         let store = store.clone();
         async move {
             let mut row: ClusterRow = cluster_row("prod-1", "prod", at);
@@ -232,14 +232,14 @@ async fn cluster_counts_are_kept_as_they_change() {
             tx.commit().await.unwrap();
         }
     };
-    write(serde_json::json!({"healthy": 3}), t0).await;
+    write(StateCounts::of([State::Healthy; 3]), t0).await;
     write(
-        serde_json::json!({"healthy": 3}),
+        StateCounts::of([State::Healthy; 3]),
         t0 + TimeDelta::minutes(1),
     )
     .await;
     write(
-        serde_json::json!({"healthy": 2, "failed": 1}),
+        StateCounts::of([State::Healthy, State::Healthy, State::Failed]),
         t0 + TimeDelta::minutes(2),
     )
     .await;
@@ -247,11 +247,11 @@ async fn cluster_counts_are_kept_as_they_change() {
         .clusters_at(t0 + TimeDelta::seconds(90))
         .await
         .unwrap();
-    assert_eq!(then[0].state_counts, serde_json::json!({"healthy": 3}));
+    assert_eq!(then[0].state_counts, StateCounts::of([State::Healthy; 3]));
     // The history row is the first write's: the unchanged count a minute later was not kept.
     assert_eq!(then[0].updated_at, t0);
     let later = store.clusters_at(t0 + TimeDelta::minutes(3)).await.unwrap();
-    assert_eq!(later[0].state_counts["failed"], 1);
+    assert_eq!(later[0].state_counts.get(State::Failed), 1);
 }
 
 /// version, cluster, offered, fully healthy and problem: minutes from t0.
@@ -576,7 +576,7 @@ async fn the_fleet_at_a_past_time() {
     let mut tx = store.pool().begin().await.unwrap();
     let mut counts = cluster_row("prod-1", "prod", now);
     counts.updated_at = t0;
-    counts.state_counts = serde_json::json!({"healthy": 4});
+    counts.state_counts = StateCounts::of([State::Healthy; 4]);
     upsert_clusters(&mut tx, &[counts]).await.unwrap();
     tx.commit().await.unwrap();
     round(

@@ -3,7 +3,7 @@
 use crate::common;
 
 use chrono::{TimeZone, Utc};
-use fleetglass::health::{EdgeKind, ObjectEdge, State};
+use fleetglass::health::{EdgeKind, ObjectEdge, State, StateCounts};
 use fleetglass::model::{Kind, ObjectId};
 use fleetglass::store::{BadStoredValue, replace_rollups, upsert_clusters, write_changes};
 use fleetglass::store::{
@@ -405,7 +405,7 @@ async fn rollups_are_replaced_per_cluster() {
             last_good: Some(now),
             error: None,
             kind_errors: json!({}),
-            state_counts: json!({"healthy": 3}),
+            state_counts: StateCounts::of([State::Healthy; 3]),
             controllers: json!([]),
             updated_at: now,
         }],
@@ -413,7 +413,10 @@ async fn rollups_are_replaced_per_cluster() {
     .await
     .unwrap();
     let clusters = store.clusters().await.unwrap();
-    assert_eq!(clusters[0].state_counts, json!({"healthy": 3}));
+    assert_eq!(
+        clusters[0].state_counts,
+        StateCounts::of([State::Healthy; 3])
+    );
 }
 
 /// Each row of a roll-up table with the transaction that last wrote it and its `updated_at`.

@@ -129,7 +129,7 @@ async fn bad_filters_are_400s_that_say_what_is_wrong() {
             "colour, stat",
         ),
         (
-            "/api/v1/fleet?verbose=1",
+            "/api/v1/clusters?verbose=1",
             "unknown query parameter(s) verbose: this path takes no query parameters",
         ),
         ("/api/v1/domains/gateway/wait?version=1&timout=5m", "timout"),

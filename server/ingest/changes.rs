@@ -6,7 +6,7 @@
 use super::Snapshot;
 use super::evaluations::Evaluations;
 use super::rollups::{RollupChanges, WrittenRollups};
-use crate::health::{ClusterInfo, Evaluation, Verdict};
+use crate::health::{ClusterInfo, Evaluation, StateCounts, Verdict};
 use crate::model::ObjectId;
 use crate::store::{
     ChangeSet, ClusterRow, JsonText, ObjectKey, ObjectRecord, ObjectRow, TransitionRow, key_of_id,
@@ -26,7 +26,7 @@ pub struct Written {
     rollups: WrittenRollups,
     clusters: HashMap<String, ClusterRow>,
     /// Per cluster, its objects by state in its latest evaluation (the cluster row's counts).
-    counts: HashMap<String, BTreeMap<&'static str, u64>>,
+    counts: HashMap<String, StateCounts>,
     /// Per cluster, the controller Deployments its latest evaluation found (the cluster row's).
     controllers: HashMap<String, Vec<ObjectId>>,
     /// Set when the cluster rows were forgotten: the next round compares every cluster's.
@@ -130,10 +130,7 @@ impl Written {
                 self.controllers.remove(cluster);
                 continue;
             };
-            let mut counts = BTreeMap::new();
-            for verdict in &evaluation.objects {
-                *counts.entry(verdict.state.as_str()).or_default() += 1;
-            }
+            let counts = StateCounts::of(evaluation.objects.iter().map(|v| v.state));
             self.counts.insert(cluster.clone(), counts);
             self.controllers
                 .insert(cluster.clone(), evaluation.controllers.clone());
@@ -158,7 +155,7 @@ impl Written {
                 last_good: info.last_good,
                 error: info.error.clone(),
                 kind_errors: json!(info.kind_errors),
-                state_counts: json!(self.counts.get(&info.name).cloned().unwrap_or_default()),
+                state_counts: self.counts.get(&info.name).cloned().unwrap_or_default(),
                 controllers: json!(
                     self.controllers
                         .get(&info.name)
@@ -182,8 +179,8 @@ impl Written {
     }
 
     /// A cluster's objects per state, as of its latest evaluation.
-    pub fn state_counts(&self, cluster: &str) -> &BTreeMap<&'static str, u64> {
-        static NONE: BTreeMap<&'static str, u64> = BTreeMap::new();
+    pub fn state_counts(&self, cluster: &str) -> &StateCounts {
+        static NONE: StateCounts = StateCounts(BTreeMap::new());
         self.counts.get(cluster).unwrap_or(&NONE)
     }
 

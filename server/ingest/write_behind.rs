@@ -187,7 +187,7 @@ mod tests {
             last_good: None,
             error: Some(error.into()),
             kind_errors: serde_json::json!({}),
-            state_counts: serde_json::json!({}),
+            state_counts: crate::health::StateCounts::default(),
             controllers: serde_json::json!([]),
             updated_at: Utc::now(),
         }

@@ -9,13 +9,12 @@ mod registry;
 pub use http::track as track_http;
 
 use crate::delivery::DeliveryFigures;
-use crate::health::DomainVerdict;
+use crate::health::{DomainVerdict, StateCounts};
 use crate::model::Kind;
 use axum::http::header;
 use axum::response::IntoResponse;
 use chrono::{DateTime, Utc};
 use registry::{Metrics, metrics};
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// `GET /metrics`: the OpenMetrics text format.
@@ -112,10 +111,7 @@ pub fn write_batch(rows: usize, elapsed: Duration, ok: bool) {
 /// flag at its current version (None: the cluster is no longer evaluated here, its series
 /// disappear). Other clusters' series are left as they are, so a round costs the clusters it
 /// re-evaluated.
-pub fn cluster_evaluated(
-    cluster: &str,
-    found: Option<(&BTreeMap<&'static str, u64>, &[DomainVerdict])>,
-) {
+pub fn cluster_evaluated(cluster: &str, found: Option<(&StateCounts, &[DomainVerdict])>) {
     metrics().record_cluster_evaluation(cluster, found);
 }
 

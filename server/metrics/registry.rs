@@ -1,6 +1,6 @@
 //! The process-wide registry and every metric in it.
 
-use crate::health::DomainVerdict;
+use crate::health::{DomainVerdict, StateCounts};
 use crate::model::Kind;
 use chrono::{DateTime, Utc};
 use prometheus_client::encoding::EncodeLabelSet;
@@ -281,7 +281,7 @@ impl Metrics {
     pub fn record_cluster_evaluation(
         &self,
         cluster: &str,
-        found: Option<(&BTreeMap<&'static str, u64>, &[DomainVerdict])>,
+        found: Option<(&StateCounts, &[DomainVerdict])>,
     ) {
         let mut evaluated = self
             .evaluated
@@ -299,7 +299,7 @@ impl Metrics {
             return;
         };
         let mut series = EvaluatedSeries::default();
-        for (&state, &count) in counts {
+        for (&state, &count) in &counts.0 {
             let labels = StateLabels {
                 cluster: cluster.to_string(),
                 state: state.to_string(),
@@ -389,8 +389,8 @@ mod tests {
             healthy: 1,
             blockers: Vec::new(),
         };
-        let counts: BTreeMap<&'static str, u64> = [("failed", 2), ("healthy", 1)].into();
-        let other: BTreeMap<&'static str, u64> = [("healthy", 7)].into();
+        let counts = StateCounts::of([State::Failed, State::Failed, State::Healthy]);
+        let other = StateCounts(BTreeMap::from([(State::Healthy, 7)]));
         metrics.record_cluster_evaluation("prod-eu-1", Some((&counts, &[domain("1.4.0", true)])));
         metrics.record_cluster_evaluation("prod-us-1", Some((&other, &[])));
         let last_good = Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap();
@@ -408,7 +408,7 @@ mod tests {
         assert!(text.contains("fleetglass_build_info{version=\""), "{text}");
         // A new version replaces the old series rather than adding one per version ever seen;
         // another cluster's series stay as its own evaluation set them.
-        let none = BTreeMap::new();
+        let none = StateCounts::default();
         metrics.record_cluster_evaluation("prod-eu-1", Some((&none, &[domain("1.5.0", false)])));
         let text = metrics.encode(Instant::now());
         assert!(!text.contains("version=\"1.4.0\""), "{text}");

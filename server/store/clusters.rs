@@ -1,8 +1,11 @@
 //! Clusters: labels, freshness, and their objects counted by state.
 
+use super::decode::Stored;
+use crate::health::StateCounts;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::PgConnection;
+use sqlx::types::Json;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClusterRow {
@@ -11,10 +14,41 @@ pub struct ClusterRow {
     pub last_good: Option<DateTime<Utc>>,
     pub error: Option<String>,
     pub kind_errors: Value,
-    pub state_counts: Value,
+    pub state_counts: StateCounts,
     /// Ids of the Flux controller Deployments the engine matched (or found absent).
     pub controllers: Value,
     pub updated_at: DateTime<Utc>,
+}
+
+/// A `clusters` row as stored, its counts as text until read as [`StateCounts`].
+pub(super) struct StoredCluster {
+    pub name: String,
+    pub labels: Value,
+    pub last_good: Option<DateTime<Utc>>,
+    pub error: Option<String>,
+    pub kind_errors: Value,
+    pub state_counts: String,
+    pub controllers: Value,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl TryFrom<StoredCluster> for ClusterRow {
+    type Error = sqlx::Error;
+
+    fn try_from(row: StoredCluster) -> Result<ClusterRow, sqlx::Error> {
+        let state_counts =
+            Stored::new("clusters", &row.name).json("state_counts", &row.state_counts)?;
+        Ok(ClusterRow {
+            state_counts,
+            name: row.name,
+            labels: row.labels,
+            last_good: row.last_good,
+            error: row.error,
+            kind_errors: row.kind_errors,
+            controllers: row.controllers,
+            updated_at: row.updated_at,
+        })
+    }
 }
 
 pub async fn upsert_clusters(
@@ -45,7 +79,7 @@ pub async fn upsert_clusters(
         rows.iter().map(|r| r.last_good).collect::<Vec<_>>() as Vec<Option<DateTime<Utc>>>,
         rows.iter().map(|r| r.error.as_deref()).collect::<Vec<_>>() as Vec<Option<&str>>,
         rows.iter().map(|r| &r.kind_errors).collect::<Vec<_>>() as Vec<&Value>,
-        rows.iter().map(|r| &r.state_counts).collect::<Vec<_>>() as Vec<&Value>,
+        rows.iter().map(|r| Json(&r.state_counts)).collect::<Vec<_>>() as Vec<Json<&StateCounts>>,
         &rows.iter().map(|r| r.updated_at).collect::<Vec<_>>(),
         rows.iter().map(|r| &r.controllers).collect::<Vec<_>>() as Vec<&Value>,
     )

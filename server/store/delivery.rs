@@ -3,11 +3,12 @@
 //! where it stopped) and opens or closes the domain's outage on that cluster. Written in the
 //! transaction that writes the verdicts, so the history never disagrees with them.
 
+use super::clusters::StoredCluster;
 use super::decode::{Key, Stored};
 use super::reads::typed;
 use super::rollups::{DomainRow, RootCauseRow, StoredDomain, StoredRootCause};
 use super::{ClusterRow, Store};
-use crate::health::State;
+use crate::health::{State, StateCounts};
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 use sqlx::types::Json;
@@ -443,10 +444,10 @@ impl Store {
     /// history by then is left out. `last_good` is `at` when it had no error then, else when
     /// the error was recorded: freshness is judged as it stood.
     pub async fn clusters_at(&self, at: DateTime<Utc>) -> Result<Vec<ClusterRow>, sqlx::Error> {
-        sqlx::query_as!(
-            ClusterRow,
+        let rows = sqlx::query_as!(
+            StoredCluster,
             r#"SELECT c.name, c.labels, CASE WHEN h.error IS NULL THEN $1 ELSE h.at END AS last_good,
-                      h.error, '{}'::jsonb AS "kind_errors!", h.state_counts AS "state_counts!",
+                      h.error, '{}'::jsonb AS "kind_errors!", h.state_counts::text AS "state_counts!",
                       c.controllers, h.at AS "updated_at!"
              FROM clusters c
              CROSS JOIN LATERAL (
@@ -456,7 +457,8 @@ impl Store {
             at,
         )
         .fetch_all(self.pool())
-        .await
+        .await?;
+        typed(rows)
     }
 
     /// The root causes open at `at`: those still open that began by then, and those resolved
@@ -491,7 +493,7 @@ pub struct SeededHistory {
     pub rollouts: Vec<RolloutRow>,
     pub outages: Vec<OutageRow>,
     pub domains: Vec<(DateTime<Utc>, DomainRow)>,
-    pub clusters: Vec<(DateTime<Utc>, String, serde_json::Value)>,
+    pub clusters: Vec<(DateTime<Utc>, String, StateCounts)>,
 }
 
 impl Store {
@@ -550,7 +552,9 @@ impl Store {
             c.iter()
                 .map(|(_, name, _)| name.as_str())
                 .collect::<Vec<_>>() as Vec<&str>,
-            c.iter().map(|(_, _, counts)| counts).collect::<Vec<_>>() as Vec<&serde_json::Value>,
+            c.iter()
+                .map(|(_, _, counts)| Json(counts))
+                .collect::<Vec<_>>() as Vec<Json<&StateCounts>>,
         )
         .execute(&mut *tx)
         .await?;

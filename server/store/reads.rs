@@ -1,6 +1,7 @@
 //! The queries the web and the API read. Every filter is a bind parameter; nothing is
 //! formatted into SQL.
 
+use super::clusters::StoredCluster;
 use super::decode::{Key, Stored};
 use super::objects::Columns;
 use super::rollups::{StoredDomain, StoredRootCause};
@@ -170,12 +171,14 @@ macro_rules! filtered_objects {
 
 impl Store {
     pub async fn clusters(&self) -> Result<Vec<ClusterRow>, sqlx::Error> {
-        sqlx::query_as!(
-            ClusterRow,
-            "SELECT name, labels, last_good, error, kind_errors, state_counts, controllers, updated_at FROM clusters ORDER BY name"
+        let rows = sqlx::query_as!(
+            StoredCluster,
+            r#"SELECT name, labels, last_good, error, kind_errors, state_counts::text AS "state_counts!", controllers, updated_at
+             FROM clusters ORDER BY name"#
         )
         .fetch_all(self.pool())
-        .await
+        .await?;
+        typed(rows)
     }
 
     pub async fn domain_verdicts(&self) -> Result<Vec<DomainRow>, sqlx::Error> {

@@ -8,7 +8,7 @@ use super::state::Site;
 use super::views::domain::version_text;
 use super::views::incidents::{IncidentView, Incidents};
 use super::views::present::encode;
-use crate::health::State;
+use crate::health::{State, StateCounts, worst_first};
 use crate::incidents::RingOrder;
 use crate::model::{ObjectId, human};
 use crate::store::{ClusterRow, DomainRow, ObjectVerdict, RootCauseRow, Store};
@@ -23,7 +23,8 @@ pub struct FleetView {
     pub groups: Vec<Group>,
     pub clusters: Vec<ClusterView>,
     pub domains: Vec<DomainView>,
-    pub counts: BTreeMap<String, u64>,
+    #[schema(value_type = BTreeMap<String, u64>)]
+    pub counts: StateCounts,
     pub root_causes: Vec<CauseView>,
     /// Distinct objects the root causes affect (each once), as `/api/v1/problems` counts.
     pub affected_total: usize,
@@ -53,7 +54,7 @@ pub struct ClusterView {
     pub unverifiable: Option<String>,
     /// Objects by state, e.g. `{"healthy": 40, "failed": 2}`.
     #[schema(value_type = BTreeMap<String, u64>)]
-    pub state_counts: serde_json::Value,
+    pub state_counts: StateCounts,
     #[serde(skip)]
     pub age: String,
 }
@@ -294,24 +295,16 @@ impl FleetView {
                 .then(a.name.cmp(&b.name))
         });
         let groups = groups_of(&clusters);
-        let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+        let mut counts = StateCounts::default();
         for cluster in &clusters {
-            if let Some(map) = cluster.state_counts.as_object() {
-                for (state, n) in map {
-                    *counts.entry(state.clone()).or_default() += n.as_u64().unwrap_or(0);
-                }
-            }
+            counts.add(&cluster.state_counts);
         }
         let domains = domain_views(site, &groups, domains);
         let mut root_causes: Vec<CauseView> = causes.into_iter().map(cause_view).collect();
-        root_causes.sort_by(|a, b| {
-            a.verdict
-                .state
-                .severity_rank()
-                .cmp(&b.verdict.state.severity_rank())
-                .then(b.affected.len().cmp(&a.affected.len()))
-                .then(a.verdict.id.cmp(&b.verdict.id))
-        });
+        fn impact(c: &CauseView) -> (State, usize, &str) {
+            (c.verdict.state, c.affected.len(), c.verdict.id.as_str())
+        }
+        root_causes.sort_by(|a, b| worst_first(impact(a), impact(b)));
         FleetView {
             generated_at: now,
             group_by: site.group_by.clone(),
@@ -341,10 +334,7 @@ impl FleetView {
 
     /// Counts in severity order, for the summary line.
     pub fn ordered_counts(&self) -> Vec<(State, u64)> {
-        State::BY_SEVERITY
-            .into_iter()
-            .filter_map(|s| Some((s, *self.counts.get(s.as_str())?)))
-            .collect()
+        self.counts.worst_first()
     }
 }
 

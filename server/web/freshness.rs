@@ -6,7 +6,7 @@
 //! cells and root causes read as `unverifiable`, the cluster itself their one root cause.
 
 use super::state::Site;
-use crate::health::{State, Untrusted, cluster_id, untrusted_data};
+use crate::health::{State, StateCounts, Untrusted, cluster_id, untrusted_data};
 use crate::store::{
     ClusterRow, DomainRow, Linked, ObjectRecord, ObjectVerdict, RootCauseRow, Store,
 };
@@ -127,18 +127,12 @@ impl Freshness {
         if self.of(&row.name).is_none() {
             return;
         }
-        let total: u64 = row
-            .state_counts
-            .as_object()
-            .into_iter()
-            .flatten()
-            .filter_map(|(_, n)| n.as_u64())
-            .sum();
-        let mut counts = serde_json::Map::new();
+        let total: u64 = row.state_counts.0.values().sum();
+        let mut counts = StateCounts::default();
         if total > 0 {
-            counts.insert(State::Unverifiable.as_str().to_string(), json!(total));
+            counts.0.insert(State::Unverifiable, total);
         }
-        row.state_counts = Value::Object(counts);
+        row.state_counts = counts;
     }
 
     /// The domain cells as they read now: an untrusted cluster's cells unverifiable, blocked
@@ -254,7 +248,7 @@ fn unreported(site: &Site, name: &str, now: DateTime<Utc>) -> ClusterRow {
         last_good: None,
         error: None,
         kind_errors: json!({}),
-        state_counts: json!({}),
+        state_counts: StateCounts::default(),
         controllers: json!([]),
         updated_at: now,
     }
@@ -277,7 +271,12 @@ mod tests {
             last_good,
             error: error.map(str::to_string),
             kind_errors: json!({}),
-            state_counts: json!({"healthy": 3, "failed": 1}),
+            state_counts: StateCounts::of([
+                State::Healthy,
+                State::Healthy,
+                State::Healthy,
+                State::Failed,
+            ]),
             controllers: json!([]),
             updated_at: now(),
         }
@@ -330,9 +329,10 @@ mod tests {
                 .state_counts
                 .clone()
         };
-        assert_eq!(counts("fresh"), json!({"healthy": 3, "failed": 1}));
-        assert_eq!(counts("old"), json!({"unverifiable": 4}));
-        assert_eq!(counts("configured"), json!({}));
+        let json = |name: &str| serde_json::to_value(counts(name)).unwrap();
+        assert_eq!(json("fresh"), json!({"healthy": 3, "failed": 1}));
+        assert_eq!(json("old"), json!({"unverifiable": 4}));
+        assert_eq!(json("configured"), json!({}));
     }
 
     fn healthy(id: &str) -> ObjectVerdict {

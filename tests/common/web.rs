@@ -7,7 +7,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use chrono::{DateTime, TimeDelta, Utc};
 use fleetglass::config::Config;
-use fleetglass::health::State;
+use fleetglass::health::{State, StateCounts};
 use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::model::ObjectId;
 use fleetglass::sources::demo::{WorldDiff, apply_to_config};
@@ -87,7 +87,7 @@ pub fn cluster_row(name: &str, ring: &str, now: DateTime<Utc>) -> ClusterRow {
         last_good: Some(now),
         error: None,
         kind_errors: json!({}),
-        state_counts: json!({"healthy": 3}),
+        state_counts: StateCounts::of([State::Healthy; 3]),
         controllers: json!([]),
         updated_at: now,
     }

@@ -119,7 +119,7 @@ pub use input::{
     ClusterInfo, DomainSpec, FormerCrdProvider, InputEvidence, Selection, Thresholds, VersionSource,
 };
 pub use merge::merge;
-pub use state::State;
+pub use state::{State, StateCounts, worst_first};
 pub use verdict::{
     CLUSTER_KIND, CoOwnership, CrdProvider, Dependency, DomainVerdict, Evaluation, ObjectEdge,
     RootCause, Verdict, cluster_id, cluster_of_cluster_id,

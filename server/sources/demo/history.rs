@@ -7,10 +7,9 @@
 
 use super::fleet::{DEMO_CLUSTERS, RINGS};
 use super::hex::unit;
-use crate::health::State;
+use crate::health::{State, StateCounts};
 use crate::store::{DomainRow, OutageRow, RolloutRow, SeededHistory};
 use chrono::{DateTime, TimeDelta, Utc};
-use serde_json::json;
 
 pub const DAYS: i64 = 90;
 const EVERY_DAYS: i64 = 3;
@@ -30,7 +29,13 @@ pub fn generate(now: DateTime<Utc>) -> SeededHistory {
     let mut history = SeededHistory {
         clusters: DEMO_CLUSTERS
             .iter()
-            .map(|c| (start, c.name.to_string(), json!({"healthy": 40})))
+            .map(|c| {
+                (
+                    start,
+                    c.name.to_string(),
+                    StateCounts::of([State::Healthy; 40]),
+                )
+            })
             .collect(),
         ..SeededHistory::default()
     };

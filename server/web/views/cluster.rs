@@ -3,7 +3,7 @@
 //! its Kustomizations and HelmReleases (the engine's dependsOn edges).
 
 use super::present::{Moment, ObjectItem, body_of, encode};
-use crate::health::{EdgeKind, State};
+use crate::health::{EdgeKind, State, StateCounts};
 use crate::model::{CONTROLLER_NAMES, Kind, controller_of_deployment};
 use crate::store::{Linked, ObjectRecord, Store};
 use crate::web::error::ApiError;
@@ -11,7 +11,7 @@ use crate::web::freshness::Freshness;
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ClusterDetail {
@@ -24,7 +24,8 @@ pub struct ClusterDetail {
     /// Kinds that could not be listed or watched, with the error.
     #[schema(value_type = BTreeMap<String, String>)]
     pub kind_errors: serde_json::Value,
-    pub state_counts: BTreeMap<String, u64>,
+    #[schema(value_type = BTreeMap<String, u64>)]
+    pub state_counts: StateCounts,
     pub controllers: Vec<Controller>,
     pub tree: Vec<TreeNode>,
     #[serde(skip)]
@@ -73,7 +74,7 @@ impl ClusterDetail {
         Ok(ClusterDetail {
             controllers,
             tree: tree(&records, now),
-            state_counts: serde_json::from_value(row.state_counts).unwrap_or_default(),
+            state_counts: row.state_counts,
             last_good_moment: Moment::of(row.last_good, now),
             name: row.name,
             labels: row.labels,
@@ -86,15 +87,12 @@ impl ClusterDetail {
 
     /// Counts in severity order, each with a link to the filtered objects list.
     pub fn ordered_counts(&self) -> Vec<(State, u64, String)> {
-        State::BY_SEVERITY
+        self.state_counts
+            .worst_first()
             .into_iter()
-            .filter_map(|s| {
-                let n = *self.state_counts.get(s.as_str())?;
-                Some((
-                    s,
-                    n,
-                    format!("/objects?cluster={}&state={s}", encode(&self.name)),
-                ))
+            .map(|(s, n)| {
+                let href = format!("/objects?cluster={}&state={s}", encode(&self.name));
+                (s, n, href)
             })
             .collect()
     }

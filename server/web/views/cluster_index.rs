@@ -90,12 +90,13 @@ fn entry(cluster: ClusterView, linked: &[Linked]) -> ClusterEntry {
                 .collect()
         })
         .unwrap_or_default();
-    let counts = State::BY_SEVERITY
+    let counts = cluster
+        .state_counts
+        .worst_first()
         .into_iter()
-        .filter_map(|s| {
-            let n = cluster.state_counts.get(s.as_str())?.as_u64()?;
+        .map(|(s, n)| {
             let href = format!("/objects?cluster={}&state={s}", encode(&cluster.name));
-            Some((s, n, href))
+            (s, n, href)
         })
         .collect();
     let mut flux = BTreeSet::new();

@@ -108,18 +108,10 @@ impl ProblemsView {
             .iter()
             .map(|cause| problem(cause, &records, site, now))
             .collect();
-        problems.sort_by(|a, b| {
-            (
-                a.verdict.state.severity_rank(),
-                std::cmp::Reverse(a.affected_count),
-                &a.verdict.id,
-            )
-                .cmp(&(
-                    b.verdict.state.severity_rank(),
-                    std::cmp::Reverse(b.affected_count),
-                    &b.verdict.id,
-                ))
-        });
+        fn impact(p: &Problem) -> (State, usize, &str) {
+            (p.verdict.state, p.affected_count, p.verdict.id.as_str())
+        }
+        problems.sort_by(|a, b| crate::health::worst_first(impact(a), impact(b)));
         let (domains, resolved) = tokio::try_join!(
             store.domain_verdicts(),
             store.resolved_since(now - RESOLVED_WINDOW)
