@@ -47,6 +47,7 @@ mod input;
 mod jobs;
 mod merge;
 mod output;
+mod paths;
 mod pods;
 pub mod reasons;
 mod revisions;
@@ -119,6 +120,7 @@ pub use input::{
     ClusterInfo, DomainSpec, FormerCrdProvider, InputEvidence, Selection, Thresholds, VersionSource,
 };
 pub use merge::merge;
+pub use paths::PathsToRoot;
 pub use state::{State, StateCounts, worst_first};
 pub use verdict::{
     CLUSTER_KIND, CoOwnership, CrdProvider, Dependency, DomainVerdict, Evaluation, ObjectEdge,

@@ -5,7 +5,7 @@ use super::contacts::{Contact, contacts};
 use super::incidents::{IncidentView, Incidents};
 use super::object::CommitUrls;
 use super::present::{Moment, ObjectItem, body_of, href_of_id, label_of_id};
-use crate::health::{EdgeKind, State};
+use crate::health::{EdgeKind, PathsToRoot, State};
 use crate::incidents::{RESOLVED_WINDOW, ResolvedIncident};
 use crate::model::Kind;
 use crate::store::{ObjectRecord, ObjectVerdict, RootCauseRow, Store};
@@ -13,7 +13,7 @@ use crate::web::freshness::Freshness;
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::HashMap;
 
 /// Affected objects listed per problem; the count is always complete.
 const AFFECTED_SHOWN: usize = 200;
@@ -155,13 +155,16 @@ fn problem(
         .take(AFFECTED_SHOWN)
         .filter_map(|id| records.get(id))
         .collect();
-    let next_hop = hops_towards(cause_id, &shown);
+    let paths = PathsToRoot::new(
+        cause_id,
+        shown.iter().map(|r| (r.verdict.id.as_str(), &r.edges[..])),
+    );
     let state_of = |id: &str| records.get(id).map(|r| r.verdict.state);
     let affected: Vec<Affected> = shown
         .iter()
         .map(|record| {
             let object = ObjectItem::new(record, now);
-            let chain = chain(object.verdict.id.as_str(), cause_id, &next_hop);
+            let chain = paths.path(object.verdict.id.as_str());
             let links = chain
                 .iter()
                 .map(|id| ChainLink {
@@ -226,49 +229,6 @@ fn problem(
         revisions,
         by_state,
     }
-}
-
-/// For each object, the next object on a shortest path to the cause, walking the edges the
-/// engine walked (stored with each verdict) within the affected set.
-fn hops_towards(cause: &str, affected: &[&ObjectRecord]) -> HashMap<String, String> {
-    let mut dependents: HashMap<&str, Vec<String>> = HashMap::new();
-    let ids: Vec<String> = affected.iter().map(|r| r.verdict.id.0.clone()).collect();
-    let members: HashSet<&str> = ids.iter().map(String::as_str).collect();
-    for (record, id) in affected.iter().zip(&ids) {
-        for edge in record.edges.iter() {
-            dependents
-                .entry(edge.target.as_str())
-                .or_default()
-                .push(id.clone());
-        }
-    }
-    let mut next: HashMap<String, String> = HashMap::new();
-    let mut queue = VecDeque::from([cause.to_string()]);
-    let mut seen = HashSet::from([cause.to_string()]);
-    while let Some(node) = queue.pop_front() {
-        for dependent in dependents.get(node.as_str()).into_iter().flatten() {
-            if members.contains(dependent.as_str()) && seen.insert(dependent.clone()) {
-                next.insert(dependent.clone(), node.clone());
-                queue.push_back(dependent.clone());
-            }
-        }
-    }
-    next
-}
-
-fn chain(from: &str, cause: &str, next: &HashMap<String, String>) -> Vec<String> {
-    let mut chain = vec![from.to_string()];
-    let mut at = from;
-    while let Some(hop) = next.get(at) {
-        chain.push(hop.clone());
-        at = hop;
-        if hop == cause {
-            return chain;
-        }
-    }
-    // No path through what the objects say: the engine's word is the only link.
-    chain.push(cause.to_string());
-    chain
 }
 
 /// An HTML id for a problem, so the fleet page can link straight to it.
