@@ -4,20 +4,17 @@
 
 use crate::common;
 
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use common::web::{app, fresh_store, get, get_json};
 use fleetglass::config::from_yaml_str;
+use fleetglass::health::testkit::{self, SHA, with_conditions, with_label};
 use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::model::parse_object;
-use fleetglass::objects::{
-    Artifact, GitRepository, Kustomization, KustomizationStatus, Meta, Ref, SourceStatus, Truth,
-    condition,
-};
+use fleetglass::objects::{Truth, condition};
 use fleetglass::sources::SourceEvent;
 use serde_json::Value;
 
 const CLUSTER: &str = "prod-eu-1";
-const SHA: &str = "main@sha1:3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b";
 
 const CONFIG: &str = "
 clusters:
@@ -32,24 +29,10 @@ domains:
     version: {from: source_revision, kind: GitRepository, namespace: flux-system, name: flux-system}
 ";
 
-/// When the fleet's objects were created: long before any condition.
-fn created() -> DateTime<Utc> {
-    "2026-01-01T00:00:00Z".parse().expect("a valid time")
-}
-
+/// The engine's Kustomization in the domain, with one Ready condition.
 fn kustomization(name: &str, domain: &str, depends_on: &[&str], ready: Value) -> Value {
-    let meta = Meta::new("flux-system", name, created()).label("domain", domain);
-    let source = Ref::to("GitRepository", "flux-system");
-    let mut kustomization = Kustomization::new(meta, source, &format!("./{name}"), "10m");
-    kustomization.depends_on = depends_on.iter().map(|d| Ref::named(d)).collect();
-    kustomization.status = Some(KustomizationStatus {
-        observed_generation: 1,
-        last_applied_revision: Some(SHA.into()),
-        last_attempted_revision: Some(SHA.into()),
-        conditions: vec![ready],
-        inventory: None,
-    });
-    kustomization.to_json()
+    let labelled = with_label(testkit::kustomization(name, depends_on), "domain", domain);
+    with_conditions(labelled, vec![ready])
 }
 
 fn ready(status: Truth, reason: &str, message: &str) -> Value {
@@ -58,20 +41,7 @@ fn ready(status: Truth, reason: &str, message: &str) -> Value {
 }
 
 fn git_repository() -> Value {
-    let message = format!("stored artifact for revision '{SHA}'");
-    GitRepository {
-        meta: Meta::new("flux-system", "flux-system", created()),
-        interval: "1m".into(),
-        timeout: None,
-        url: "https://git.example.com/fleet".into(),
-        branch: None,
-        status: Some(SourceStatus {
-            observed_generation: 1,
-            artifact: Some(Artifact::revision(SHA)),
-            conditions: vec![ready(Truth::True, "Succeeded", &message)],
-        }),
-    }
-    .to_json()
+    testkit::git_repository("flux-system", SHA)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
