@@ -9,12 +9,10 @@ use crate::common;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use common::web::{app, get, get_json};
+use fleetglass::health::testkit::{self, SHA, in_namespace, with_conditions, with_source};
 use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::model::parse_object;
-use fleetglass::objects::{
-    Artifact, GitRepository, Kustomization, KustomizationStatus, Meta, Ref, SourceStatus, Truth,
-    Workload, condition,
-};
+use fleetglass::objects::{Meta, Truth, Workload, condition};
 use fleetglass::sources::SourceEvent;
 use fleetglass::store::Store;
 use serde_json::Value;
@@ -49,7 +47,7 @@ fn git_repository(name: &str, ready_now: bool) -> Value {
         ready(
             Truth::True,
             "Succeeded",
-            "stored artifact for revision 'main@sha1:0123'",
+            &format!("stored artifact for revision '{SHA}'"),
         )
     } else {
         ready(
@@ -58,31 +56,16 @@ fn git_repository(name: &str, ready_now: bool) -> Value {
             "authentication required",
         )
     };
-    GitRepository {
-        meta: Meta::new(FLUX, name, created()),
-        interval: "5m".into(),
-        timeout: None,
-        url: format!("https://example.invalid/{name}.git"),
-        branch: None,
-        status: Some(SourceStatus {
-            observed_generation: 1,
-            artifact: Some(Artifact::revision("main@sha1:0123")),
-            conditions,
-        }),
-    }
-    .to_json()
+    with_conditions(
+        in_namespace(testkit::git_repository(name, SHA), FLUX),
+        conditions,
+    )
 }
 
+/// The engine's Kustomization, in `gitops`, from its own GitRepository.
 fn kustomization(name: &str, source: &str, depends_on: &[&str], conditions: Vec<Value>) -> Value {
-    let meta = Meta::new(FLUX, name, created());
-    let mut kustomization = Kustomization::new(meta, Ref::to("GitRepository", source), "./", "10m");
-    kustomization.depends_on = depends_on.iter().map(|d| Ref::named(d)).collect();
-    kustomization.status = Some(KustomizationStatus {
-        observed_generation: 1,
-        conditions,
-        ..KustomizationStatus::default()
-    });
-    kustomization.to_json()
+    let moved = in_namespace(testkit::kustomization(name, depends_on), FLUX);
+    with_conditions(with_source(moved, source), conditions)
 }
 
 fn id(kind: &str, name: &str) -> String {

@@ -75,6 +75,18 @@ pub fn with_conditions(mut value: Value, conditions: Vec<Value>) -> Value {
     value
 }
 
+/// Moves the object to `namespace` (Flux installed elsewhere than flux-system).
+pub fn in_namespace(mut value: Value, namespace: &str) -> Value {
+    value["metadata"]["namespace"] = json!(namespace);
+    value
+}
+
+/// Points a Kustomization or HelmRelease at another source of the same kind.
+pub fn with_source(mut value: Value, name: &str) -> Value {
+    value["spec"]["sourceRef"]["name"] = json!(name);
+    value
+}
+
 pub fn with_label(mut value: Value, key: &str, label: &str) -> Value {
     value["metadata"]["labels"][key] = json!(label);
     value
