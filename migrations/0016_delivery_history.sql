@@ -72,3 +72,12 @@ CREATE TABLE cluster_history (
 );
 CREATE INDEX cluster_history_as_of ON cluster_history (cluster, at DESC);
 CREATE INDEX cluster_history_age ON cluster_history USING brin (at);
+
+-- What an existing install holds now starts the history, so a past time after this upgrade
+-- finds every cluster and domain as last written (before it: not yet listed, unverifiable).
+INSERT INTO cluster_history (cluster, at, state_counts, error)
+SELECT name, updated_at, state_counts, error FROM clusters;
+INSERT INTO domain_history (domain, cluster, at, version, offered, state, fully_healthy, objects, healthy, blockers)
+SELECT domain, cluster, updated_at, version, offered, state, fully_healthy, objects, healthy, blockers
+FROM domain_verdicts;
+INSERT INTO domain_history_keys (domain, cluster) SELECT domain, cluster FROM domain_verdicts;

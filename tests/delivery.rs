@@ -646,3 +646,42 @@ async fn the_fleet_at_a_past_time() {
         assert!(body.contains(says), "{at}: {body}");
     }
 }
+
+/// The collector stopped two hours ago (its last good data is that old): the fleet an hour ago
+/// is stale there, never the green it last wrote; while it still ran, the same cell was healthy.
+#[tokio::test]
+async fn a_past_time_after_the_collector_stopped_is_unverifiable() {
+    let store = fresh_store().await;
+    let now = Utc::now();
+    let stopped = now - TimeDelta::hours(2);
+    let mut tx = store.pool().begin().await.unwrap();
+    let mut row = cluster_row("prod-1", "prod", stopped);
+    row.state_counts = StateCounts::of([State::Healthy; 4]);
+    upsert_clusters(&mut tx, &[row]).await.unwrap();
+    tx.commit().await.unwrap();
+    round(
+        &store,
+        stopped - TimeDelta::minutes(30),
+        true,
+        &[],
+        &[verdict("prod-1", "1.0", None, State::Healthy)],
+    )
+    .await;
+    let app = app(store.clone(), &config());
+    let state_at = |at: DateTime<Utc>| {
+        let app = app.clone();
+        async move {
+            let at = at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+            let (status, view) = get_json(&app, &format!("/api/v1/fleet?at={at}")).await;
+            assert_eq!(status, 200, "{view}");
+            let cells = view["domains"][0]["clusters"].as_array().unwrap().clone();
+            let cell = cells
+                .into_iter()
+                .find(|c| c["cluster"] == "prod-1")
+                .unwrap();
+            cell["state"].as_str().unwrap().to_string()
+        }
+    };
+    assert_eq!(state_at(stopped + TimeDelta::seconds(30)).await, "healthy");
+    assert_eq!(state_at(now - TimeDelta::hours(1)).await, "unverifiable");
+}

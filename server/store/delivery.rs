@@ -442,11 +442,15 @@ impl Store {
 
     /// The clusters with their counts and error as they were at `at`; a cluster with no
     /// history by then is left out. `last_good` is `at` when it had no error then, else when
-    /// the error was recorded: freshness is judged as it stood.
+    /// the error was recorded — but never later than the cluster's last good data now, so a
+    /// past time after the collector stopped is judged stale, never fresh.
     pub async fn clusters_at(&self, at: DateTime<Utc>) -> Result<Vec<ClusterRow>, sqlx::Error> {
         let rows = sqlx::query_as!(
             StoredCluster,
-            r#"SELECT c.name, c.labels, CASE WHEN h.error IS NULL THEN $1 ELSE h.at END AS last_good,
+            r#"SELECT c.name, c.labels,
+                      CASE WHEN c.last_good IS NULL THEN NULL
+                           WHEN h.error IS NULL THEN LEAST($1, c.last_good)
+                           ELSE LEAST(h.at, c.last_good) END AS last_good,
                       h.error, '{}'::jsonb AS "kind_errors!", h.state_counts::text AS "state_counts!",
                       c.controllers, h.at AS "updated_at!"
              FROM clusters c
