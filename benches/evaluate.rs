@@ -138,7 +138,7 @@ fn write_yaml(path: &PathBuf, objects: &[Value]) {
     let mut out = std::io::BufWriter::new(std::fs::File::create(path).expect("file"));
     for object in objects {
         writeln!(out, "---").expect("write");
-        serde_yaml::to_writer(&mut out, object).expect("yaml");
+        serde_saphyr::to_io_writer(&mut out, object).expect("yaml");
     }
     out.flush().expect("flush");
 }

@@ -13,6 +13,9 @@
 // those above it (and the engine crate below them all). tests/architecture.rs holds the code
 // and this list to that order.
 
+/// Reading YAML: one crate, one set of options.
+pub mod yaml;
+
 /// Postgres: every query, typed rows.
 pub mod store;
 

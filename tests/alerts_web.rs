@@ -27,7 +27,7 @@ fn proxy_site_config() -> Config {
         .map(|b| format!("{b:02x}"))
         .collect();
     Config {
-        web: serde_yaml::from_str(&format!(
+        web: fleetglass::yaml::from_str(&format!(
             "auth: {{mode: proxy, tokens: [{{name: ci, sha256: {hash}}}], proxy: {{trusted_proxies: [127.0.0.1/32]}}}}"
         ))
         .unwrap(),
@@ -475,7 +475,7 @@ async fn the_alerts_page_says_where_notifications_go_or_that_they_go_nowhere() {
         "{page}"
     );
     let mut config = proxy_site_config();
-    config.alerts = serde_yaml::from_str(
+    config.alerts = fleetglass::yaml::from_str(
         "{slack: {webhook_url_file: /run/slack}, webhooks: [{name: pager, url_file: /run/pager}]}",
     )
     .unwrap();

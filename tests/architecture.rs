@@ -13,6 +13,7 @@ const LAYERS: &[&str] = &[
     "model",
     "health",
     "objects",
+    "yaml",
     "store",
     "config",
     "incidents",

@@ -735,7 +735,7 @@ async fn signs_in_and_out(client: &Client, url: &str) {
 async fn serve_tokens_mode() -> String {
     let store = fresh_store().await;
     let mut config = demo_config();
-    config.web = serde_yaml::from_str(
+    config.web = fleetglass::yaml::from_str(
         "auth: {mode: tokens, tokens: [{name: ci, sha256: 5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8}]}",
     )
     .unwrap();

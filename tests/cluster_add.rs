@@ -19,7 +19,7 @@ fn kubectl(bed: &Testbed, kubeconfig: &Path, args: &[&str]) -> Output {
 
 /// The kubeconfig inside the Secret manifest the command wrote (under `stringData`).
 fn kubeconfig_in(manifest: &str, key: &str) -> String {
-    let secret: serde_json::Value = serde_yaml::from_str(manifest).expect("a YAML Secret");
+    let secret: serde_json::Value = fleetglass::yaml::from_str(manifest).expect("a YAML Secret");
     assert_eq!(secret["kind"], "Secret");
     secret["stringData"][key]
         .as_str()

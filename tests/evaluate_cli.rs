@@ -397,7 +397,7 @@ fn lists_inside_lists_are_read() {
             {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepositoryList", "items": [object("innermost"), "garbage"]}
         ]}
     ]});
-    for text in [list.to_string(), serde_yaml::to_string(&list).unwrap()] {
+    for text in [list.to_string(), serde_saphyr::to_string(&list).unwrap()] {
         let report = report_of(&evaluate(&["-"], Some(&text)));
         let mut names: Vec<&str> = report["objects"]
             .as_array()

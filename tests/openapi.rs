@@ -194,10 +194,12 @@ fn mismatches(
         .or_else(|| responses.get("default"))
         .unwrap_or_else(|| panic!("{method} {path}: {status} is not documented"));
     let schema = &response["content"]["application/json"]["schema"];
-    assert!(
-        schema.is_object(),
-        "{method} {path} {status}: no JSON schema"
-    );
+    schema_mismatches(document, schema, answer, &format!("{method} {path} {status}"))
+}
+
+/// What in `value` the document's `schema` (made strict) refuses.
+fn schema_mismatches(document: &Value, schema: &Value, value: &Value, what: &str) -> Vec<String> {
+    assert!(schema.is_object(), "{what}: no JSON schema");
     let mut root = strict_schemas(document);
     root["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
     for (key, value) in strict(schema).as_object().unwrap() {
@@ -206,9 +208,9 @@ fn mismatches(
     let validator = jsonschema::options()
         .should_validate_formats(true)
         .build(&root)
-        .unwrap_or_else(|e| panic!("{method} {path} {status}: the schema does not compile: {e}"));
+        .unwrap_or_else(|e| panic!("{what}: the schema does not compile: {e}"));
     validator
-        .iter_errors(answer)
+        .iter_errors(value)
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect()
 }
@@ -689,4 +691,49 @@ async fn an_undocumented_or_missing_field_fails_validation() {
             "{case}: accepted"
         );
     }
+}
+
+/// What a generic webhook receives is the document's `webhooks.alert` body, version 1: a real
+/// notification, delivered by the worker to a local receiver, validates against it (strict:
+/// no field the document does not describe), and a body without `version` does not.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_delivered_webhook_body_is_the_documented_version_1() {
+    use common::alerts::Receiver;
+    use fleetglass::alerts::{DeliverySettings, Sinks, Worker};
+    use fleetglass::config::{Secret, WebhookTarget};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    let store = common::fresh_store().await;
+    let app = common::web::tokens_app(store.clone(), TOKEN);
+    let (status, _, document) = call(&app, Method::GET, "/api/v1/openapi.json", None).await;
+    assert_eq!(status, StatusCode::OK, "{document}");
+    let schema = &document["webhooks"]["alert"]["post"]["requestBody"]["content"]
+        ["application/json"]["schema"];
+    let receiver = Receiver::start().await;
+    let pager = WebhookTarget {
+        name: "pager".into(),
+        url: Secret::new(format!("{}/pager", receiver.base)),
+    };
+    let sinks = Arc::new(Sinks::new(None, vec![pager], Duration::from_secs(10)).unwrap());
+    common::alerts::raise_tofu_controller_alert_routed(&store, sinks.routes()).await;
+    let settings = DeliverySettings {
+        backoff: Duration::from_millis(20),
+        max_backoff: Duration::from_millis(200),
+        poll: Duration::from_millis(20),
+        claim: Duration::from_secs(1),
+    };
+    let worker = tokio::spawn(Worker::new(store.clone(), sinks, settings).run());
+    let body = common::eventually("the webhook got the alert", Duration::from_secs(20), async || {
+        receiver.accepted().first().map(|request| request.body.clone())
+    })
+    .await;
+    worker.abort();
+    assert_eq!(body["version"], 1, "{body:#}");
+    assert_eq!(body["alert"]["kind"], "Deployment", "{body:#}");
+    let problems = schema_mismatches(&document, schema, &body, "the webhook body");
+    assert!(problems.is_empty(), "{}\n{body:#}", problems.join("\n"));
+    let mut unversioned = body.clone();
+    unversioned.as_object_mut().unwrap().remove("version");
+    assert!(!schema_mismatches(&document, schema, &unversioned, "unversioned").is_empty());
 }

@@ -6,7 +6,6 @@ use crate::common;
 use common::collector::{apply, flux_pair, unique_namespace};
 use common::pod::{PodRun, documents, find};
 use common::testbed::Testbed;
-use serde::Deserialize;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -202,9 +201,9 @@ fn docker_compose_is_valid_and_pinned() {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docker-compose.yml"),
     )
     .unwrap();
-    let compose: serde_yaml::Value =
-        serde_yaml::from_str(&text).expect("docker-compose.yml parses");
-    let services = compose["services"].as_mapping().expect("services");
+    let compose: serde_json::Value =
+        fleetglass::yaml::from_str(&text).expect("docker-compose.yml parses");
+    let services = compose["services"].as_object().expect("services");
     let postgres = &compose["services"]["postgres"];
     let image = postgres["image"].as_str().unwrap();
     assert!(
@@ -253,7 +252,7 @@ fn docker_compose_is_valid_and_pinned() {
             .starts_with(mounted_at)
     );
     assert!(!format!("{:?}", clusters["command"]).contains("--demo"));
-    for (name, _) in compose["volumes"].as_mapping().unwrap() {
+    for (name, _) in compose["volumes"].as_object().unwrap() {
         assert!(
             text.contains(&format!("{}:/", name.as_str().unwrap())),
             "volume used"
@@ -264,9 +263,10 @@ fn docker_compose_is_valid_and_pinned() {
 /// The plain manifest (for `kubectl apply`) and the chart grant exactly the same permissions.
 #[test]
 fn the_reader_manifest_and_the_chart_grant_the_same_rules() {
-    let rules_of = |yaml: &str| -> serde_yaml::Value {
-        serde_yaml::Deserializer::from_str(yaml)
-            .map(|doc| serde_yaml::Value::deserialize(doc).unwrap())
+    let rules_of = |yaml: &str| -> serde_json::Value {
+        serde_saphyr::from_multiple::<serde_json::Value>(yaml)
+            .unwrap()
+            .into_iter()
             .find(|doc| doc["kind"] == "ClusterRole")
             .expect("a ClusterRole")["rules"]
             .clone()
@@ -483,7 +483,7 @@ fn an_api_tokens_secret_puts_the_server_in_token_mode() {
     let config = find(&docs, "ConfigMap")["data"]["config.yaml"]
         .as_str()
         .unwrap();
-    let config: serde_json::Value = serde_yaml::from_str(config).unwrap();
+    let config: serde_json::Value = fleetglass::yaml::from_str(config).unwrap();
     assert_eq!(config["web"]["auth"]["mode"], "tokens");
     let env = &pod_spec(&docs)["containers"][0]["env"];
     assert!(

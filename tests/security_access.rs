@@ -82,7 +82,7 @@ fn request(method: &Method, uri: &str, bearer: Option<&str>) -> Request<Body> {
 async fn tokens_app() -> axum::Router {
     let (_, store) = demo_app().await;
     let mut config = demo_config();
-    config.web = serde_yaml::from_str(&format!(
+    config.web = fleetglass::yaml::from_str(&format!(
         "auth: {{mode: tokens, tokens: [{{name: ci, sha256: {}}}]}}",
         sha256_hex(TOKEN)
     ))
@@ -139,11 +139,11 @@ async fn the_right_token_opens_every_route() {
 
 #[test]
 fn the_config_holds_hashes_never_tokens() {
-    let raw: Result<fleetglass::config::WebConfig, _> = serde_yaml::from_str(&format!(
+    let raw: Result<fleetglass::config::WebConfig, _> = fleetglass::yaml::from_str(&format!(
         "auth: {{mode: tokens, tokens: [{{name: ci, token: {TOKEN}}}]}}"
     ));
     assert!(raw.is_err(), "a plain token field must be refused");
-    let not_a_hash: Result<fleetglass::config::WebConfig, _> = serde_yaml::from_str(&format!(
+    let not_a_hash: Result<fleetglass::config::WebConfig, _> = fleetglass::yaml::from_str(&format!(
         "auth: {{mode: tokens, tokens: [{{name: ci, sha256: {TOKEN}}}]}}"
     ));
     let error = not_a_hash.unwrap_err().to_string();
@@ -152,7 +152,7 @@ fn the_config_holds_hashes_never_tokens() {
         !error.contains(TOKEN),
         "the refused value is not echoed: {error}"
     );
-    let hashed: fleetglass::config::WebConfig = serde_yaml::from_str(&format!(
+    let hashed: fleetglass::config::WebConfig = fleetglass::yaml::from_str(&format!(
         "auth: {{mode: tokens, tokens: [{{name: ci, sha256: {}}}]}}",
         sha256_hex(TOKEN)
     ))
@@ -164,7 +164,7 @@ fn the_config_holds_hashes_never_tokens() {
 async fn the_proxy_header_counts_only_from_the_proxy_on_every_route() {
     let store = fresh_store().await;
     let mut config = demo_config();
-    config.web = serde_yaml::from_str(
+    config.web = fleetglass::yaml::from_str(
         "auth: {mode: proxy, proxy: {user_header: X-Forwarded-User, trusted_proxies: [10.0.0.0/8]}}",
     )
     .unwrap();
@@ -193,7 +193,7 @@ async fn the_proxy_header_counts_only_from_the_proxy_on_every_route() {
 async fn proxy_app() -> (axum::Router, fleetglass::store::Store) {
     let store = fresh_store().await;
     let mut config = demo_config();
-    config.web = serde_yaml::from_str(
+    config.web = fleetglass::yaml::from_str(
         "auth: {mode: proxy, proxy: {user_header: X-Forwarded-User, trusted_proxies: [127.0.0.0/8]}}",
     )
     .unwrap();

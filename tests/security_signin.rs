@@ -32,7 +32,7 @@ async fn https_app() -> axum::Router {
     let (_, store) = demo_app().await;
     let mut config = demo_config();
     config.public_url = Some(format!("https://{HOST}"));
-    config.web = serde_yaml::from_str(&format!(
+    config.web = fleetglass::yaml::from_str(&format!(
         "auth: {{mode: tokens, tokens: [{{name: ana, sha256: {}}}]}}",
         sha256_hex(TOKEN)
     ))
@@ -226,7 +226,7 @@ async fn a_token_signs_a_browser_in_with_a_strict_cookie() {
 fn keyed_app(store: Store, token: &str) -> axum::Router {
     let mut config = demo_config();
     config.public_url = Some(format!("https://{HOST}"));
-    config.web = serde_yaml::from_str(&format!(
+    config.web = fleetglass::yaml::from_str(&format!(
         "auth: {{mode: tokens, tokens: [{{name: ana, sha256: {}}}]}}",
         sha256_hex(token)
     ))
@@ -635,7 +635,7 @@ async fn a_changed_access_policy_is_recorded_once() {
     let site_with = |tokens: &str| {
         let mut config = demo_config();
         config.web =
-            serde_yaml::from_str(&format!("auth: {{mode: tokens, tokens: [{tokens}]}}")).unwrap();
+            fleetglass::yaml::from_str(&format!("auth: {{mode: tokens, tokens: [{tokens}]}}")).unwrap();
         Site::from_config(&config)
     };
     let one = site_with(&format!("{{name: ana, sha256: {}}}", sha256_hex(TOKEN)));

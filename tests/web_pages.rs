@@ -478,7 +478,7 @@ fn sha256_hex(token: &str) -> String {
 async fn tokens_mode_needs_a_valid_bearer_token() {
     let store = fresh_store().await;
     let mut config = demo_config();
-    config.web = serde_yaml::from_str(&format!(
+    config.web = fleetglass::yaml::from_str(&format!(
         "auth: {{mode: tokens, tokens: [{{name: ci, sha256: {}}}]}}",
         sha256_hex("s3cret-token")
     ))
@@ -528,7 +528,7 @@ async fn tokens_mode_needs_a_valid_bearer_token() {
 async fn proxy_mode_trusts_the_user_header_only_from_the_proxy() {
     let store = fresh_store().await;
     let mut config = demo_config();
-    config.web = serde_yaml::from_str(
+    config.web = fleetglass::yaml::from_str(
         "auth: {mode: proxy, proxy: {user_header: X-Forwarded-User, trusted_proxies: [127.0.0.1/32]}}",
     )
     .unwrap();

@@ -20,6 +20,7 @@ pub mod rules;
 pub mod silences;
 mod sinks;
 mod slack;
+mod webhook;
 
 // The records the store persists; their behaviour is here.
 // A rule may name only alertable states, so the config owns the test.
@@ -33,6 +34,7 @@ pub use delivery::{DeliverySettings, Outcome, Worker};
 pub use dispatcher::Dispatcher;
 pub use grouping::CauseGroup;
 pub use sinks::{Route, Sinks};
+pub use webhook::{WEBHOOK_VERSION, WebhookAlert, WebhookBody};
 
 use crate::config::{AlertRule, Config};
 use crate::health::State;

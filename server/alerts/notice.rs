@@ -68,7 +68,7 @@ impl Notice {
     /// `cluster prod-eu-1`, `clusters prod-eu-1, prod-eu-2`).
     pub fn object(&self) -> String {
         let clusters = self.cluster_list();
-        if self.namespace.is_empty() && self.kind == crate::config::CLUSTER_KIND {
+        if crate::health::cluster_of_cluster_id(&self.root_cause).is_some() {
             match self.clusters.len() {
                 0 | 1 => format!("cluster {clusters}"),
                 _ => format!("clusters {clusters}"),

@@ -3,11 +3,11 @@
 //! token (reqwest errors are stripped with `without_url`).
 
 use super::Notice;
+use super::webhook::WebhookBody;
 use super::slack::Slack;
 use crate::config::{SlackTarget, WebhookTarget};
 use chrono::{DateTime, Utc};
 use reqwest::{Response, StatusCode};
-use serde_json::json;
 use std::time::Duration;
 
 /// What a successful send leaves behind.
@@ -113,7 +113,7 @@ impl Sinks {
             .ok_or_else(|| SendError::UnknownSink(sink.to_string()))?;
         // `id` (and the Idempotency-Key header) stay the same when a notification is sent
         // again after a crash: delivery is at least once.
-        let body = json!({"id": attempt.notification, "event": notice.event, "alert": notice});
+        let body = WebhookBody::of(attempt.notification, notice);
         let response = self
             .client
             .post(hook.url.expose())

@@ -89,29 +89,25 @@ fn parse(text: &str, path: Option<&Path>) -> Result<Config, ConfigError> {
     if text.trim().is_empty() {
         return Ok(Config::default());
     }
-    let deserializer = serde_yaml::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(deserializer).map_err(|e| {
-        let key = e.path().to_string();
-        let inner = e.into_inner();
-        let location = inner
-            .location()
-            .map(|l| format!(" (line {}, column {})", l.line(), l.column()))
-            .unwrap_or_default();
-        let key = if key == "." { String::new() } else { key };
-        ConfigError::new(
-            path,
-            key,
-            format!("{}{location}", strip_location(&inner.to_string())),
-        )
-    })
-}
-
-/// serde_yaml appends "at line X column Y" itself; we print the location once, our way.
-fn strip_location(message: &str) -> String {
-    match message.find(" at line ") {
-        Some(index) => message[..index].to_string(),
-        None => message.to_string(),
-    }
+    let options = crate::yaml::options(crate::yaml::CONFIG_DEPTH);
+    let read = serde_saphyr::with_deserializer_from_str_with_options(text, options, |yaml| {
+        // The path (`web.auth.tokens[0].sha256`) is the key the error names.
+        Ok(serde_path_to_error::deserialize(yaml))
+    });
+    let (key, error) = match read {
+        Ok(Ok(config)) => return Ok(config),
+        Ok(Err(e)) => (e.path().to_string(), e.into_inner()),
+        Err(e) => (String::new(), e),
+    };
+    let location = crate::yaml::position(&error)
+        .map(|(line, column)| format!(" (line {line}, column {column})"))
+        .unwrap_or_default();
+    let key = if key == "." { String::new() } else { key };
+    Err(ConfigError::new(
+        path,
+        key,
+        format!("{}{location}", crate::yaml::message(&error)),
+    ))
 }
 
 fn validate(config: &Config, path: Option<&Path>) -> Result<(), ConfigError> {

@@ -293,7 +293,7 @@ mod tests {
     }
 
     fn web(yaml: &str) -> WebConfig {
-        serde_yaml::from_str(yaml).unwrap()
+        crate::yaml::from_str(yaml).unwrap()
     }
 
     #[test]

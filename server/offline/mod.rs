@@ -1,7 +1,6 @@
 //! Offline evaluation behind `fleetglass evaluate` (argument parsing and exit codes stay with
 //! the caller): read Kubernetes objects from files or stdin, evaluate them, print the JSON report.
 
-mod block_yaml;
 mod blocks;
 mod depth;
 mod json_cut;

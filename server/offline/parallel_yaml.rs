@@ -1,18 +1,15 @@
 //! Multi-document YAML read on every core: the text is cut at its `---` lines, each document
-//! read by the block reader ([`block_yaml`]) or, where that gives up, by serde_yaml alone, and
-//! what they hold handed over in input order, numbered as the single read numbers them. A
-//! document serde_yaml cannot read, or a text the cut might split otherwise than serde_yaml
-//! (directives, `...`, a `---` line carrying more, a document that reads as nothing), gives up
-//! ([`Unusual`]): the caller then reads the whole text as before, for its errors and positions.
-//! Each document's nesting depth is checked as it is read (too deep: the single read reports
-//! it). A large document written as `kubectl get -o yaml` writes a List has its `items` cut out
-//! too, each element read on its own (any the block reader gives up on sends the whole text
-//! to the single read).
+//! read by serde-saphyr on its own, and what they hold handed over in input order, numbered as
+//! the single read numbers them. A document that does not read (malformed, too deep), or a
+//! text the cut might split otherwise than the parser (directives, `...`, a `---` line
+//! carrying more, a document that reads as nothing), gives up ([`Unusual`]): the caller then
+//! reads the whole text in one go, for its errors and positions. A large document written as
+//! `kubectl get -o yaml` writes a List has its `items` cut out too, each element read on its
+//! own (any that does not read sends the whole text to the single read).
 
-use super::block_yaml;
 use super::blocks::{self, Cutter, Unusual};
-use super::depth;
-use super::stream::{DocumentSeed, Parsed};
+use super::depth::MAX_DEPTH;
+use super::stream::{Anonymous, DocumentSeed, OneEntry, Parsed};
 use super::yaml_cut::{Document, YamlCut};
 use crate::model::{Object, Skip};
 use serde::de::DeserializeSeed;
@@ -72,7 +69,8 @@ impl Cutter for YamlCut {
 
     fn read(piece: &Document, block: &[u8], name: &str, cluster: &str) -> Option<blocks::Held> {
         let text = std::str::from_utf8(&block[piece.text.clone()]).ok()?;
-        read_whole_document(text, piece, name, cluster).map(blocks::Held::Document)
+        let at = format!("{name}#{}", piece.index);
+        read_document(text, &at, cluster).map(blocks::Held::Document)
     }
 }
 
@@ -145,8 +143,8 @@ pub fn read_yaml(
 fn read_piece(text: &str, piece: &Piece, name: &str, cluster: &str) -> Option<Held> {
     match piece {
         Piece::Document(document) => {
-            read_whole_document(&text[document.text.clone()], document, name, cluster)
-                .map(Held::Document)
+            let at = format!("{name}#{}", document.index);
+            read_document(&text[document.text.clone()], &at, cluster).map(Held::Document)
         }
         Piece::Item {
             index,
@@ -154,61 +152,59 @@ fn read_piece(text: &str, piece: &Piece, name: &str, cluster: &str) -> Option<He
             text: range,
         } => {
             let at = format!("{name}#{index}.items[{item}]");
-            let seed = DocumentSeed {
+            let entry = OneEntry(DocumentSeed {
                 cluster,
                 document: &at,
                 item: true,
-            };
-            block_yaml::read_entry(&text[range.clone()], seed)
-                .ok()
-                .flatten()
-                .map(Held::Item)
+            });
+            // The entry alone is a sequence of one: its document's mapping is the level above.
+            let options = crate::yaml::options(MAX_DEPTH - 1);
+            serde_saphyr::with_deserializer_from_str_with_options(
+                &text[range.clone()],
+                options,
+                |yaml| entry.deserialize(yaml),
+            )
+            .ok()
+            .flatten()
+            .map(Held::Item)
         }
         Piece::Frame { index, text } => {
-            let at = format!("{name}#{index}");
-            let seed = DocumentSeed {
-                cluster,
-                document: &at,
-                item: false,
-            };
-            block_yaml::read_document(text, seed)
-                .ok()
-                .flatten()
-                .map(Held::Frame)
+            read_document(text, &format!("{name}#{index}"), cluster).map(Held::Frame)
         }
     }
 }
 
-/// `text`, the text of `document`, if it nests no deeper than the single read allows (too
-/// deep, or maybe so: the single read says where).
-fn read_whole_document(
-    text: &str,
-    document: &Document,
-    name: &str,
-    cluster: &str,
-) -> Option<Parsed> {
-    if !depth::yaml_document_within_limit(text, document.marked) {
-        return None;
-    }
-    read_document(text, &format!("{name}#{}", document.index), cluster)
-}
-
-/// One document: by the block reader, else by serde_yaml alone (the same values wherever the
-/// document stands, as the cut keeps whatever could tie documents together whole); None when
-/// serde_yaml fails on it or does not read it as exactly one document.
+/// One document, read on its own (the cut keeps whatever could tie documents together
+/// whole, so it reads as it does in the whole text); None when it does not read, nests too
+/// deep, or holds nothing (the cut numbered it: the single read numbers otherwise).
 fn read_document(text: &str, at: &str, cluster: &str) -> Option<Parsed> {
-    let seed = || DocumentSeed {
+    let seed = DocumentSeed {
         cluster,
         document: at,
         item: false,
     };
-    if let Ok(parsed) = block_yaml::read_document(text, seed()) {
-        // None (nothing in it) cannot be: the cut numbered only documents holding something.
-        return parsed;
+    let options = crate::yaml::options(MAX_DEPTH);
+    serde_saphyr::with_deserializer_from_str_with_options(text, options, |yaml| {
+        seed.deserialize(yaml)
+    })
+    .ok()
+    .flatten()
+}
+
+/// The documents of `text` (named `name`) read in one go, numbered as the cut numbers them
+/// (only documents that hold something count).
+pub fn read_in_one_go(text: &str, name: &str, cluster: &str) -> Result<Parsed, serde_saphyr::Error> {
+    let options = crate::yaml::options(MAX_DEPTH);
+    let documents: Vec<Anonymous> = serde_saphyr::from_str_multiple_with_options(text, options)?;
+    let mut parsed = Vec::new();
+    let mut index = 0;
+    for document in documents {
+        if let Some(read) = document.named(&format!("{name}#{index}"), cluster) {
+            parsed.extend(read);
+            index += 1;
+        }
     }
-    let mut documents = serde_yaml::Deserializer::from_str(text);
-    let parsed = seed().deserialize(documents.next()?).ok()??;
-    documents.next().is_none().then_some(parsed)
+    Ok(parsed)
 }
 
 /// The pieces of `text`: its documents, large ones with their items cut out.
@@ -221,10 +217,6 @@ fn pieces(text: &str) -> Result<Vec<Piece>, Unusual> {
         let cut = (range.len() >= CUT_ITEMS_FROM)
             .then(|| cut_items(text, range.clone()))
             .flatten();
-        // Items cut apart are checked for depth together, here.
-        if cut.is_some() && !depth::yaml_document_within_limit(&text[range], document.marked) {
-            return Err(Unusual);
-        }
         match cut {
             Some((items, frame)) => {
                 pieces.extend(
@@ -296,24 +288,9 @@ fn is_entry(bytes: &[u8], at: usize) -> bool {
 mod tests {
     use super::*;
 
-    /// What the single read finds: serde_yaml over the whole text, documents numbered as
-    /// `read_inputs` numbers them.
+    /// What the single read finds.
     fn in_one_go(text: &str) -> Parsed {
-        let mut parsed = Vec::new();
-        let mut index = 0;
-        for document in serde_yaml::Deserializer::from_str(text) {
-            let at = format!("f#{index}");
-            let seed = DocumentSeed {
-                cluster: "local",
-                document: &at,
-                item: false,
-            };
-            if let Some(read) = seed.deserialize(document).unwrap() {
-                parsed.extend(read);
-                index += 1;
-            }
-        }
-        parsed
+        read_in_one_go(text, "f", "local").unwrap()
     }
 
     fn in_pieces(text: &str, threads: usize) -> Result<Parsed, Unusual> {
@@ -338,24 +315,6 @@ mod tests {
         Ok(parsed)
     }
 
-    /// Whether the block reader reads every piece itself (serde_yaml never called).
-    fn block_reader_reads_all(text: &str) -> bool {
-        let seed = |item| DocumentSeed {
-            cluster: "local",
-            document: "f",
-            item,
-        };
-        pieces(text).unwrap().iter().all(|piece| match piece {
-            Piece::Document(document) => {
-                block_yaml::read_document(&text[document.text.clone()], seed(false)).is_ok()
-            }
-            Piece::Item { text: range, .. } => {
-                block_yaml::read_entry(&text[range.clone()], seed(true)).is_ok()
-            }
-            Piece::Frame { text, .. } => block_yaml::read_document(text, seed(false)).is_ok(),
-        })
-    }
-
     const FIXTURES: [&str; 4] = [
         include_str!("../../tests/fixtures/real-flux/crash-loop.yaml"),
         include_str!("../../tests/fixtures/real-flux/healthy.yaml"),
@@ -377,7 +336,7 @@ mod tests {
     }
 
     #[test]
-    fn kubectl_output_reads_as_in_one_go_by_the_block_reader_alone() {
+    fn kubectl_output_reads_in_pieces_as_in_one_go() {
         let multi = format!(
             "# head\n{}---\n---\n# only a comment\n---\n{}",
             FIXTURES[1], FIXTURES[2]
@@ -390,7 +349,6 @@ mod tests {
             large_list("Pod"),
         ];
         for text in &texts {
-            assert!(block_reader_reads_all(text));
             let whole = in_one_go(text);
             assert!(!whole.is_empty());
             for threads in [1, 2, 3] {
@@ -444,7 +402,7 @@ mod tests {
             }
         }
         // Too deep, found in the block reader's piece.
-        let deep = format!("a: 1\n---\nb: {}\n", "[".repeat(depth::MAX_DEPTH + 1));
+        let deep = format!("a: 1\n---\nb: {}\n", "[".repeat(MAX_DEPTH + 1));
         assert_eq!(in_blocks(&deep, 1, 16), Err(Unusual));
         // Not UTF-8 inside a document.
         let mut text = b"kind: Pod\nmetadata:\n  name: p".to_vec();
@@ -456,7 +414,7 @@ mod tests {
     }
 
     #[test]
-    fn documents_the_block_reader_leaves_are_read_by_serde_yaml_alone() {
+    fn anchors_inside_a_document_read_in_pieces() {
         let text = "a: &x 1\nb: *x\nkind: Pod\n---\nkind: Service\nmetadata: {name: s}\n---\n~\n";
         let whole = in_one_go(text);
         // `~` reads as no document at all: the cut numbered it, so the whole text is read in
@@ -481,7 +439,7 @@ mod tests {
         assert_eq!(in_pieces("a: 1\n---\nb: [1\n", 2), Err(Unusual));
         let deep = format!(
             "a: 1\n---\nb: {}\n---\nc: 1\n",
-            "[".repeat(depth::MAX_DEPTH + 1)
+            "[".repeat(MAX_DEPTH + 1)
         );
         assert_eq!(in_pieces(&deep, 2), Err(Unusual));
         let spanning = format!("a: '{}\n---\nb: ' \n---\nc: 1\n", "[".repeat(10));

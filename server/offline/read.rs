@@ -4,7 +4,7 @@
 //! unreadable or too deeply nested input is one error line naming file and position.
 
 use super::blocks::{self, Cutter, Sink};
-use super::depth::{self, JsonDepthGuard, TooDeep};
+use super::depth::{JsonDepthGuard, TooDeep};
 use super::json_cut::JsonCut;
 use super::parallel_yaml;
 use super::stream::DocumentSeed;
@@ -230,9 +230,8 @@ fn json_documents(name: &str, reader: impl Read, gather: &mut Gather) -> Result<
     }
 }
 
-/// YAML documents: on every core ([`parallel_yaml`], each document's depth checked) unless
-/// that gives up, then by serde_yaml in one go after the depth check on the whole text (its
-/// errors and positions).
+/// YAML documents: on every core ([`parallel_yaml`]) unless that gives up, then in one go
+/// (its errors and positions are the whole text's).
 fn yaml_documents(name: &str, text: &str, gather: &mut Gather) -> Result<(), InputError> {
     let before = gather.mark();
     let cluster = gather.cluster.clone();
@@ -243,16 +242,17 @@ fn yaml_documents(name: &str, text: &str, gather: &mut Gather) -> Result<(), Inp
         return Ok(());
     }
     gather.roll_back(before);
-    depth::check_yaml(text).map_err(|at| input_error(name, at.to_string(), at.line, at.column))?;
-    let mut index = 0;
-    for document in serde_yaml::Deserializer::from_str(text) {
-        let added = gather.document(&format!("{name}#{index}"), document);
-        if added.map_err(|e| {
-            let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
-            input_error(name, e.to_string(), line, column)
-        })? {
-            index += 1;
-        }
+    let parsed = parallel_yaml::read_in_one_go(text, name, &cluster).map_err(|e| {
+        let (line, column) = crate::yaml::position(&e).unwrap_or((0, 0));
+        let problem = if crate::yaml::is_too_deep(&e) {
+            TooDeep { line, column }.to_string()
+        } else {
+            crate::yaml::message(&e)
+        };
+        input_error(name, problem, line, column)
+    })?;
+    for (at, object) in parsed {
+        gather.add(at, object);
     }
     Ok(())
 }

@@ -181,3 +181,70 @@ impl<'de> Visitor<'de> for ItemsSeed<'_> {
         }
     }
 }
+
+/// A sequence of exactly one element read by the seed (a List's element cut out of its
+/// `items`, `- ` and all); None when the sequence holds anything else.
+pub(super) struct OneEntry<'a>(pub DocumentSeed<'a>);
+
+impl<'de> DeserializeSeed<'de> for OneEntry<'_> {
+    type Value = Option<Parsed>;
+
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for OneEntry<'_> {
+    type Value = Option<Parsed>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a sequence of one")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let Some(parsed) = seq.next_element_seed(self.0)? else {
+            return Ok(None);
+        };
+        let more = seq.next_element::<IgnoredAny>()?.is_some();
+        Ok(if more { None } else { parsed })
+    }
+}
+
+/// One document read where no seed can be handed to it (a whole text's documents in one go):
+/// its objects under no cluster, each with where it stands inside the document (`""`,
+/// `".items[3]"`), for [`Anonymous::named`] to place.
+pub(super) struct Anonymous(Option<Parsed>);
+
+impl<'de> de::Deserialize<'de> for Anonymous {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let seed = DocumentSeed {
+            cluster: "",
+            document: "",
+            item: false,
+        };
+        seed.deserialize(deserializer).map(Anonymous)
+    }
+}
+
+impl Anonymous {
+    /// The document as read from `document` on `cluster`; None when it held nothing.
+    pub fn named(self, document: &str, cluster: &str) -> Option<Parsed> {
+        let cluster = crate::model::shared(cluster);
+        let parsed = self.0?;
+        Some(
+            parsed
+                .into_iter()
+                .map(|(inside, read)| {
+                    let read = read.map(|mut object| {
+                        object.cluster = cluster.clone();
+                        object
+                    });
+                    (format!("{document}{inside}"), read)
+                })
+                .collect(),
+        )
+    }
+}

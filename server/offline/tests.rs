@@ -294,7 +294,7 @@ fn the_reader_and_a_json_value_give_the_same_objects_and_defects() {
     let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": values});
     let yaml = values
         .iter()
-        .map(|value| format!("---\n{}", serde_yaml::to_string(value).unwrap()))
+        .map(|value| format!("---\n{}", serde_saphyr::to_string(value).unwrap()))
         .collect::<String>();
     for (name, text) in [
         (
@@ -396,14 +396,14 @@ fn a_yaml_file_read_in_blocks_reads_as_the_same_text_read_whole_from_a_pipe() {
     for i in 0..300 {
         text += &format!(
             "---\n{}",
-            serde_yaml::to_string(&git_repository(i)).unwrap()
+            serde_saphyr::to_string(&git_repository(i)).unwrap()
         );
     }
     text += "---\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n";
     text += "---\napiVersion: v1\nkind: Pod\nmetadata: {namespace: default}\n";
     let mut copy = git_repository(7);
     copy["spec"] = serde_json::json!({"url": "https://elsewhere"});
-    text += &format!("---\n{}", serde_yaml::to_string(&copy).unwrap());
+    text += &format!("---\n{}", serde_saphyr::to_string(&copy).unwrap());
     let file = TempFile::new("blocks.yaml", &text);
     let read = read_inputs(std::slice::from_ref(&file.0), LOCAL_CLUSTER).unwrap();
     let whole = read_through_a_pipe("blocks.yaml", text);

@@ -3,7 +3,6 @@
 //! single read might split otherwise (directives, `...`, a `---` line carrying more) stops the
 //! cut ([`Unusual`]): the caller then reads the whole text in one go, for its errors.
 
-use super::block_yaml::lines::next_line;
 use super::blocks::Unusual;
 use std::ops::Range;
 
@@ -12,8 +11,6 @@ use std::ops::Range;
 pub struct Document {
     /// Counting only documents that hold something (`file#index`).
     pub index: usize,
-    /// Whether a `---` line stands before it (only the input's first document may lack one).
-    pub marked: bool,
     pub text: Range<usize>,
 }
 
@@ -21,8 +18,6 @@ pub struct Document {
 pub struct YamlCut {
     /// Documents found so far that hold something.
     documents: usize,
-    /// Whether a `---` line has been passed.
-    marked: bool,
     /// Where the next line to look at starts, from the front of the block's carried tail.
     line: usize,
     /// Documents from this size on stop the cut: they are left to a reader of the whole text.
@@ -34,7 +29,6 @@ impl YamlCut {
     pub fn new(largest: usize) -> Self {
         YamlCut {
             documents: 0,
-            marked: false,
             line: 0,
             largest,
         }
@@ -59,7 +53,6 @@ impl YamlCut {
             if is_marker(&block[line..])? {
                 self.document(block, start..line, pieces)?;
                 start = (line + 4).min(block.len());
-                self.marked = true;
             }
             line = line_end + 1;
         }
@@ -81,7 +74,7 @@ impl YamlCut {
         pieces: &mut Vec<Document>,
     ) -> Result<(), Unusual> {
         let bytes = &block[text.clone()];
-        if next_line(bytes, 0).is_none() {
+        if !holds_something(bytes) {
             // Read by no one: its text must still be UTF-8, as the whole text's is.
             return std::str::from_utf8(bytes).map(|_| ()).map_err(|_| Unusual);
         }
@@ -90,12 +83,20 @@ impl YamlCut {
         }
         pieces.push(Document {
             index: self.documents,
-            marked: self.marked,
             text,
         });
         self.documents += 1;
         Ok(())
     }
+}
+
+/// Whether a document holds more than blank lines and comments. Only spaces count as blank:
+/// a document of tabs is numbered, then read as nothing, and the whole text is read instead.
+fn holds_something(bytes: &[u8]) -> bool {
+    bytes.split(|&b| b == b'\n').any(|line| {
+        let content = line.iter().position(|&b| b != b' ');
+        content.is_some_and(|at| line[at] != b'#')
+    })
 }
 
 /// Whether the line at the front of `rest` is a plain `---` (a document starts after it);
@@ -123,8 +124,8 @@ mod tests {
     use super::*;
 
     /// The documents of `text` fed in blocks of `size` bytes, each block starting with the
-    /// tail the one before left: their index, mark and text.
-    fn cut(text: &str, size: usize, largest: usize) -> Result<Vec<(usize, bool, String)>, Unusual> {
+    /// tail the one before left: their index and text.
+    fn cut(text: &str, size: usize, largest: usize) -> Result<Vec<(usize, String)>, Unusual> {
         let mut yaml = YamlCut::new(largest);
         let (mut block, mut documents) = (Vec::new(), Vec::new());
         let mut chunks = text.as_bytes().chunks(size);
@@ -135,7 +136,7 @@ mod tests {
             let tail = yaml.cut(&block, chunk.is_none(), &mut found)?;
             documents.extend(found.into_iter().map(|d| {
                 let text = String::from_utf8(block[d.text].to_vec()).unwrap();
-                (d.index, d.marked, text)
+                (d.index, text)
             }));
             block.drain(..tail);
             if chunk.is_none() {
@@ -149,8 +150,8 @@ mod tests {
         let text = "a: 1\n---\n---\n\n# only a comment\n---\nb: 2\n----: 3\nc: '---'\n--- \n";
         let text = &text[..text.len() - 5];
         let expected = vec![
-            (0, false, "a: 1\n".to_string()),
-            (1, true, "b: 2\n----: 3\nc: '---'\n".to_string()),
+            (0, "a: 1\n".to_string()),
+            (1, "b: 2\n----: 3\nc: '---'\n".to_string()),
         ];
         for size in [1, 2, 3, 4, 5, 7, 16, text.len()] {
             assert_eq!(
@@ -163,7 +164,7 @@ mod tests {
         for size in [1, 3, 64] {
             assert_eq!(
                 cut(marked_first, size, usize::MAX),
-                Ok(vec![(0, true, "kind: Pod\n".to_string())])
+                Ok(vec![(0, "kind: Pod\n".to_string())])
             );
         }
     }

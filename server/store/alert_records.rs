@@ -101,6 +101,7 @@ impl From<StoredCandidate<'static>> for Candidate {
     Deserialize,
     serde::Serialize,
     schemars::JsonSchema,
+    utoipa::ToSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
@@ -137,7 +138,7 @@ impl fmt::Display for Severity {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AlertStatus {
     /// Seen, waiting out its rule's `for`; nothing sent.
@@ -147,7 +148,7 @@ pub enum AlertStatus {
 }
 
 /// A notification about an alert.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Event {
     Firing,

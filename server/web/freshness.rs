@@ -361,7 +361,7 @@ mod tests {
     fn cells_of_untrusted_clusters_are_never_fully_healthy_and_missing_ones_appear() {
         let (freshness, rows) = judged();
         let mut site = site();
-        site.domains = serde_yaml::from_str(
+        site.domains = crate::yaml::from_str(
             "- {name: gateway, clusters: {ring: prod}, version: {from: chart_version, namespace: g, name: g}}",
         )
         .unwrap();

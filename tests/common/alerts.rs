@@ -374,13 +374,23 @@ pub async fn raise_tofu_controller_alert(store: &Store) {
 
 /// The same outage on each of `clusters`: one alert (one incident).
 pub async fn raise_tofu_controller_alert_on(store: &Store, clusters: &[&str]) {
+    let slack = vec![Route {
+        sink: "slack".into(),
+        updates: false,
+    }];
+    raise_on(store, clusters, slack).await;
+}
+
+/// The outage on prod-eu-1, its notification queued for `routes`.
+pub async fn raise_tofu_controller_alert_routed(store: &Store, routes: Vec<Route>) {
+    raise_on(store, &["prod-eu-1"], routes).await;
+}
+
+async fn raise_on(store: &Store, clusters: &[&str], routes: Vec<Route>) {
     let dispatcher = Dispatcher::new(
         store.clone(),
         Policy::from_config(&AlertsConfig::default()),
-        vec![Route {
-            sink: "slack".into(),
-            updates: false,
-        }],
+        routes,
         BTreeMap::new(),
         None,
     );

@@ -2,7 +2,7 @@
 //! token instead of the admin certificate. Edited as plain YAML, so what kube-rs reads is
 //! exactly what a user's file would hold.
 
-use serde_yaml::{Mapping, Value};
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 pub struct EditedKubeconfig(Value);
@@ -10,12 +10,12 @@ pub struct EditedKubeconfig(Value);
 impl EditedKubeconfig {
     pub fn read(path: &Path) -> EditedKubeconfig {
         let text = std::fs::read_to_string(path).expect("read the kubeconfig");
-        EditedKubeconfig(serde_yaml::from_str(&text).expect("a YAML kubeconfig"))
+        EditedKubeconfig(serde_saphyr::from_str(&text).expect("a YAML kubeconfig"))
     }
 
     fn named<'a>(&'a mut self, list: &str, name: &str) -> &'a mut Value {
         self.0[list]
-            .as_sequence_mut()
+            .as_array_mut()
             .and_then(|items| items.iter_mut().find(|item| item["name"] == name))
             .unwrap_or_else(|| panic!("no {list} entry named {name}"))
     }
@@ -45,15 +45,10 @@ impl EditedKubeconfig {
     /// The context authenticates with a bearer token (a user of its own).
     pub fn set_token(&mut self, context: &str, token: &str) -> &mut Self {
         let user = format!("{context}-token");
-        let mut entry = Mapping::new();
-        entry.insert("name".into(), user.clone().into());
-        let mut auth = Mapping::new();
-        auth.insert("token".into(), token.into());
-        entry.insert("user".into(), Value::Mapping(auth));
         self.0["users"]
-            .as_sequence_mut()
+            .as_array_mut()
             .expect("a users list")
-            .push(Value::Mapping(entry));
+            .push(json!({"name": user, "user": {"token": token}}));
         self.named("contexts", context)["context"]["user"] = user.into();
         self
     }
@@ -61,7 +56,7 @@ impl EditedKubeconfig {
     /// Writes the edited kubeconfig next to the test bed's state; returns its path.
     pub fn write(&self, dir: &Path, name: &str) -> PathBuf {
         let path = dir.join(format!("{name}.kubeconfig"));
-        std::fs::write(&path, serde_yaml::to_string(&self.0).unwrap()).unwrap();
+        std::fs::write(&path, serde_saphyr::to_string(&self.0).unwrap()).unwrap();
         path
     }
 }

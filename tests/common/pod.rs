@@ -6,7 +6,6 @@
 //! `fleetglass` in place of the image's.
 
 use super::testbed::Testbed;
-use serde::Deserialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -16,10 +15,8 @@ const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount
 
 /// The documents of a multi-document YAML stream (`helm template` output).
 pub fn documents(yaml: &str) -> Vec<Value> {
-    serde_yaml::Deserializer::from_str(yaml)
-        .map(|doc| Value::deserialize(doc).expect("a YAML document"))
-        .filter(|doc| !doc.is_null())
-        .collect()
+    // Empty documents (a template that renders nothing) are skipped by the reader.
+    serde_saphyr::from_multiple(yaml).expect("YAML documents")
 }
 
 pub fn find<'a>(documents: &'a [Value], kind: &str) -> &'a Value {

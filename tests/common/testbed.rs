@@ -156,7 +156,7 @@ impl Testbed {
 pub fn manifest(objects: &[serde_json::Value]) -> String {
     objects
         .iter()
-        .map(|object| serde_yaml::to_string(object).expect("an object serializes to YAML"))
+        .map(|object| serde_saphyr::to_string(object).expect("an object serializes to YAML"))
         .collect::<Vec<_>>()
         .join("---\n")
 }

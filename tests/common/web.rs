@@ -54,7 +54,7 @@ pub fn tokens_app(store: Store, token: &str) -> axum::Router {
         .map(|b| format!("{b:02x}"))
         .collect();
     let mut config = demo_config();
-    config.web = serde_yaml::from_str(&format!(
+    config.web = fleetglass::yaml::from_str(&format!(
         "auth: {{mode: tokens, tokens: [{{name: ci, sha256: {hash}}}]}}"
     ))
     .unwrap();

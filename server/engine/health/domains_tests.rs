@@ -8,7 +8,7 @@ use super::{ClusterInfo, DomainSpec, DomainVerdict, Selection, Thresholds};
 use serde_json::{Value, json};
 
 fn domain(yaml: &str) -> DomainSpec {
-    serde_yaml::from_str(yaml).expect("valid domain")
+    serde_saphyr::from_str(yaml).expect("valid domain")
 }
 
 const VERSION: &str = "version: {from: source_revision, kind: GitRepository, namespace: flux-system, name: flux-system}";
@@ -367,7 +367,7 @@ fn cluster_labels_pick_the_cells() {
 #[test]
 fn a_selection_is_empty_only_without_labels_root_and_namespaces() {
     let selection =
-        |yaml: &str| -> Selection { serde_yaml::from_str(yaml).expect("valid selection") };
+        |yaml: &str| -> Selection { serde_saphyr::from_str(yaml).expect("valid selection") };
     assert!(selection("{}").is_empty());
     for one_way in [
         "{labels: {domain: shop}}",

@@ -171,3 +171,33 @@ pub fn cluster_of_cluster_id(id: &str) -> Option<&str> {
     let (cluster, kind, namespace, name) = ObjectId::split(id)?;
     (kind == CLUSTER_KIND && namespace.is_empty() && name == cluster).then_some(cluster)
 }
+
+/// The same root cause on another cluster: the object of the same kind, namespace and name
+/// there, or that cluster itself when `id` is a cluster ([`cluster_id`]).
+pub fn same_cause_on(id: &str, cluster: &str) -> ObjectId {
+    match ObjectId::split(id) {
+        Some(_) if cluster_of_cluster_id(id).is_some() => cluster_id(cluster),
+        Some((_, kind, namespace, name)) => {
+            ObjectId(format!("{cluster}/{kind}/{namespace}/{name}"))
+        }
+        None => ObjectId(id.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_cause_on_another_cluster_keeps_the_object_or_names_that_cluster() {
+        let deployment = "prod-1/Deployment/flux-system/tofu-controller";
+        assert_eq!(
+            same_cause_on(deployment, "prod-2").as_str(),
+            "prod-2/Deployment/flux-system/tofu-controller"
+        );
+        assert_eq!(cluster_of_cluster_id("prod-1/Cluster//prod-1"), Some("prod-1"));
+        assert_eq!(cluster_of_cluster_id("prod-1/Cluster//prod-2"), None);
+        assert_eq!(same_cause_on("prod-1/Cluster//prod-1", "prod-2"), cluster_id("prod-2"));
+        assert_eq!(same_cause_on("not an id", "prod-2").as_str(), "not an id");
+    }
+}

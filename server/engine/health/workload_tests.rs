@@ -155,7 +155,7 @@ fn assert_reason(run: &Run, state: State, reason: &str) {
 }
 
 fn shop_domain() -> DomainSpec {
-    serde_yaml::from_str(
+    serde_saphyr::from_str(
         "{name: shop, select: {namespaces: [shop]}, version: {from: chart_version, namespace: shop, name: web}}",
     )
     .expect("valid domain")

@@ -273,11 +273,11 @@ mod tests {
 
     #[test]
     fn what_json_cannot_hold_fails_saying_what_json_would() {
-        let tagged = serde_yaml::from_str::<Field<Vec<String>>>("!Ref x")
+        let tagged = serde_saphyr::from_str::<Field<Vec<String>>>("!Ref x")
             .unwrap_err()
             .to_string();
         assert!(tagged.contains("expected any valid JSON value"), "{tagged}");
-        let keyed = serde_yaml::from_str::<Field<Entries<String>>>("? [a, b]\n: c\n")
+        let keyed = serde_saphyr::from_str::<Field<Entries<String>>>("? [a, b]\n: c\n")
             .unwrap_err()
             .to_string();
         assert!(keyed.contains("expected a string key"), "{keyed}");

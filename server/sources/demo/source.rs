@@ -36,7 +36,7 @@ pub fn apply_to_config(config: &mut Config) {
 }
 
 pub fn demo_domains() -> Vec<DomainSpec> {
-    serde_yaml::from_str(DEMO_DOMAINS_YAML).unwrap_or_else(|error| {
+    crate::yaml::from_str(DEMO_DOMAINS_YAML).unwrap_or_else(|error| {
         tracing::error!(%error, "the built-in demo domains do not parse");
         Vec::new()
     })

@@ -679,7 +679,7 @@ fn tenants_roll_out_ring_by_ring_and_back() {
 #[test]
 fn every_cluster_runs_flux_and_every_domain_is_versioned() {
     let world = objects(0);
-    let domains: Vec<serde_yaml::Value> = serde_yaml::from_str(DEMO_DOMAINS_YAML).unwrap();
+    let domains: Vec<serde_json::Value> = crate::yaml::from_str(DEMO_DOMAINS_YAML).unwrap();
     assert_eq!(domains.len(), 4);
     for cluster in DEMO_CLUSTERS {
         let c = cluster.name;

@@ -3,6 +3,7 @@
 //! from what the server answers (tests/openapi.rs checks real answers against it).
 
 use super::{alerts, audit, delivery, domains, fleet, impact, objects};
+use crate::alerts::WebhookBody;
 use crate::health::State;
 use crate::web::error::ErrorBody;
 use crate::web::views::filters::NOT_HEALTHY;
@@ -51,9 +52,9 @@ use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
         alerts::list_silences,
         alerts::create_silence,
     ),
-    components(schemas(ErrorBody)),
+    components(schemas(ErrorBody, WebhookBody)),
     security((), ("bearer" = [])),
-    modifiers(&Bearer, &RepliesHaveEveryField),
+    modifiers(&Bearer, &RepliesHaveEveryField, &Webhooks),
 )]
 struct ApiDoc;
 
@@ -99,6 +100,37 @@ pub async fn document() -> impl IntoResponse {
         [(header::CONTENT_TYPE, "application/json")],
         DOCUMENT.as_str(),
     )
+}
+
+/// What fleetglass sends: each generic webhook (`alerts.webhooks[]`) receives a POST of a
+/// [`WebhookBody`] per notification.
+struct Webhooks;
+
+impl Modify for Webhooks {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::path::{HttpMethod, OperationBuilder, PathItem, PathsBuilder};
+        use utoipa::openapi::request_body::RequestBodyBuilder;
+        use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+        let body = ContentBuilder::new()
+            .schema(Some(Ref::from_schema_name(WebhookBody::name())))
+            .build();
+        let operation = OperationBuilder::new()
+            .operation_id(Some("alertWebhook"))
+            .summary(Some("One alert notification, sent to every configured webhook"))
+            .description(Some(
+                "Header Idempotency-Key carries the body's id. A 2xx answer is delivered; 429 \
+                 with Retry-After is retried then; anything else is retried with backoff.",
+            ))
+            .request_body(Some(
+                RequestBodyBuilder::new()
+                    .content("application/json", body)
+                    .required(Some(utoipa::openapi::Required::True))
+                    .build(),
+            ))
+            .response("2XX", ResponseBuilder::new().description("received").build());
+        let item = PathItem::new(HttpMethod::Post, operation);
+        openapi.webhooks = Some(PathsBuilder::new().path("alert", item).build());
+    }
 }
 
 /// The bearer-token scheme the `security` requirement names.

@@ -362,19 +362,11 @@ fn silence_targets(root_cause: &str, clusters: &[String]) -> Vec<SilenceTarget> 
             root_cause: root_cause.to_string(),
         }];
     }
-    let (kind, namespace, name) = crate::incidents::object_of(root_cause);
     clusters
         .iter()
-        .map(|cluster| {
-            let name = if kind == crate::config::CLUSTER_KIND {
-                cluster.as_str()
-            } else {
-                name
-            };
-            SilenceTarget {
-                cluster: cluster.clone(),
-                root_cause: format!("{cluster}/{kind}/{namespace}/{name}"),
-            }
+        .map(|cluster| SilenceTarget {
+            cluster: cluster.clone(),
+            root_cause: crate::health::same_cause_on(root_cause, cluster).0,
         })
         .collect()
 }
