@@ -194,7 +194,12 @@ fn mismatches(
         .or_else(|| responses.get("default"))
         .unwrap_or_else(|| panic!("{method} {path}: {status} is not documented"));
     let schema = &response["content"]["application/json"]["schema"];
-    schema_mismatches(document, schema, answer, &format!("{method} {path} {status}"))
+    schema_mismatches(
+        document,
+        schema,
+        answer,
+        &format!("{method} {path} {status}"),
+    )
 }
 
 /// What in `value` the document's `schema` (made strict) refuses.
@@ -708,8 +713,8 @@ async fn a_delivered_webhook_body_is_the_documented_version_1() {
     let app = common::web::tokens_app(store.clone(), TOKEN);
     let (status, _, document) = call(&app, Method::GET, "/api/v1/openapi.json", None).await;
     assert_eq!(status, StatusCode::OK, "{document}");
-    let schema = &document["webhooks"]["alert"]["post"]["requestBody"]["content"]
-        ["application/json"]["schema"];
+    let schema = &document["webhooks"]["alert"]["post"]["requestBody"]["content"]["application/json"]
+        ["schema"];
     let receiver = Receiver::start().await;
     let pager = WebhookTarget {
         name: "pager".into(),
@@ -724,9 +729,16 @@ async fn a_delivered_webhook_body_is_the_documented_version_1() {
         claim: Duration::from_secs(1),
     };
     let worker = tokio::spawn(Worker::new(store.clone(), sinks, settings).run());
-    let body = common::eventually("the webhook got the alert", Duration::from_secs(20), async || {
-        receiver.accepted().first().map(|request| request.body.clone())
-    })
+    let body = common::eventually(
+        "the webhook got the alert",
+        Duration::from_secs(20),
+        async || {
+            receiver
+                .accepted()
+                .first()
+                .map(|request| request.body.clone())
+        },
+    )
     .await;
     worker.abort();
     assert_eq!(body["version"], 1, "{body:#}");

@@ -210,11 +210,11 @@ fn docker_compose_is_valid_and_pinned() {
         image.starts_with("postgres:") && !image.ends_with(":latest") && image.contains('.'),
         "pinned: {image}"
     );
-    assert!(postgres["healthcheck"]["test"].is_sequence());
-    assert!(postgres["volumes"].is_sequence());
+    assert!(postgres["healthcheck"]["test"].is_array());
+    assert!(postgres["volumes"].is_array());
     let fleetglass = &compose["services"]["fleetglass"];
     let command: Vec<&str> = fleetglass["command"]
-        .as_sequence()
+        .as_array()
         .unwrap()
         .iter()
         .filter_map(|v| v.as_str())
@@ -234,7 +234,7 @@ fn docker_compose_is_valid_and_pinned() {
     let profiled: Vec<&str> = services
         .iter()
         .filter(|(_, service)| !service["profiles"].is_null())
-        .map(|(name, _)| name.as_str().unwrap())
+        .map(|(name, _)| name.as_str())
         .collect();
     assert_eq!(profiled, ["fleetglass-clusters"]);
     assert_eq!(services.len(), 3);
@@ -254,7 +254,7 @@ fn docker_compose_is_valid_and_pinned() {
     assert!(!format!("{:?}", clusters["command"]).contains("--demo"));
     for (name, _) in compose["volumes"].as_object().unwrap() {
         assert!(
-            text.contains(&format!("{}:/", name.as_str().unwrap())),
+            text.contains(&format!("{}:/", name.as_str())),
             "volume used"
         );
     }

@@ -143,9 +143,9 @@ fn the_config_holds_hashes_never_tokens() {
         "auth: {{mode: tokens, tokens: [{{name: ci, token: {TOKEN}}}]}}"
     ));
     assert!(raw.is_err(), "a plain token field must be refused");
-    let not_a_hash: Result<fleetglass::config::WebConfig, _> = fleetglass::yaml::from_str(&format!(
-        "auth: {{mode: tokens, tokens: [{{name: ci, sha256: {TOKEN}}}]}}"
-    ));
+    let not_a_hash: Result<fleetglass::config::WebConfig, _> = fleetglass::yaml::from_str(
+        &format!("auth: {{mode: tokens, tokens: [{{name: ci, sha256: {TOKEN}}}]}}"),
+    );
     let error = not_a_hash.unwrap_err().to_string();
     assert!(error.contains("64 hex digits"), "{error}");
     assert!(

@@ -141,7 +141,8 @@ async fn control_characters_and_broken_json_in_bodies_are_400s() {
         .map(|b| format!("{b:02x}"))
         .collect();
     config.web =
-        fleetglass::yaml::from_str(&format!("auth: {{tokens: [{{name: ci, sha256: {hash}}}]}}")).unwrap();
+        fleetglass::yaml::from_str(&format!("auth: {{tokens: [{{name: ci, sha256: {hash}}}]}}"))
+            .unwrap();
     let app = common::web::app(store.clone(), &config);
     let until = (chrono::Utc::now() + TimeDelta::hours(1)).to_rfc3339();
     let bodies = [

@@ -635,7 +635,8 @@ async fn a_changed_access_policy_is_recorded_once() {
     let site_with = |tokens: &str| {
         let mut config = demo_config();
         config.web =
-            fleetglass::yaml::from_str(&format!("auth: {{mode: tokens, tokens: [{tokens}]}}")).unwrap();
+            fleetglass::yaml::from_str(&format!("auth: {{mode: tokens, tokens: [{tokens}]}}"))
+                .unwrap();
         Site::from_config(&config)
     };
     let one = site_with(&format!("{{name: ana, sha256: {}}}", sha256_hex(TOKEN)));

@@ -3,8 +3,8 @@
 //! token (reqwest errors are stripped with `without_url`).
 
 use super::Notice;
-use super::webhook::WebhookBody;
 use super::slack::Slack;
+use super::webhook::WebhookBody;
 use crate::config::{SlackTarget, WebhookTarget};
 use chrono::{DateTime, Utc};
 use reqwest::{Response, StatusCode};

@@ -90,14 +90,18 @@ fn parse(text: &str, path: Option<&Path>) -> Result<Config, ConfigError> {
         return Ok(Config::default());
     }
     let options = crate::yaml::options(crate::yaml::CONFIG_DEPTH);
+    // The path (`web.auth.tokens[0].sha256`) is the key the error names; none for an error
+    // of the text itself.
+    let mut key = String::new();
     let read = serde_saphyr::with_deserializer_from_str_with_options(text, options, |yaml| {
-        // The path (`web.auth.tokens[0].sha256`) is the key the error names.
-        Ok(serde_path_to_error::deserialize(yaml))
+        serde_path_to_error::deserialize(yaml).map_err(|e| {
+            key = e.path().to_string();
+            e.into_inner()
+        })
     });
-    let (key, error) = match read {
-        Ok(Ok(config)) => return Ok(config),
-        Ok(Err(e)) => (e.path().to_string(), e.into_inner()),
-        Err(e) => (String::new(), e),
+    let error = match read {
+        Ok(config) => return Ok(config),
+        Err(error) => error,
     };
     let location = crate::yaml::position(&error)
         .map(|(line, column)| format!(" (line {line}, column {column})"))

@@ -193,7 +193,11 @@ fn read_document(text: &str, at: &str, cluster: &str) -> Option<Parsed> {
 
 /// The documents of `text` (named `name`) read in one go, numbered as the cut numbers them
 /// (only documents that hold something count).
-pub fn read_in_one_go(text: &str, name: &str, cluster: &str) -> Result<Parsed, serde_saphyr::Error> {
+pub fn read_in_one_go(
+    text: &str,
+    name: &str,
+    cluster: &str,
+) -> Result<Parsed, serde_saphyr::Error> {
     let options = crate::yaml::options(MAX_DEPTH);
     let documents: Vec<Anonymous> = serde_saphyr::from_str_multiple_with_options(text, options)?;
     let mut parsed = Vec::new();
@@ -437,10 +441,7 @@ mod tests {
         // A broken document, one too deep, a quote running on into the next document: the
         // single read reports them.
         assert_eq!(in_pieces("a: 1\n---\nb: [1\n", 2), Err(Unusual));
-        let deep = format!(
-            "a: 1\n---\nb: {}\n---\nc: 1\n",
-            "[".repeat(MAX_DEPTH + 1)
-        );
+        let deep = format!("a: 1\n---\nb: {}\n---\nc: 1\n", "[".repeat(MAX_DEPTH + 1));
         assert_eq!(in_pieces(&deep, 2), Err(Unusual));
         let spanning = format!("a: '{}\n---\nb: ' \n---\nc: 1\n", "[".repeat(10));
         assert_eq!(in_pieces(&spanning, 2), Err(Unusual));

@@ -66,7 +66,7 @@ fn a_cycle_is_its_members_only_whatever_else_they_depend_on() {
 /// domain is blocked by x too); edges between members add nothing (each is its own cause).
 #[test]
 fn a_cycles_edges_to_the_outside_count_upstream_and_its_inner_edges_do_not() {
-    let domain: DomainSpec = serde_saphyr::from_str(
+    let domain: DomainSpec = crate::health::testkit::from_yaml(
         "{name: cyc, select: {labels: {domain: cyc}}, version: {from: source_revision, kind: GitRepository, namespace: flux-system, name: flux-system}}",
     )
     .unwrap();

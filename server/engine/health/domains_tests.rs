@@ -8,7 +8,7 @@ use super::{ClusterInfo, DomainSpec, DomainVerdict, Selection, Thresholds};
 use serde_json::{Value, json};
 
 fn domain(yaml: &str) -> DomainSpec {
-    serde_saphyr::from_str(yaml).expect("valid domain")
+    crate::health::testkit::from_yaml(yaml).expect("valid domain")
 }
 
 const VERSION: &str = "version: {from: source_revision, kind: GitRepository, namespace: flux-system, name: flux-system}";
@@ -366,8 +366,9 @@ fn cluster_labels_pick_the_cells() {
 /// selects none): labels, a root Kustomization or namespaces, each enough on its own.
 #[test]
 fn a_selection_is_empty_only_without_labels_root_and_namespaces() {
-    let selection =
-        |yaml: &str| -> Selection { serde_saphyr::from_str(yaml).expect("valid selection") };
+    let selection = |yaml: &str| -> Selection {
+        crate::health::testkit::from_yaml(yaml).expect("valid selection")
+    };
     assert!(selection("{}").is_empty());
     for one_way in [
         "{labels: {domain: shop}}",

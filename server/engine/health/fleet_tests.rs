@@ -51,7 +51,7 @@ fn cause_ids<'a>(causes: impl IntoIterator<Item = &'a super::RootCause>) -> Vec<
 #[test]
 fn merging_clusters_evaluated_apart_equals_evaluating_the_fleet() {
     let domains: Vec<DomainSpec> = vec![
-        serde_saphyr::from_str(
+        crate::health::testkit::from_yaml(
             "name: shop\nselect: {labels: {domain: shop}}\n\
              version: {from: source_revision, kind: GitRepository, namespace: flux-system, name: flux-system}",
         )

@@ -514,8 +514,8 @@ fn thresholds_come_from_domain_then_kind_then_global() {
         "10m < 15m"
     );
     // As the config file writes it.
-    let by_kind: Thresholds =
-        serde_saphyr::from_str("by_kind: {Kustomization: 5m}").expect("valid thresholds");
+    let by_kind: Thresholds = crate::health::testkit::from_yaml("by_kind: {Kustomization: 5m}")
+        .expect("valid thresholds");
     // The Kustomization's own timeout (10m interval − 30s) doubled still wins over 5m.
     assert_eq!(
         run_with(&values, &[], &[], &by_kind).state("Kustomization", "flux-system", "apps"),
@@ -527,7 +527,7 @@ fn thresholds_come_from_domain_then_kind_then_global() {
         run_with(&quick, &[], &[], &by_kind).state("Kustomization", "flux-system", "apps"),
         Stuck
     );
-    let domain: DomainSpec = serde_saphyr::from_str(
+    let domain: DomainSpec = crate::health::testkit::from_yaml(
         "{name: apps, select: {namespaces: [flux-system]}, version: {from: source_revision, kind: GitRepository, namespace: flux-system, name: flux-system}, stuck_after: 60m}",
     )
     .unwrap();

@@ -456,7 +456,7 @@ fn a_kind_the_collector_cannot_read_is_unverifiable() {
 }
 
 fn domain(yaml: &str) -> DomainSpec {
-    serde_saphyr::from_str(yaml).expect("valid domain")
+    crate::health::testkit::from_yaml(yaml).expect("valid domain")
 }
 
 #[test]

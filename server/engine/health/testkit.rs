@@ -454,3 +454,14 @@ pub fn evaluate_on(
 pub fn as_strs(ids: &[crate::model::ObjectId]) -> Vec<&str> {
     ids.iter().map(|id| id.as_str()).collect()
 }
+
+/// YAML as the server reads it (YAML 1.2's booleans: `y` and `on` are words), for tests that
+/// write a domain or thresholds as the configuration file would.
+#[cfg(test)]
+pub(crate) fn from_yaml<T: serde::de::DeserializeOwned>(
+    text: &str,
+) -> Result<T, serde_saphyr::Error> {
+    let mut options = serde_saphyr::Options::default();
+    options.strict_booleans = true;
+    serde_saphyr::from_str_with_options(text, options)
+}

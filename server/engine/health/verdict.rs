@@ -195,9 +195,15 @@ mod tests {
             same_cause_on(deployment, "prod-2").as_str(),
             "prod-2/Deployment/flux-system/tofu-controller"
         );
-        assert_eq!(cluster_of_cluster_id("prod-1/Cluster//prod-1"), Some("prod-1"));
+        assert_eq!(
+            cluster_of_cluster_id("prod-1/Cluster//prod-1"),
+            Some("prod-1")
+        );
         assert_eq!(cluster_of_cluster_id("prod-1/Cluster//prod-2"), None);
-        assert_eq!(same_cause_on("prod-1/Cluster//prod-1", "prod-2"), cluster_id("prod-2"));
+        assert_eq!(
+            same_cause_on("prod-1/Cluster//prod-1", "prod-2"),
+            cluster_id("prod-2")
+        );
         assert_eq!(same_cause_on("not an id", "prod-2").as_str(), "not an id");
     }
 }

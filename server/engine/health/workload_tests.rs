@@ -155,7 +155,7 @@ fn assert_reason(run: &Run, state: State, reason: &str) {
 }
 
 fn shop_domain() -> DomainSpec {
-    serde_saphyr::from_str(
+    crate::health::testkit::from_yaml(
         "{name: shop, select: {namespaces: [shop]}, version: {from: chart_version, namespace: shop, name: web}}",
     )
     .expect("valid domain")

@@ -116,7 +116,9 @@ impl Modify for Webhooks {
             .build();
         let operation = OperationBuilder::new()
             .operation_id(Some("alertWebhook"))
-            .summary(Some("One alert notification, sent to every configured webhook"))
+            .summary(Some(
+                "One alert notification, sent to every configured webhook",
+            ))
             .description(Some(
                 "Header Idempotency-Key carries the body's id. A 2xx answer is delivered; 429 \
                  with Retry-After is retried then; anything else is retried with backoff.",
@@ -127,7 +129,10 @@ impl Modify for Webhooks {
                     .required(Some(utoipa::openapi::Required::True))
                     .build(),
             ))
-            .response("2XX", ResponseBuilder::new().description("received").build());
+            .response(
+                "2XX",
+                ResponseBuilder::new().description("received").build(),
+            );
         let item = PathItem::new(HttpMethod::Post, operation);
         openapi.webhooks = Some(PathsBuilder::new().path("alert", item).build());
     }
