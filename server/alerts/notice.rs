@@ -113,11 +113,7 @@ impl Notice {
         match self.reason.strip_prefix(&named_after_first) {
             Some(rest)
                 if self.clusters.len() > 1
-                    && crate::incidents::is_cluster_itself(
-                        &self.kind,
-                        &self.name,
-                        &self.cluster,
-                    ) =>
+                    && crate::health::cluster_of_cluster_id(&self.root_cause).is_some() =>
             {
                 rest
             }

@@ -101,18 +101,12 @@ pub fn object_of(id: &str) -> (&str, &str, &str) {
 /// several clusters unreachable for the same classified reason are one incident.
 pub fn key_of(id: &str, cluster: &str, reason: &str) -> String {
     let (kind, namespace, name) = object_of(id);
-    let name = if is_cluster_itself(kind, name, cluster) {
+    let name = if crate::health::cluster_of_cluster_id(id).is_some() {
         "*"
     } else {
         name
     };
     reason::key(kind, namespace, name, &reason::normalised(reason, cluster))
-}
-
-/// Whether a root cause is its cluster (`cluster/Cluster//cluster`, the engine's id for
-/// stale data).
-pub fn is_cluster_itself(kind: &str, name: &str, cluster: &str) -> bool {
-    kind == crate::health::CLUSTER_KIND && name == cluster
 }
 
 /// Groups root causes into incidents, most impact first: the highest ring (in `rings` order),

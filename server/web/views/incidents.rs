@@ -90,7 +90,8 @@ impl IncidentView {
         let incident = &self.incident;
         let first = incident.clusters.first()?;
         let together = incident.clusters.len() > 1
-            && incidents::is_cluster_itself(&incident.kind, &incident.name, first);
+            && (incident.root_causes.first())
+                .is_some_and(|id| crate::health::cluster_of_cluster_id(id).is_some());
         together.then(|| ClustersHead {
             who: format!("{} clusters", incident.clusters.len()),
             why: incident
@@ -317,11 +318,9 @@ fn contacts_of(
         .map(String::as_str)
         .collect();
     let mut list = contacts(&site.domains, own.iter().copied());
-    let owner_missing = !incidents::is_cluster_itself(
-        &incident.kind,
-        &incident.name,
-        members.first().map_or("", |c| c.cluster.as_str()),
-    ) && !list.iter().any(|c| c.owner.is_some());
+    let cluster_itself =
+        (members.first()).is_some_and(|c| crate::health::cluster_of_cluster_id(&c.id).is_some());
+    let owner_missing = !cluster_itself && !list.iter().any(|c| c.owner.is_some());
     let blocked = incident
         .domains
         .iter()
