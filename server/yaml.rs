@@ -57,7 +57,14 @@ pub fn is_too_deep(error: &Error) -> bool {
 /// The error's message without the position the crate appends ("… at line 3, column 7"):
 /// callers print the position once, their way.
 pub fn message(error: &Error) -> String {
+    if let Error::MultipleDocuments { .. } = error.without_snippet() {
+        // The crate's own words name its API.
+        return "a second YAML document: one is expected".to_string();
+    }
     let text = error.without_snippet().to_string();
+    // "duplicate mapping key: port, set DuplicateKeyPolicy in Options if acceptable": the
+    // crate's advice names its API, not the reader's file.
+    let text = text.replace(", set DuplicateKeyPolicy in Options if acceptable", "");
     match text.rfind(" at line ") {
         Some(at) => text[..at].trim_end_matches(',').to_string(),
         None => text,
@@ -107,5 +114,8 @@ mod tests {
         );
         assert!(from_str::<serde_json::Value>(&format!("a: {fits}")).is_ok());
         assert!(!is_too_deep(&from_str::<u16>("x").unwrap_err()));
+        let twice = from_str::<BTreeMap<String, u16>>("a: 1\na: 2\n").unwrap_err();
+        assert_eq!(message(&twice), "duplicate mapping key: a");
+        assert_eq!(position(&twice), Some((2, 1)));
     }
 }

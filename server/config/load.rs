@@ -94,13 +94,14 @@ fn parse(text: &str, path: Option<&Path>) -> Result<Config, ConfigError> {
     // of the text itself.
     let mut key = String::new();
     let read = serde_saphyr::with_deserializer_from_str_with_options(text, options, |yaml| {
-        serde_path_to_error::deserialize(yaml).map_err(|e| {
+        // A document of nothing (`---`, `~`) is the default configuration, as an empty file is.
+        serde_path_to_error::deserialize::<_, Option<Config>>(yaml).map_err(|e| {
             key = e.path().to_string();
             e.into_inner()
         })
     });
     let error = match read {
-        Ok(config) => return Ok(config),
+        Ok(config) => return Ok(config.unwrap_or_default()),
         Err(error) => error,
     };
     let location = crate::yaml::position(&error)
@@ -297,6 +298,29 @@ thresholds:
         );
         assert_eq!(config.group_by, "ring");
         assert_eq!(config.group_order, ["prod", "staging", "dev"]);
+    }
+
+    #[test]
+    fn a_file_of_comments_or_an_empty_document_is_the_default() {
+        for text in [
+            "",
+            "\n",
+            "# nothing yet\n",
+            "---\n",
+            "---\n# only a comment\n",
+            "~\n",
+        ] {
+            let config = from_yaml_str(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+            assert_eq!(config.listen, Config::default().listen, "{text:?}");
+            assert!(config.clusters.is_empty(), "{text:?}");
+        }
+        let error = from_yaml_str("listen: a\n---\nlisten: b\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.ends_with("a second YAML document: one is expected (line 3, column 1)"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -158,7 +158,7 @@ fn read_piece(text: &str, piece: &Piece, name: &str, cluster: &str) -> Option<He
                 item: true,
             });
             // The entry alone is a sequence of one: its document's mapping is the level above.
-            let options = crate::yaml::options(MAX_DEPTH - 1);
+            let options = options(MAX_DEPTH - 1);
             serde_saphyr::with_deserializer_from_str_with_options(
                 &text[range.clone()],
                 options,
@@ -183,7 +183,7 @@ fn read_document(text: &str, at: &str, cluster: &str) -> Option<Parsed> {
         document: at,
         item: false,
     };
-    let options = crate::yaml::options(MAX_DEPTH);
+    let options = options(MAX_DEPTH);
     serde_saphyr::with_deserializer_from_str_with_options(text, options, |yaml| {
         seed.deserialize(yaml)
     })
@@ -198,7 +198,7 @@ pub fn read_in_one_go(
     name: &str,
     cluster: &str,
 ) -> Result<Parsed, serde_saphyr::Error> {
-    let options = crate::yaml::options(MAX_DEPTH);
+    let options = options(MAX_DEPTH);
     let documents: Vec<Anonymous> = serde_saphyr::from_str_multiple_with_options(text, options)?;
     let mut parsed = Vec::new();
     let mut index = 0;
@@ -209,6 +209,15 @@ pub fn read_in_one_go(
         }
     }
     Ok(parsed)
+}
+
+/// How objects are read: as the configuration is, except that a key given twice keeps its
+/// last value, as a JSON object's does (`kubectl` never writes one twice; a hand-edited file
+/// might, and the lenient reader takes what a JSON reader would).
+fn options(max_depth: usize) -> serde_saphyr::Options {
+    let mut options = crate::yaml::options(max_depth);
+    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::LastWins;
+    options
 }
 
 /// The pieces of `text`: its documents, large ones with their items cut out.
@@ -415,6 +424,18 @@ mod tests {
         let read =
             blocks::read_in_blocks(&text[..], ("f", "local"), (1, 8), file_cut(), &mut parsed);
         assert_eq!(read, Err(Unusual));
+    }
+
+    #[test]
+    fn a_key_given_twice_keeps_its_last_value_in_pieces_and_in_one_go() {
+        let text = "kind: Pod\nmetadata: {name: a, name: b, namespace: n}\n---\nkind: Pod\nmetadata:\n  name: c\n";
+        let whole = in_one_go(text);
+        let names: Vec<&str> = whole
+            .iter()
+            .map(|(_, read)| read.as_ref().unwrap().name.as_str())
+            .collect();
+        assert_eq!(names, ["b", "c"]);
+        assert_eq!(in_pieces(text, 2).as_ref(), Ok(&whole));
     }
 
     #[test]
