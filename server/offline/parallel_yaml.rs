@@ -467,4 +467,37 @@ mod tests {
         let spanning = format!("a: '{}\n---\nb: ' \n---\nc: 1\n", "[".repeat(10));
         assert_eq!(in_pieces(&spanning, 2), Err(Unusual));
     }
+
+    /// The single read takes what the cut leaves to it: a directive, a document end, a tag or
+    /// a comment on the marker line; documents are numbered as the cut numbers them (only
+    /// those that hold something), and the objects are on the reader's cluster.
+    #[test]
+    fn the_single_read_reads_what_the_cut_leaves_numbered_as_the_cut_numbers() {
+        let pod = |name: &str| format!("kind: Pod\nmetadata: {{name: {name}, namespace: n}}\n");
+        for (text, places) in [
+            (format!("%YAML 1.2\n---\n{}", pod("a")), vec!["f#0"]),
+            (
+                format!("{}...\n---\n{}", pod("a"), pod("b")),
+                vec!["f#0", "f#1"],
+            ),
+            (
+                format!("{}--- # c\n{}", pod("a"), pod("b")),
+                vec!["f#0", "f#1"],
+            ),
+            (format!("---\n---\n~\n---\n{}", pod("b")), vec!["f#0"]),
+            (format!("--- !tag\n{}", pod("a")), vec!["f#0"]),
+        ] {
+            let read = in_one_go(&text);
+            let at: Vec<&str> = read.iter().map(|(at, _)| at.as_str()).collect();
+            assert_eq!(at, places, "{text}");
+            for (_, object) in &read {
+                let object = object.as_ref().unwrap();
+                assert_eq!(&*object.cluster, "local", "{text}");
+            }
+        }
+        let list = "kind: List\nitems:\n- kind: Pod\n  metadata: {name: a, namespace: n}\n";
+        let read = in_one_go(&format!("%YAML 1.2\n---\n{list}"));
+        assert_eq!(read.len(), 1);
+        assert_eq!(read[0].0, "f#0.items[0]");
+    }
 }
