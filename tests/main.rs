@@ -47,6 +47,7 @@ mod security_access;
 mod security_inputs;
 mod security_secrets;
 mod security_signin;
+mod security_sso;
 mod store;
 mod web_api;
 mod web_domain_cells;

@@ -511,6 +511,38 @@ fn an_api_tokens_secret_puts_the_server_in_token_mode() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("config.web.auth.mode"));
 }
 
+/// Issue 48: single sign-on's client secret comes from a Secret, never from values; scripts'
+/// tokens stay valid beside it.
+#[test]
+fn single_sign_on_takes_its_client_secret_from_a_secret() {
+    let docs = rendered(&[
+        "oidcClientSecret.existingSecret=sso",
+        "apiTokens.existingSecret=tokens",
+        "config.public_url=https://fleet.example.com",
+        "config.web.auth.mode=oidc",
+        "config.web.auth.oidc.issuer=https://dex.example.com",
+        "config.web.auth.oidc.client_id=fleetglass",
+    ]);
+    let config = find(&docs, "ConfigMap")["data"]["config.yaml"]
+        .as_str()
+        .unwrap();
+    let config: serde_json::Value = fleetglass::yaml::from_str(config).unwrap();
+    assert_eq!(config["web"]["auth"]["mode"], "oidc");
+    let env = pod_spec(&docs)["containers"][0]["env"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let secret = env
+        .iter()
+        .find(|e| e["name"] == "FLEETGLASS_OIDC_CLIENT_SECRET")
+        .expect("the client secret in the environment");
+    assert_eq!(secret["valueFrom"]["secretKeyRef"]["name"], "sso");
+    assert_eq!(secret["valueFrom"]["secretKeyRef"]["key"], "client-secret");
+    // The schema refuses a secret written into values.
+    let output = render(&["oidcClientSecret.secret=hunter2"]);
+    assert!(!output.status.success());
+}
+
 #[test]
 fn the_chart_offers_the_extension_points_chart_users_expect() {
     let docs = rendered(&[

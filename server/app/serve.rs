@@ -79,7 +79,10 @@ pub async fn serve(options: Options) -> anyhow::Result<()> {
         tracing::info!(policy = %site.auth.policy(), "the access policy changed: recorded in the audit trail");
     }
     warn_about_exposure(&site, address);
-    let mut state = AppState::new(store, site).with_csrf_key(csrf_key);
+    let mut state = AppState::new(store, site)
+        .with_csrf_key(csrf_key)
+        .with_oidc()
+        .map_err(|problem| anyhow!("web.auth.oidc: {problem}"))?;
     if options.demo {
         state = state.with_pod_logs(PodLogs::Demo);
     } else if config.web.pod_logs {

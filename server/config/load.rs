@@ -61,6 +61,11 @@ pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
         let file = Path::new(&file);
         (config.web.add_tokens_file(file)).map_err(|e| ConfigError::new(Some(file), "", e))?;
     }
+    if let Some(oidc) = &mut config.web.auth.oidc {
+        let key = "web.auth.oidc.client_secret_file";
+        oidc.read_secret()
+            .map_err(|e| ConfigError::new(path, key, e))?;
+    }
     validate(&config, path)?;
     Ok(config)
 }
@@ -237,7 +242,7 @@ fn validate(config: &Config, path: Option<&Path>) -> Result<(), ConfigError> {
             );
         }
     }
-    if let Some((key, problem)) = config.web.problem() {
+    if let Some((key, problem)) = config.web.problem(config.public_url.as_deref()) {
         return err(key, problem);
     }
     if let Some(listen) = &config.listen

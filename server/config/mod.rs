@@ -5,6 +5,7 @@ mod alerts;
 mod collector;
 mod commit_links;
 mod load;
+mod oidc;
 pub(crate) mod schema;
 mod web;
 mod web_limits;
@@ -16,6 +17,7 @@ pub use alerts::{
 pub use collector::{CollectorSettings, Retention};
 pub use commit_links::{CommitLinkRule, Forge};
 pub use load::{ConfigError, from_file, from_yaml_str, load};
+pub use oidc::OidcConfig;
 pub use schema::json_schema;
 pub use web::{AuthConfig, AuthMode, Cidr, ProxyConfig, TokenHash, WebConfig};
 pub use web_limits::WebLimits;

@@ -3,6 +3,7 @@
 //! sha256 hashes only, so the config never holds a usable secret; configured tokens without a
 //! mode mean `tokens`, and settings that contradict each other refuse to start.
 
+use super::oidc::OidcConfig;
 use super::web_limits::WebLimits;
 use ipnet::IpNet;
 use serde::{Deserialize, Deserializer};
@@ -44,6 +45,9 @@ pub struct AuthConfig {
     pub tokens: Vec<TokenHash>,
     #[serde(default)]
     pub proxy: ProxyConfig,
+    /// The OpenID Connect provider people sign in with (`mode: oidc`).
+    #[serde(default)]
+    pub oidc: Option<OidcConfig>,
     /// Some tokens came from `FLEETGLASS_API_TOKENS_FILE` (named in conflicts).
     #[serde(skip)]
     pub tokens_from_file: bool,
@@ -63,6 +67,12 @@ impl AuthConfig {
                 _ => names.join(", "),
             }
         );
+        if let (AuthMode::Oidc, Some(oidc)) = (self.mode(), &self.oidc) {
+            policy.push_str(&format!(
+                "; OpenID provider {} as client {}",
+                oidc.issuer, oidc.client_id
+            ));
+        }
         if self.mode() == AuthMode::Proxy {
             let trusted: Vec<String> = self
                 .proxy
@@ -105,6 +115,8 @@ pub enum AuthMode {
     /// People come through an authenticating proxy that sets a user header; scripts may
     /// still use bearer tokens.
     Proxy,
+    /// People sign in with an OpenID Connect provider; scripts may still use bearer tokens.
+    Oidc,
 }
 
 impl AuthMode {
@@ -113,6 +125,7 @@ impl AuthMode {
             AuthMode::None => "none",
             AuthMode::Tokens => "tokens",
             AuthMode::Proxy => "proxy",
+            AuthMode::Oidc => "oidc",
         }
     }
 }
@@ -210,8 +223,9 @@ fn parse_sha256(text: &str) -> Result<[u8; 32], String> {
 }
 
 impl WebConfig {
-    /// A key and what is wrong with it, when the settings cannot work together.
-    pub fn problem(&self) -> Option<(String, String)> {
+    /// A key and what is wrong with it, when the settings cannot work together (`public_url`
+    /// is where an OpenID provider sends people back to).
+    pub fn problem(&self, public_url: Option<&str>) -> Option<(String, String)> {
         let auth = &self.auth;
         let tokens_from = if auth.tokens_from_file {
             "FLEETGLASS_API_TOKENS_FILE"
@@ -235,17 +249,33 @@ impl WebConfig {
                 "web.auth.proxy.trusted_proxies",
                 "mode is proxy: list the proxy's addresses, or anyone could claim a user".into(),
             )),
-            AuthMode::None | AuthMode::Tokens if !auth.proxy.trusted_proxies.is_empty() => Some((
+            AuthMode::Oidc if auth.oidc.is_none() => Some((
+                "web.auth.oidc",
+                "mode is oidc: configure the provider (issuer, client_id)".into(),
+            )),
+            _ if auth.mode() != AuthMode::Oidc && auth.oidc.is_some() => Some((
+                "web.auth.mode",
+                format!(
+                    "an OpenID provider is configured but mode is {}: set mode: oidc, or remove web.auth.oidc",
+                    auth.mode().as_str()
+                ),
+            )),
+            AuthMode::None | AuthMode::Tokens | AuthMode::Oidc
+                if !auth.proxy.trusted_proxies.is_empty() =>
+            {
+                Some((
                 "web.auth.proxy",
                 format!(
                     "trusted proxies are listed but mode is {}: set mode: proxy, or remove them",
                     auth.mode().as_str()
                 ),
-            )),
+                ))
+            }
             _ => None,
         };
         conflict
             .map(|(key, problem)| (key.to_string(), problem))
+            .or_else(|| auth.oidc.as_ref()?.problem(public_url))
             .or_else(|| self.limits.problem())
     }
 
@@ -301,7 +331,7 @@ mod tests {
         let hash = "ab".repeat(32);
         let tokens = web(&format!("auth: {{tokens: [{{name: ci, sha256: {hash}}}]}}"));
         assert_eq!(tokens.auth.mode(), AuthMode::Tokens);
-        assert_eq!(tokens.problem(), None);
+        assert_eq!(tokens.problem(None), None);
         let mut from_file = WebConfig::default();
         assert_eq!(from_file.auth.mode(), AuthMode::None);
         let file = std::env::temp_dir().join(format!("fg-tokens-{}", std::process::id()));
@@ -321,7 +351,7 @@ mod tests {
             name: "ci".into(),
             sha256: [0; 32],
         });
-        let (key, problem) = none_with_file.problem().unwrap();
+        let (key, problem) = none_with_file.problem(None).unwrap();
         assert_eq!(key, "web.auth.mode");
         assert!(problem.contains("FLEETGLASS_API_TOKENS_FILE"), "{problem}");
         let none_with_tokens = web(&format!(
@@ -329,24 +359,24 @@ mod tests {
         ));
         assert!(
             none_with_tokens
-                .problem()
+                .problem(None)
                 .unwrap()
                 .1
                 .contains("web.auth.tokens")
         );
         let proxy_alone = web("auth: {mode: proxy}");
         assert_eq!(
-            proxy_alone.problem().unwrap().0,
+            proxy_alone.problem(None).unwrap().0,
             "web.auth.proxy.trusted_proxies"
         );
         let proxies_without_proxy_mode = web(&format!(
             "auth: {{tokens: [{{name: ci, sha256: {hash}}}], proxy: {{trusted_proxies: [10.0.0.0/8]}}}}"
         ));
         assert_eq!(
-            proxies_without_proxy_mode.problem().unwrap().0,
+            proxies_without_proxy_mode.problem(None).unwrap().0,
             "web.auth.proxy"
         );
-        assert_eq!(web("{}").problem(), None);
+        assert_eq!(web("{}").problem(None), None);
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub mod silences;
 mod suggestions;
 mod verdict;
 mod warnings;
+pub mod web_sessions;
 
 pub use alert_records::{
     Alert, AlertStatus, Candidate, Event, NewSilence, Notice, Severity, Silence,

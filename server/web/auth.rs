@@ -9,12 +9,13 @@
 use super::AppState;
 use super::csrf;
 use super::error::ApiError;
+use super::oidc::{self, Person};
 use super::signin;
 use crate::config::{AuthConfig, AuthMode};
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use sha2::{Digest, Sha256};
 use std::net::IpAddr;
 
@@ -27,6 +28,8 @@ pub enum Identity {
     Token(String),
     /// The user a trusted proxy named.
     ProxyUser(String),
+    /// A person signed in with the OpenID provider, with their groups.
+    Person(Person),
 }
 
 impl Identity {
@@ -36,6 +39,7 @@ impl Identity {
             Identity::Anonymous => "anonymous".to_string(),
             Identity::Token(name) => format!("token {name}"),
             Identity::ProxyUser(user) => user.chars().take(200).collect(),
+            Identity::Person(person) => person.name.clone(),
         }
     }
 }
@@ -43,6 +47,10 @@ impl Identity {
 pub async fn check(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let path = request.uri().path().to_string();
     if is_open(&path) {
+        return next.run(request).await;
+    }
+    if path == oidc::routes::LOGIN || path == oidc::routes::CALLBACK_PATH {
+        // The way in (reads only: a write there is 405 by the router).
         return next.run(request).await;
     }
     if path == signin::SIGN_IN || path == signin::SIGN_OUT {
@@ -59,13 +67,19 @@ pub async fn check(State(state): State<AppState>, mut request: Request, next: Ne
     let (identity, by_cookie) = match identify(&state, request.headers(), peer).await {
         Ok(found) => found,
         Err(ApiError::Unauthorized(_))
-            if auth.mode() == AuthMode::Tokens
+            if matches!(auth.mode(), AuthMode::Tokens | AuthMode::Oidc)
                 && signin::is_browser_page(request.headers(), request.method(), &path) =>
         {
             let next = request
                 .uri()
                 .path_and_query()
                 .map_or(path.clone(), |p| p.to_string());
+            if auth.mode() == AuthMode::Oidc {
+                // Straight to the provider: with a session there, this is a round trip.
+                let encoded: String = url_encoded(&next);
+                return Redirect::to(&format!("{}?next={encoded}", oidc::routes::LOGIN))
+                    .into_response();
+            }
             return signin::page(&state.site, &next, "", StatusCode::UNAUTHORIZED);
         }
         Err(error) => return error.respond_for(&path),
@@ -128,6 +142,11 @@ pub async fn check_write(State(state): State<AppState>, request: Request, next: 
     next.run(request).await
 }
 
+/// `text` as one query parameter value.
+fn url_encoded(text: &str) -> String {
+    percent_encoding::utf8_percent_encode(text, percent_encoding::NON_ALPHANUMERIC).to_string()
+}
+
 /// Every route that takes a write (`POST`), by its pattern, with the methods it takes.
 const WRITE_ROUTES: [(&str, &str); 5] = [
     (super::pages::ADD_SILENCE, "POST"),
@@ -170,6 +189,15 @@ async fn identify(
         && !signin::is_revoked(state, &sign_in).await?
     {
         return Ok((Identity::Token(sign_in.name), true));
+    }
+    if mode == AuthMode::Oidc {
+        return match oidc::session::person(state, headers).await? {
+            Some(person) => Ok((Identity::Person(person), true)),
+            None => Err(ApiError::Unauthorized(
+                "authentication required: sign in (your session may have ended), or send a bearer token"
+                    .into(),
+            )),
+        };
     }
     identify_without_token(auth, headers, peer).map(|identity| (identity, false))
 }

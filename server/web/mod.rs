@@ -14,6 +14,7 @@ mod freshness;
 mod hosts;
 mod limits;
 mod listener;
+mod oidc;
 mod pages;
 mod probes;
 mod request_spans;
@@ -74,6 +75,8 @@ pub fn router(state: AppState) -> Router {
                 .post(signin::sign_in)
                 .layer(DefaultBodyLimit::max(SIGN_IN_BODY_LIMIT)),
         )
+        .route(oidc::routes::LOGIN, get(oidc::routes::login))
+        .route(oidc::routes::CALLBACK_PATH, get(oidc::routes::callback))
         .route(
             signin::SIGN_OUT,
             axum::routing::post(signin::sign_out).layer(DefaultBodyLimit::max(SIGN_IN_BODY_LIMIT)),

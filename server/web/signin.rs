@@ -19,6 +19,7 @@ use super::audit::Source;
 use super::client::Client;
 use super::csrf;
 use super::error::{ApiError, PageError};
+use super::oidc;
 use super::pages::render;
 use super::state::Site;
 use super::throttle;
@@ -56,6 +57,8 @@ struct SignInPage<'a> {
     next: &'a str,
     problem: &'a str,
     access: &'static str,
+    /// The OpenID provider's issuer, when people sign in there.
+    provider: Option<&'a str>,
 }
 
 #[derive(Deserialize)]
@@ -85,6 +88,7 @@ pub fn page(site: &Site, next: &str, problem: &str, status: StatusCode) -> Respo
         next: safe_next(next),
         problem,
         access: site.access_note(),
+        provider: site.auth.oidc.as_ref().map(|oidc| oidc.issuer.as_str()),
     };
     match render(&page) {
         Ok(mut response) => {
@@ -198,10 +202,9 @@ pub async fn sign_out(
     headers: HeaderMap,
     Form(form): Form<SignOutForm>,
 ) -> Result<Response, PageError> {
-    let Some(sign_in) = signed_in(&headers, &state) else {
+    let Some(expected) = sign_out_token(&headers, &state) else {
         return Ok(Redirect::to(SIGN_IN).into_response());
     };
-    let expected = sign_out_token(&headers, &state).unwrap_or_default();
     if !csrf::constant_time_eq(expected.as_bytes(), form.csrf.as_bytes()) {
         return Ok(ApiError::Forbidden(
             "this sign-out form is out of date or came from another site; reload the page and \
@@ -211,29 +214,45 @@ pub async fn sign_out(
         .respond_for(SIGN_OUT));
     }
     let now = Utc::now();
-    let actor = format!("token {}", sign_in.name);
-    let signed_out = NewAuditEvent {
-        actor: &actor,
-        action: "sign-out",
-        subject: &sign_in.name,
-        detail: "",
-        source: &source.0,
-    };
     let mut tx = state.store.pool().begin().await?;
-    sign_ins::revoke(&mut tx, &sign_in.id, sign_in.expires, now).await?;
-    audit::record(&mut tx, &signed_out, now).await?;
-    tx.commit().await?;
-    let secure = if state.site.hosts.https() {
-        "; Secure"
-    } else {
-        ""
-    };
-    let cookie = format!(
-        "{}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict{secure}",
-        cookie_name(&state.site)
-    );
     let mut response = Redirect::to(SIGN_IN).into_response();
-    set_cookie(&mut response, &cookie);
+    if let Some(sign_in) = signed_in(&headers, &state) {
+        sign_ins::revoke(&mut tx, &sign_in.id, sign_in.expires, now).await?;
+        let actor = format!("token {}", sign_in.name);
+        let signed_out = NewAuditEvent {
+            actor: &actor,
+            action: "sign-out",
+            subject: &sign_in.name,
+            detail: "",
+            source: &source.0,
+        };
+        audit::record(&mut tx, &signed_out, now).await?;
+        let secure = if state.site.hosts.https() {
+            "; Secure"
+        } else {
+            ""
+        };
+        let cookie = format!(
+            "{}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict{secure}",
+            cookie_name(&state.site)
+        );
+        set_cookie(&mut response, &cookie);
+    }
+    if let Some(secret) = oidc::session::cookie(&headers, &state.site) {
+        let person = oidc::session::person(&state, &headers).await?;
+        oidc::session::end(&mut tx, &secret, now).await?;
+        let name = person.map(|p| p.name).unwrap_or_default();
+        let signed_out = NewAuditEvent {
+            actor: &name,
+            action: "sign-out",
+            subject: &name,
+            detail: "single sign-on session ended",
+            source: &source.0,
+        };
+        audit::record(&mut tx, &signed_out, now).await?;
+        oidc::session::clear_session(&mut response, &state.site);
+    }
+    tx.commit().await?;
     Ok(response)
 }
 
@@ -252,8 +271,9 @@ fn set_cookie(response: &mut Response, cookie: &str) {
 /// The token a sign-out form must carry: bound to this browser's sign-in cookie, which must
 /// be valid.
 pub fn sign_out_token(headers: &HeaderMap, state: &AppState) -> Option<String> {
-    signed_in(headers, state)?;
-    let value = csrf::cookie(headers, cookie_name(&state.site))?;
+    let value = signed_in(headers, state)
+        .and_then(|_| csrf::cookie(headers, cookie_name(&state.site)))
+        .or_else(|| oidc::session::cookie(headers, &state.site))?;
     Some(state.csrf_key.mac(&[SIGN_OUT_PURPOSE, &value]))
 }
 
@@ -328,7 +348,7 @@ fn cookie_mac(
 
 /// Only a path on this site: never `//host` or a full URL (an open redirect), nor one with a
 /// control character (browsers drop tabs and newlines from URLs, so `/\t/host` is `//host`).
-fn safe_next(next: &str) -> &str {
+pub fn safe_next(next: &str) -> &str {
     let local = next.starts_with('/')
         && !next.starts_with("//")
         && !next.contains('\\')

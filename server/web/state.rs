@@ -3,6 +3,7 @@
 
 use super::csrf::CsrfKey;
 use super::hosts::HostPolicy;
+use super::oidc::Provider;
 use super::throttle::SignInThrottle;
 use super::views::commits::CommitLinks;
 use super::views::domain_hint::HintCache;
@@ -27,6 +28,8 @@ pub struct AppState {
     pub sign_in_throttle: Arc<SignInThrottle>,
     /// Where container logs are read from; None when reading them is off.
     pub pod_logs: Option<Arc<PodLogs>>,
+    /// The OpenID provider people sign in with (`mode: oidc`).
+    pub oidc: Option<Arc<Provider>>,
 }
 
 impl AppState {
@@ -46,6 +49,7 @@ impl AppState {
             domain_hint: Arc::default(),
             sign_in_throttle: Arc::default(),
             pod_logs: None,
+            oidc: None,
         }
     }
 
@@ -66,6 +70,16 @@ impl AppState {
     pub fn with_pod_logs(mut self, logs: PodLogs) -> AppState {
         self.pod_logs = Some(Arc::new(logs));
         self
+    }
+
+    /// Signs people in with the configured OpenID provider; no request is made to it here.
+    pub fn with_oidc(mut self) -> Result<AppState, String> {
+        let Some(config) = self.site.auth.oidc.clone() else {
+            return Ok(self);
+        };
+        let public_url = self.site.public_url.as_deref().unwrap_or_default();
+        self.oidc = Some(Arc::new(Provider::new(config, public_url)?));
+        Ok(self)
     }
 
     pub fn with_csrf_key(mut self, key: CsrfKey) -> AppState {
@@ -102,6 +116,8 @@ pub struct Site {
     pub kube_contexts: BTreeMap<String, String>,
     /// How far back the fleet's history goes (`retention.transitions`): the oldest `?at=`.
     pub history_kept: chrono::TimeDelta,
+    /// Where people reach this fleetglass (`public_url`).
+    pub public_url: Option<String>,
 }
 
 impl Site {
@@ -140,6 +156,7 @@ impl Site {
             limits: config.web.limits.clone(),
             commit_links: CommitLinks::new(config.commit_links.clone()),
             history_kept: config.retention.transitions,
+            public_url: config.public_url.clone(),
             kube_contexts: config
                 .clusters
                 .iter()
@@ -173,6 +190,7 @@ impl Site {
             AuthMode::None => "no authentication configured: read-only, for local use",
             AuthMode::Tokens => "API tokens required",
             AuthMode::Proxy => "signed in through the proxy",
+            AuthMode::Oidc => "signed in with single sign-on",
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod collector;
 pub mod dockerfile;
 pub mod fault_proxy;
 pub mod kubeconfig;
+pub mod oidc_provider;
 pub mod own_postgres;
 pub mod player;
 pub mod pod;

@@ -71,8 +71,8 @@ default
 {{- if .Values.apiTokens.existingSecret -}}
 {{- $web := default dict $config.web -}}
 {{- $auth := default dict $web.auth -}}
-{{- if and $auth.mode (ne $auth.mode "tokens") (ne $auth.mode "proxy") -}}
-{{- fail (printf "apiTokens.existingSecret is set but config.web.auth.mode is %q: tokens need mode tokens (or proxy)" $auth.mode) -}}
+{{- if and $auth.mode (ne $auth.mode "tokens") (ne $auth.mode "proxy") (ne $auth.mode "oidc") -}}
+{{- fail (printf "apiTokens.existingSecret is set but config.web.auth.mode is %q: tokens need mode tokens (or proxy, or oidc)" $auth.mode) -}}
 {{- end -}}
 {{- $_ := set $auth "mode" (default "tokens" $auth.mode) -}}
 {{- $_ := set $web "auth" $auth -}}
@@ -133,6 +133,13 @@ spec:
             secretKeyRef:
               name: {{ $values.slack.existingSecret }}
               key: {{ $values.slack.key }}
+        {{- end }}
+        {{- if $values.oidcClientSecret.existingSecret }}
+        - name: FLEETGLASS_OIDC_CLIENT_SECRET
+          valueFrom:
+            secretKeyRef:
+              name: {{ $values.oidcClientSecret.existingSecret }}
+              key: {{ $values.oidcClientSecret.key }}
         {{- end }}
         {{- if $values.apiTokens.existingSecret }}
         - name: FLEETGLASS_API_TOKENS_FILE

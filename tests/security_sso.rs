@@ -1,0 +1,440 @@
+//! Single sign-on against a real OpenID provider (zitadel/oidc's certified example server,
+//! built by the test bed), driven over HTTP as a browser would: the code flow signs a person
+//! in with a server-side session; the usual attacks on the flow are refused and recorded
+//! (a replayed or foreign return, a response meant for another provider, a redirect off the
+//! site); signing out and revoking end the session, and a copy of its cookie with it.
+
+use crate::common;
+
+use common::oidc_provider::{CLIENT_SECRET, OidcProvider, User};
+use common::web::demo_config;
+use fleetglass::store::{Store, web_sessions};
+use fleetglass::web::{self, AppState, Site};
+use reqwest::header::{COOKIE, LOCATION, SET_COOKIE};
+use reqwest::{Response, StatusCode, redirect::Policy};
+use std::net::SocketAddr;
+
+const ALICE: User = User {
+    name: "alice",
+    password: "alice-secret-pw",
+};
+
+struct Sso {
+    base: String,
+    store: Store,
+    http: reqwest::Client,
+    _provider: OidcProvider,
+}
+
+/// fleetglass in oidc mode (with a bearer token `ci` for scripts) on a free port, and the
+/// provider that may send people back to it; `issuer` overrides the provider's address.
+async fn start(issuer: Option<&str>) -> Sso {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let provider = OidcProvider::start(&[ALICE], &format!("{base}/auth/callback")).await;
+    let store = common::fresh_store().await;
+    let mut config = demo_config();
+    config.public_url = Some(base.clone());
+    config.web = fleetglass::yaml::from_str(&format!(
+        "auth: {{mode: oidc, tokens: [{{name: ci, sha256: {}}}], oidc: {{issuer: '{}', client_id: {}}}}}",
+        sha256_hex("ci-token"),
+        issuer.unwrap_or(&provider.issuer),
+        common::oidc_provider::CLIENT_ID,
+    ))
+    .unwrap();
+    config.web.auth.oidc.as_mut().unwrap().client_secret = Some(CLIENT_SECRET.into());
+    assert_eq!(config.web.problem(config.public_url.as_deref()), None);
+    let state = AppState::new(store.clone(), Site::from_config(&config))
+        .with_oidc()
+        .unwrap();
+    let router = web::router(state).into_make_service_with_connect_info::<SocketAddr>();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let http = reqwest::Client::builder()
+        .redirect(Policy::none())
+        .build()
+        .unwrap();
+    Sso {
+        base,
+        store,
+        http,
+        _provider: provider,
+    }
+}
+
+fn sha256_hex(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn location(response: &Response) -> String {
+    response
+        .headers()
+        .get(LOCATION)
+        .map(|l| l.to_str().unwrap().to_string())
+        .unwrap_or_default()
+}
+
+/// The `name=value` of the response's cookie called `name`.
+fn cookie(response: &Response, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get_all(SET_COOKIE)
+        .iter()
+        .map(|c| c.to_str().unwrap())
+        .find(|c| c.starts_with(&format!("{name}=")))
+        .map(|c| c.split(';').next().unwrap().to_string())
+}
+
+/// A sign-in begun at fleetglass and completed at the provider: the callback URL the
+/// provider sends the browser to, and the browser's sign-in cookie.
+async fn through_the_provider(sso: &Sso, next: &str, user: &User<'_>) -> (String, String) {
+    let start = sso
+        .http
+        .get(format!("{}/auth/login?next={next}", sso.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(start.status(), StatusCode::SEE_OTHER);
+    let login_cookie = cookie(&start, "fleetglass_login").expect("a sign-in cookie");
+    let mut url = location(&start);
+    assert!(url.contains("code_challenge_method=S256"), "{url}");
+    assert!(url.contains("nonce="), "{url}");
+    // The provider redirects to its login form.
+    let mut page = sso.http.get(&url).send().await.unwrap();
+    while page.status().is_redirection() {
+        url = absolute(&url, &location(&page));
+        page = sso.http.get(&url).send().await.unwrap();
+    }
+    let form = page.text().await.unwrap();
+    let id = form
+        .split("name=\"id\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the provider's login form");
+    let mut answer = sso
+        .http
+        .post(absolute(&url, "/login/username"))
+        .form(&[
+            ("id", id),
+            ("username", user.name),
+            ("password", user.password),
+        ])
+        .send()
+        .await
+        .unwrap();
+    loop {
+        let next = absolute(&url, &location(&answer));
+        assert!(
+            answer.status().is_redirection(),
+            "the provider refused: {next}"
+        );
+        if next.starts_with(&sso.base) {
+            return (next, login_cookie);
+        }
+        url = next;
+        answer = sso.http.get(&url).send().await.unwrap();
+    }
+}
+
+/// `location` against the URL it was sent for.
+fn absolute(from: &str, location: &str) -> String {
+    if location.starts_with("http") {
+        return location.to_string();
+    }
+    let origin: Vec<&str> = from.splitn(4, '/').take(3).collect();
+    format!("{}{location}", origin.join("/"))
+}
+
+/// Signs `user` in; the session cookie (`name=value`) and where fleetglass sent the browser.
+async fn sign_in(sso: &Sso, next: &str) -> (String, String) {
+    let (callback, login_cookie) = through_the_provider(sso, next, &ALICE).await;
+    let back = sso
+        .http
+        .get(&callback)
+        .header(COOKIE, &login_cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(back.status(), StatusCode::SEE_OTHER, "{callback}");
+    let session = cookie(&back, "fleetglass_session").expect("a session cookie");
+    (session, location(&back))
+}
+
+async fn get(sso: &Sso, path: &str, cookie: &str) -> (StatusCode, String) {
+    let response = sso
+        .http
+        .get(format!("{}{path}", sso.base))
+        .header(COOKIE, cookie)
+        .send()
+        .await
+        .unwrap();
+    (response.status(), response.text().await.unwrap())
+}
+
+/// The audit trail's (actor, action, detail), oldest first, as the API shows it.
+async fn audit(sso: &Sso) -> Vec<(String, String, String)> {
+    let response = sso
+        .http
+        .get(format!("{}/api/v1/audit", sso.base))
+        .bearer_auth("ci-token")
+        .send()
+        .await
+        .unwrap();
+    let body: serde_json::Value = response.json().await.unwrap();
+    let mut events: Vec<(String, String, String)> = body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let text = |k: &str| e[k].as_str().unwrap().to_string();
+            (text("actor"), text("action"), text("detail"))
+        })
+        .collect();
+    events.reverse();
+    events
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn signing_in_at_the_provider_opens_a_session_the_audit_trail_records() {
+    let sso = start(None).await;
+    // A page without a session goes to the provider, keeping where it was going.
+    let (status, _) = get(&sso, "/domains", "").await;
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "no session: the API-like fetch is 401"
+    );
+    let page = sso
+        .http
+        .get(format!("{}/domains?x=1", sso.base))
+        .header("accept", "text/html")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), StatusCode::SEE_OTHER);
+    assert_eq!(location(&page), "/auth/login?next=%2Fdomains%3Fx%3D1");
+
+    let (session, landed) = sign_in(&sso, "%2Fdomains%3Fx%3D1").await;
+    assert_eq!(landed, "/domains?x=1");
+    let (status, body) = get(&sso, "/api/v1/fleet", &session).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, page) = get(&sso, "/", &session).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains("signed in with single sign-on"),
+        "the footer says how"
+    );
+    assert!(
+        page.contains("action=\"/sign-out\""),
+        "a signed-in page offers signing out"
+    );
+
+    let events = audit(&sso).await;
+    let sign_in = events.iter().find(|(_, action, _)| action == "sign-in");
+    let (actor, _, detail) = sign_in.expect("the sign-in is in the audit trail");
+    assert_eq!(actor, "alice", "named by the provider's preferred_username");
+    assert!(
+        detail.contains("single sign-on at http://localhost:"),
+        "{detail}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_return_is_taken_once_and_only_in_the_browser_that_left() {
+    let sso = start(None).await;
+    let (callback, login_cookie) = through_the_provider(&sso, "%2F", &ALICE).await;
+    // Another browser (no sign-in cookie, or another one) cannot take this return.
+    for cookie in ["", "fleetglass_login=somebody-elses-state"] {
+        let (status, page) = get(&sso, callback.trim_start_matches(&sso.base), cookie).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        assert!(page.contains("did not start in this browser"), "{page}");
+    }
+    let first = sso
+        .http
+        .get(&callback)
+        .header(COOKIE, &login_cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(first.status(), StatusCode::SEE_OTHER);
+    assert!(cookie(&first, "fleetglass_session").is_some());
+    // The same return again (state replay): refused, nothing opened.
+    let again = sso
+        .http
+        .get(&callback)
+        .header(COOKIE, &login_cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), StatusCode::UNAUTHORIZED);
+    assert!(cookie(&again, "fleetglass_session").is_none());
+    assert!(again.text().await.unwrap().contains("already used"));
+    let refused: Vec<String> = audit(&sso)
+        .await
+        .into_iter()
+        .filter(|(_, action, _)| action == "sign-in-refused")
+        .map(|(_, _, detail)| detail)
+        .collect();
+    assert_eq!(refused.len(), 3, "{refused:?}");
+    let live = web_sessions::live(
+        &mut sso.store.pool().acquire().await.unwrap(),
+        chrono::Utc::now(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(live.len(), 1, "one session for one sign-in");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_response_for_another_provider_or_an_error_signs_nobody_in() {
+    let sso = start(None).await;
+    let (callback, login_cookie) = through_the_provider(&sso, "%2F", &ALICE).await;
+    // RFC 9207: a response naming another issuer is a mix-up, whatever it carries.
+    let mixed = format!("{callback}&iss=https%3A%2F%2Fevil.example%2F");
+    let (status, page) = get(&sso, mixed.trim_start_matches(&sso.base), &login_cookie).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(page.contains("meant for another provider"), "{page}");
+    let denied = "/auth/callback?error=access_denied&error_description=no+thanks&state=x";
+    let (status, page) = get(&sso, denied, &login_cookie).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(
+        page.contains("the provider said access_denied: no thanks"),
+        "{page}"
+    );
+    // A code without its sign-in (forged state) redeems nothing.
+    let forged = "/auth/callback?code=made-up&state=made-up";
+    let (status, _) = get(&sso, forged, "fleetglass_login=made-up").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn where_to_go_next_never_leaves_the_site() {
+    let sso = start(None).await;
+    for next in [
+        "https%3A%2F%2Fevil.example%2F",
+        "%2F%2Fevil.example",
+        "%2F%5Cevil.example",
+    ] {
+        let (_, landed) = sign_in(&sso, next).await;
+        assert_eq!(landed, "/", "next={next}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn signing_out_or_a_revocation_ends_the_session_and_its_copies() {
+    let sso = start(None).await;
+    let (session, _) = sign_in(&sso, "%2F").await;
+    let (_, page) = get(&sso, "/", &session).await;
+    let csrf = page
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the sign-out form's token")
+        .to_string();
+    let out = sso
+        .http
+        .post(format!("{}/sign-out", sso.base))
+        .header(COOKIE, &session)
+        .header("origin", &sso.base)
+        .form(&[("csrf", csrf.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        location(&out),
+        "/sign-in",
+        "to a page that does not sign in again"
+    );
+    assert_eq!(
+        cookie(&out, "fleetglass_session").as_deref(),
+        Some("fleetglass_session=")
+    );
+    let (status, _) = get(&sso, "/api/v1/fleet", &session).await;
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "a copy of the cookie is dead too"
+    );
+    let (status, page) = get(&sso, "/sign-in", "").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains("/auth/login?next="),
+        "the sign-in page offers the provider"
+    );
+
+    // An operator revokes every session of a person.
+    let (session, _) = sign_in(&sso, "%2F").await;
+    assert_eq!(get(&sso, "/api/v1/fleet", &session).await.0, StatusCode::OK);
+    let mut conn = sso.store.pool().acquire().await.unwrap();
+    let now = chrono::Utc::now();
+    assert_eq!(
+        web_sessions::revoke_user(&mut conn, "alice", now)
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        get(&sso, "/api/v1/fleet", &session).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+    let actions: Vec<String> = audit(&sso).await.into_iter().map(|(_, a, _)| a).collect();
+    assert_eq!(actions.iter().filter(|a| *a == "sign-in").count(), 2);
+    assert_eq!(actions.iter().filter(|a| *a == "sign-out").count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_ends_with_its_lifetime() {
+    let sso = start(None).await;
+    let (session, _) = sign_in(&sso, "%2F").await;
+    let secret = session.split_once('=').unwrap().1;
+    let hash: [u8; 32] = {
+        use sha2::{Digest, Sha256};
+        Sha256::digest(secret.as_bytes()).into()
+    };
+    let mut conn = sso.store.pool().acquire().await.unwrap();
+    let now = chrono::Utc::now();
+    let live = web_sessions::find(&mut conn, &hash, now).await.unwrap();
+    let live = live.expect("the session is live now");
+    assert_eq!(live.username, "alice");
+    // At most the configured 12 hours, and no longer than the provider's ID token.
+    assert!(live.expires_at <= now + chrono::TimeDelta::hours(12));
+    let after = web_sessions::find(&mut conn, &hash, live.expires_at)
+        .await
+        .unwrap();
+    assert_eq!(after, None, "gone at its expiry");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreachable_provider_is_named_and_everything_else_works() {
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let sso = start(Some(&format!("http://localhost:{closed}/"))).await;
+    let start = sso
+        .http
+        .get(format!("{}/auth/login", sso.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(start.status(), StatusCode::BAD_GATEWAY);
+    let page = start.text().await.unwrap();
+    assert!(
+        page.contains(&format!(
+            "the sign-in provider http://localhost:{closed}/ cannot be reached"
+        )),
+        "{page}"
+    );
+    let api = sso
+        .http
+        .get(format!("{}/api/v1/fleet", sso.base))
+        .bearer_auth("ci-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(api.status(), StatusCode::OK, "scripts' tokens still work");
+}
