@@ -31,7 +31,7 @@ const CHROME_ARGS: [&str; 8] = [
 /// Ends chromedriver and the chromium it started however the test ends: chromedriver leads a
 /// process group of its own, and the whole group is killed (a failed test that never closed
 /// its session would otherwise leave chromium running).
-struct Driver(Child);
+pub(crate) struct Driver(Child);
 
 impl Drop for Driver {
     fn drop(&mut self) {
@@ -50,7 +50,7 @@ fn free_port() -> u16 {
         .port()
 }
 
-async fn start_chromedriver() -> (Driver, String) {
+pub(crate) async fn start_chromedriver() -> (Driver, String) {
     let port = free_port();
     let child = Command::new("chromedriver")
         .arg(format!("--port={port}"))
@@ -74,7 +74,7 @@ async fn start_chromedriver() -> (Driver, String) {
     (driver, format!("http://127.0.0.1:{port}"))
 }
 
-async fn browser(webdriver: &str, profile: &Path) -> Client {
+pub(crate) async fn browser(webdriver: &str, profile: &Path) -> Client {
     browser_with(webdriver, profile, &[]).await
 }
 
@@ -132,7 +132,7 @@ async fn hang_when_asked(
     next.run(request).await
 }
 
-async fn wait_until<F, Fut>(what: &str, mut check: F)
+pub(crate) async fn wait_until<F, Fut>(what: &str, mut check: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
@@ -144,7 +144,7 @@ where
     }
 }
 
-async fn screenshot(client: &Client, name: &str) {
+pub(crate) async fn screenshot(client: &Client, name: &str) {
     let png = client.screenshot().await.unwrap();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let dir = root.join("target/screenshots");
@@ -155,7 +155,7 @@ async fn screenshot(client: &Client, name: &str) {
     }
 }
 
-async fn body_text(client: &Client) -> String {
+pub(crate) async fn body_text(client: &Client) -> String {
     client
         .find(Locator::Css("body"))
         .await

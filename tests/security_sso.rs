@@ -22,6 +22,7 @@ const ALICE: User = User {
 struct Sso {
     base: String,
     store: Store,
+    database_url: String,
     http: reqwest::Client,
     _provider: OidcProvider,
 }
@@ -32,7 +33,9 @@ async fn start(issuer: Option<&str>) -> Sso {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let provider = OidcProvider::start(&[ALICE], &format!("{base}/auth/callback")).await;
-    let store = common::fresh_store().await;
+    let database_url = common::fresh_database_url().await;
+    let store = Store::connect(&database_url).await.unwrap();
+    store.migrate().await.unwrap();
     let mut config = demo_config();
     config.public_url = Some(base.clone());
     config.web = fleetglass::yaml::from_str(&format!(
@@ -56,6 +59,7 @@ async fn start(issuer: Option<&str>) -> Sso {
     Sso {
         base,
         store,
+        database_url,
         http,
         _provider: provider,
     }
@@ -261,6 +265,24 @@ async fn a_return_is_taken_once_and_only_in_the_browser_that_left() {
         .unwrap();
     assert_eq!(first.status(), StatusCode::SEE_OTHER);
     assert!(cookie(&first, "fleetglass_session").is_some());
+    let set: Vec<&str> = first
+        .headers()
+        .get_all(SET_COOKIE)
+        .iter()
+        .map(|c| c.to_str().unwrap())
+        .collect();
+    let session_cookie = set
+        .iter()
+        .find(|c| c.starts_with("fleetglass_session="))
+        .unwrap();
+    assert!(
+        session_cookie.contains("HttpOnly; SameSite=Lax"),
+        "{session_cookie}"
+    );
+    assert!(
+        set.contains(&"fleetglass_login=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax"),
+        "{set:?}"
+    );
     // The same return again (state replay): refused, nothing opened.
     let again = sso
         .http
@@ -366,24 +388,52 @@ async fn signing_out_or_a_revocation_ends_the_session_and_its_copies() {
         "the sign-in page offers the provider"
     );
 
-    // An operator revokes every session of a person.
+    // An operator lists the live sessions and revokes every session of a person.
     let (session, _) = sign_in(&sso, "%2F").await;
     assert_eq!(get(&sso, "/api/v1/fleet", &session).await.0, StatusCode::OK);
-    let mut conn = sso.store.pool().acquire().await.unwrap();
-    let now = chrono::Utc::now();
+    let (ok, listed) = sessions(&sso, &["list"]);
+    assert!(ok && listed.starts_with("alice\tsince "), "{listed}");
     assert_eq!(
-        web_sessions::revoke_user(&mut conn, "alice", now)
-            .await
-            .unwrap(),
-        1
+        listed.lines().count(),
+        1,
+        "the signed-out session is not live"
     );
+    let (ok, said) = sessions(&sso, &["revoke", "alice"]);
+    assert!(ok, "{said}");
+    assert_eq!(said.trim(), "alice: 1 session(s) revoked");
     assert_eq!(
         get(&sso, "/api/v1/fleet", &session).await.0,
         StatusCode::UNAUTHORIZED
     );
+    let (ok, said) = sessions(&sso, &["revoke", "alice"]);
+    assert!(!ok && said.contains("alice has no live session"), "{said}");
     let actions: Vec<String> = audit(&sso).await.into_iter().map(|(_, a, _)| a).collect();
     assert_eq!(actions.iter().filter(|a| *a == "sign-in").count(), 2);
     assert_eq!(actions.iter().filter(|a| *a == "sign-out").count(), 1);
+    assert_eq!(
+        actions.iter().filter(|a| *a == "sessions-revoked").count(),
+        1
+    );
+}
+
+/// `fleetglass sessions ARGS` on the test's database: whether it succeeded, and what it
+/// printed (stdout, else stderr).
+fn sessions(sso: &Sso, args: &[&str]) -> (bool, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_fleetglass"))
+        .arg("sessions")
+        .args(args)
+        .env("DATABASE_URL", &sso.database_url)
+        .env("USER", "ops")
+        .output()
+        .unwrap();
+    let out = match output.status.success() {
+        true => output.stdout,
+        false => output.stderr,
+    };
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&out).into_owned(),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -437,4 +487,84 @@ async fn an_unreachable_provider_is_named_and_everything_else_works() {
         .await
         .unwrap();
     assert_eq!(api.status(), StatusCode::OK, "scripts' tokens still work");
+}
+
+/// In a real chromium: a page sends the browser to the provider's login form; signing in
+/// there lands on the page asked for, signed in; signing out lands on the sign-in page,
+/// which offers the provider again; the audit page shows both.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_person_signs_in_at_the_providers_form_in_a_real_browser() {
+    use crate::browser::{body_text, browser, screenshot, start_chromedriver, wait_until};
+    use fantoccini::Locator;
+    let sso = start(None).await;
+    let (_driver, webdriver) = start_chromedriver().await;
+    let profile = std::env::temp_dir().join(format!("fleetglass-sso-{}", std::process::id()));
+    let client = browser(&webdriver, &profile).await;
+    client.goto(&format!("{}/domains", sso.base)).await.unwrap();
+    wait_until("the provider's login form", || async {
+        client.find(Locator::Css("input#username")).await.is_ok()
+    })
+    .await;
+    let at = client.current_url().await.unwrap();
+    assert_eq!(at.host_str(), Some("localhost"), "at the provider: {at}");
+    let type_into = |css: &'static str, text: &'static str| {
+        let client = client.clone();
+        async move {
+            let field = client.find(Locator::Css(css)).await.unwrap();
+            field.send_keys(text).await.unwrap();
+        }
+    };
+    type_into("input#username", ALICE.name).await;
+    type_into("input#password", ALICE.password).await;
+    client
+        .find(Locator::Css("button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until("back at fleetglass, signed in", || async {
+        client
+            .find(Locator::Css("header.top form.sign-out button"))
+            .await
+            .is_ok()
+    })
+    .await;
+    let here = client.current_url().await.unwrap();
+    assert_eq!(here.as_str(), format!("{}/domains", sso.base));
+    assert!(
+        body_text(&client)
+            .await
+            .contains("signed in with single sign-on")
+    );
+    screenshot(&client, "sso-signed-in").await;
+    client
+        .find(Locator::Css("header.top form.sign-out button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_until("signed out", || async {
+        client.current_url().await.unwrap().path() == "/sign-in"
+    })
+    .await;
+    assert!(
+        client.find(Locator::Css("a#sso")).await.is_ok(),
+        "the provider is offered again"
+    );
+    let actions: Vec<(String, String)> = audit(&sso)
+        .await
+        .into_iter()
+        .map(|(actor, action, _)| (actor, action))
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            ("alice".to_string(), "sign-in".to_string()),
+            ("alice".to_string(), "sign-out".to_string())
+        ]
+    );
+    client.close().await.unwrap();
+    let _ = std::fs::remove_dir_all(&profile);
 }

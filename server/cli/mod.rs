@@ -8,6 +8,7 @@ mod impact;
 mod output;
 mod phase_timings;
 mod serve;
+mod sessions;
 mod wait;
 
 use clap::{Parser, Subcommand};
@@ -60,6 +61,8 @@ pub enum Command {
     ///
     /// Exit 0 when nothing depends on it, 1 when something does (listed), 2 on error.
     Impact(impact::ImpactArgs),
+    /// Single sign-on sessions: list the live ones, revoke a person's.
+    Sessions(sessions::SessionsArgs),
     /// Hub and spoke: give fleetglass read-only access to another cluster.
     #[command(subcommand)]
     Cluster(ClusterCommand),
@@ -82,6 +85,7 @@ pub fn main() -> ExitCode {
         Command::Impact(args) => impact::run(args),
         Command::Serve(args) => block_on(serve::run(args)),
         Command::Cluster(ClusterCommand::Add(args)) => block_on(cluster_add::run(args)),
+        Command::Sessions(args) => block_on(sessions::run(args)),
         Command::Migrate { config } => {
             block_on(async move { serve::migrate(config.as_deref()).await })
         }
