@@ -170,6 +170,7 @@ fn base(cluster: &str, kind: Kind, namespace: &str, name: &str) -> Object {
         created: None,
         deleting_since: None,
         owners: Vec::new(),
+        reconcile_requested: None,
         spec: Spec::default(),
         status: Status {
             present: true,

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod actions;
 mod alerts_delivery;
 mod alerts_lifecycle;
 mod alerts_web;

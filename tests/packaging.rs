@@ -286,6 +286,35 @@ fn the_reader_manifest_and_the_chart_grant_the_same_rules() {
         assert!(text.contains(needed), "{needed}");
     }
     assert!(!text.contains("secrets") && !text.contains("create") && !text.contains("patch"));
+
+    // Issue 48: actions: true adds patch on exactly the Flux kinds that reconcile.
+    let acting = ok(helm(&[
+        "template",
+        "reader",
+        "fleetglass-reader",
+        "--set",
+        "actions=true",
+    ]));
+    let patched: Vec<String> = rules_of(&acting)
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|rule| rule["verbs"] == serde_json::json!(["patch"]))
+        .flat_map(|rule| rule["resources"].as_array().unwrap().clone())
+        .map(|r| r.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        patched,
+        [
+            "kustomizations",
+            "helmreleases",
+            "gitrepositories",
+            "ocirepositories",
+            "helmrepositories",
+            "helmcharts",
+            "buckets"
+        ]
+    );
 }
 
 /// The chart's default install, run as its pod would run: the ServiceAccount and RBAC it

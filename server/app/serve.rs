@@ -5,6 +5,7 @@ use super::{Collector, Source};
 use crate::alerts;
 use crate::config::{self, Config};
 use crate::ingest::LeaseKeeper;
+use crate::sources::actions::Actuator;
 use crate::sources::logs::PodLogs;
 use crate::sources::{self, kube::ContextChoice};
 use crate::store::Store;
@@ -88,6 +89,9 @@ pub async fn serve(options: Options) -> anyhow::Result<()> {
     } else if config.web.pod_logs {
         let clusters = config.clusters.iter().map(|c| (c.name.clone(), c.clone()));
         state = state.with_pod_logs(PodLogs::Kube(clusters.collect()));
+    }
+    if !options.demo {
+        state = state.with_actions(Actuator::new(config.clusters.iter().cloned()));
     }
     if let Some((collector, _)) = &collector {
         state = state.with_evaluations(collector.latest.clone());

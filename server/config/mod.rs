@@ -1,6 +1,7 @@
 //! One typed configuration: a YAML file, then environment overrides, validated at start-up.
 //! Errors name the file, the key and what is wrong.
 
+mod actions;
 mod alerts;
 mod collector;
 mod commit_links;
@@ -10,6 +11,7 @@ pub(crate) mod schema;
 mod web;
 mod web_limits;
 
+pub use actions::{ActionsConfig, Grantees};
 pub use alerts::{
     AlertRule, AlertsConfig, CLUSTER_KIND, DeliveryConfig, Severity, SinkConfigError, SlackMode,
     SlackTarget, WebhookTarget, alertable, default_rules,

@@ -3,6 +3,7 @@
 //! sha256 hashes only, so the config never holds a usable secret; configured tokens without a
 //! mode mean `tokens`, and settings that contradict each other refuse to start.
 
+use super::actions::ActionsConfig;
 use super::oidc::OidcConfig;
 use super::web_limits::WebLimits;
 use ipnet::IpNet;
@@ -32,6 +33,9 @@ pub struct WebConfig {
     /// `podLogs: true`). Off by default; the demo has it on.
     #[serde(default)]
     pub pod_logs: bool,
+    /// Reconcile, suspend and resume from an object's page (off by default).
+    #[serde(default)]
+    pub actions: ActionsConfig,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -276,6 +280,7 @@ impl WebConfig {
         conflict
             .map(|(key, problem)| (key.to_string(), problem))
             .or_else(|| auth.oidc.as_ref()?.problem(public_url))
+            .or_else(|| self.actions.problem(auth.identifies()))
             .or_else(|| self.limits.problem())
     }
 

@@ -84,6 +84,7 @@ pub fn channel() -> (EventSender, EventReceiver) {
     mpsc::channel(16_384)
 }
 
+pub mod actions;
 pub mod demo;
 pub mod kube;
 pub mod logs;

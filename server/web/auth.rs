@@ -11,7 +11,7 @@ use super::csrf;
 use super::error::ApiError;
 use super::oidc::{self, Person};
 use super::signin;
-use crate::config::{AuthConfig, AuthMode};
+use crate::config::{AuthConfig, AuthMode, Grantees};
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
@@ -33,6 +33,17 @@ pub enum Identity {
 }
 
 impl Identity {
+    /// Whether this identity is among `grantees` (a token by its name, a person by name or
+    /// group); nobody anonymous is.
+    pub fn is_among(&self, grantees: &Grantees) -> bool {
+        match self {
+            Identity::Anonymous => false,
+            Identity::Token(name) => grantees.has_token(name),
+            Identity::ProxyUser(user) => grantees.has_person(user, &[]),
+            Identity::Person(person) => grantees.has_person(&person.name, &person.groups),
+        }
+    }
+
     /// The name recorded with what this request changes (a silence's `created_by`).
     pub fn requester(&self) -> String {
         match self {
@@ -148,8 +159,9 @@ fn url_encoded(text: &str) -> String {
 }
 
 /// Every route that takes a write (`POST`), by its pattern, with the methods it takes.
-const WRITE_ROUTES: [(&str, &str); 5] = [
+const WRITE_ROUTES: [(&str, &str); 6] = [
     (super::pages::ADD_SILENCE, "POST"),
+    (super::pages::ACTION, "GET, HEAD, POST"),
     (super::pages::EXPIRE_SILENCE, "POST"),
     (super::api::SILENCES, "GET, HEAD, POST"),
     (signin::SIGN_IN, "GET, HEAD, POST"),
@@ -291,5 +303,31 @@ mod tests {
         assert_eq!(Identity::Anonymous.requester(), "anonymous");
         assert_eq!(Identity::Token("ci".into()).requester(), "token ci");
         assert_eq!(Identity::ProxyUser("ana".into()).requester(), "ana");
+        let person = Person {
+            name: "bo".into(),
+            groups: vec!["dev".into()],
+        };
+        assert_eq!(Identity::Person(person).requester(), "bo");
+    }
+
+    #[test]
+    fn who_is_among_grantees_depends_on_how_they_signed_in() {
+        let grantees: Grantees =
+            crate::yaml::from_str("{users: [ana], groups: [platform], tokens: [deploy]}").unwrap();
+        let person = |name: &str, groups: &[&str]| {
+            Identity::Person(Person {
+                name: name.into(),
+                groups: groups.iter().map(|g| g.to_string()).collect(),
+            })
+        };
+        assert!(person("ana", &[]).is_among(&grantees));
+        assert!(person("bo", &["platform"]).is_among(&grantees));
+        assert!(!person("bo", &["dev"]).is_among(&grantees));
+        assert!(Identity::ProxyUser("ana".into()).is_among(&grantees));
+        assert!(Identity::Token("deploy".into()).is_among(&grantees));
+        // A token named like a person is not that person, nor the reverse.
+        assert!(!Identity::Token("ana".into()).is_among(&grantees));
+        assert!(!Identity::ProxyUser("deploy".into()).is_among(&grantees));
+        assert!(!Identity::Anonymous.is_among(&grantees));
     }
 }

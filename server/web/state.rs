@@ -8,9 +8,10 @@ use super::throttle::SignInThrottle;
 use super::views::commits::CommitLinks;
 use super::views::domain_hint::HintCache;
 use super::waits::{Waits, WakeSource};
-use crate::config::{AlertRule, AuthConfig, AuthMode, Config, WebLimits};
+use crate::config::{ActionsConfig, AlertRule, AuthConfig, AuthMode, Config, WebLimits};
 use crate::health::{DomainSpec, Thresholds};
 use crate::ingest::Latest;
+use crate::sources::actions::Actuator;
 use crate::sources::logs::PodLogs;
 use crate::store::Store;
 use std::collections::BTreeMap;
@@ -30,6 +31,8 @@ pub struct AppState {
     pub pod_logs: Option<Arc<PodLogs>>,
     /// The OpenID provider people sign in with (`mode: oidc`).
     pub oidc: Option<Arc<Provider>>,
+    /// Where reconcile, suspend and resume go; None while `web.actions` is off.
+    pub actions: Option<Arc<Actuator>>,
 }
 
 impl AppState {
@@ -50,6 +53,7 @@ impl AppState {
             sign_in_throttle: Arc::default(),
             pod_logs: None,
             oidc: None,
+            actions: None,
         }
     }
 
@@ -69,6 +73,14 @@ impl AppState {
     /// Offers containers' last log lines, read from `logs`.
     pub fn with_pod_logs(mut self, logs: PodLogs) -> AppState {
         self.pod_logs = Some(Arc::new(logs));
+        self
+    }
+
+    /// Carries out the actions `web.actions` allows, on these clusters.
+    pub fn with_actions(mut self, actuator: Actuator) -> AppState {
+        if self.site.actions.enabled {
+            self.actions = Some(Arc::new(actuator));
+        }
         self
     }
 
@@ -118,6 +130,8 @@ pub struct Site {
     pub history_kept: chrono::TimeDelta,
     /// Where people reach this fleetglass (`public_url`).
     pub public_url: Option<String>,
+    /// Who may reconcile, suspend and resume (`web.actions`).
+    pub actions: ActionsConfig,
 }
 
 impl Site {
@@ -157,6 +171,7 @@ impl Site {
             commit_links: CommitLinks::new(config.commit_links.clone()),
             history_kept: config.retention.transitions,
             public_url: config.public_url.clone(),
+            actions: config.web.actions.clone(),
             kube_contexts: config
                 .clusters
                 .iter()

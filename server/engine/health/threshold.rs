@@ -113,6 +113,7 @@ mod tests {
             created: None,
             deleting_since: None,
             owners: vec![],
+            reconcile_requested: None,
             spec: Spec {
                 flux: Sparse::new(FluxSpec {
                     interval_secs: interval,

@@ -91,6 +91,10 @@ pub struct Object {
     pub deleting_since: Option<DateTime<Utc>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub owners: Vec<OwnerRef>,
+    /// The `reconcile.fluxcd.io/requestedAt` annotation: a reconcile asked for at this time
+    /// (handled once the status's `last_handled_reconcile` says the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconcile_requested: Option<String>,
     pub spec: Spec,
     pub status: Status,
     /// What was malformed in the object as read; the engine reports these instead of guessing.
@@ -339,6 +343,10 @@ pub struct FluxStatus {
     /// HelmRelease: newest `status.history` entry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub release: Option<ReleaseSnapshot>,
+    /// `status.lastHandledReconcileAt`: the last reconcile request the controller took, by
+    /// the value of the object's `reconcile.fluxcd.io/requestedAt` annotation then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_handled_reconcile: Option<String>,
     /// Kustomization/HelmRelease: `status.inventory.entries[].id`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inventory: Vec<String>,
@@ -353,6 +361,7 @@ impl Empty for FluxStatus {
         artifact_revision: None,
         artifact_updated: None,
         release: None,
+        last_handled_reconcile: None,
         inventory: Vec::new(),
     };
 }

@@ -96,6 +96,12 @@ pub fn object_from_raw(cluster: &str, raw: RawObject) -> Result<Object, Skip> {
             "deletionTimestamp",
         ),
         owners: owners(meta.owner_references),
+        reconcile_requested: r.map(meta.annotations, "metadata", "annotations").and_then(
+            |mut a| {
+                let key = "reconcile.fluxcd.io/requestedAt";
+                r.str(&mut a.reconcile_requested_at, "metadata.annotations", key)
+            },
+        ),
         spec: Spec::default(),
         status: Status {
             present: status.is_some(),
@@ -337,6 +343,11 @@ fn read_status(r: &mut Reader, object: &mut Object, mut status: RawStatus) {
             "lastPlannedRevision",
         ),
         helm_chart: r.str(&mut status.helm_chart, "status", "helmChart"),
+        last_handled_reconcile: r.str(
+            &mut status.last_handled_reconcile_at,
+            "status",
+            "lastHandledReconcileAt",
+        ),
         ..FluxStatus::default()
     };
     st.phase = r.str(&mut status.phase, "status", "phase");

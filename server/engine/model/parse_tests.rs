@@ -44,6 +44,27 @@ fn reads_the_fields_the_engine_needs() {
     assert!(object.defects.is_empty(), "{:?}", object.defects);
 }
 
+/// flux2 cmd/flux/reconcile.go sets the `reconcile.fluxcd.io/requestedAt` annotation (an
+/// RFC 3339 time); the controller copies it to `status.lastHandledReconcileAt` once handled.
+#[test]
+fn a_reconcile_request_and_the_one_last_handled_are_read() {
+    let mut object = kustomization();
+    object["metadata"]["annotations"] = json!({
+        "reconcile.fluxcd.io/requestedAt": "2026-12-07T07:00:00.123456789Z",
+        "other": "ignored",
+    });
+    object["status"]["lastHandledReconcileAt"] = json!("2026-12-07T06:00:00Z");
+    let parsed = parse_object("prod", &object).unwrap();
+    let requested = parsed.reconcile_requested.as_deref();
+    assert_eq!(requested, Some("2026-12-07T07:00:00.123456789Z"));
+    let handled = parsed.status.flux.last_handled_reconcile.as_deref();
+    assert_eq!(handled, Some("2026-12-07T06:00:00Z"));
+    let plain = parse_object("prod", &kustomization()).unwrap();
+    assert_eq!(plain.reconcile_requested, None);
+    assert_eq!(plain.status.flux.last_handled_reconcile, None);
+    assert!(plain.defects.is_empty() && parsed.defects.is_empty());
+}
+
 #[test]
 fn malformed_fields_become_defects_not_failures() {
     let mut value = kustomization();

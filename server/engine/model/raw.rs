@@ -25,7 +25,15 @@ lenient_struct!(RawMeta {
     creation_timestamp: Text = "creationTimestamp",
     deletion_timestamp: Text = "deletionTimestamp",
     owner_references: List<RawOwner> = "ownerReferences",
+    annotations: Field<RawAnnotations> = "annotations",
 });
+
+lenient_struct!(
+    /// The one annotation read: a reconcile asked for (`flux reconcile`, fleetglass's actions).
+    RawAnnotations {
+        reconcile_requested_at: Text = "reconcile.fluxcd.io/requestedAt",
+    }
+);
 
 lenient_struct!(RawOwner {
     kind: Text = "kind",
@@ -147,6 +155,7 @@ lenient_struct!(
         last_applied_revision: Text = "lastAppliedRevision",
         last_planned_revision: Text = "lastPlannedRevision",
         helm_chart: Text = "helmChart",
+        last_handled_reconcile_at: Text = "lastHandledReconcileAt",
         phase: Text = "phase",
         artifact: Field<RawArtifact> = "artifact",
         inventory: Field<RawInventory> = "inventory",

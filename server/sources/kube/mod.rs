@@ -2,6 +2,7 @@
 //! in its own task (with its own client, probe, discovery and one watch per kind), so one
 //! cluster's bad credentials, TLS errors or timeouts never affect another.
 
+mod actions;
 mod cluster;
 mod connect;
 mod context;
@@ -15,6 +16,7 @@ mod probe;
 mod warnings;
 mod watch;
 
+pub use actions::patch_object;
 pub use local::{
     ContextChoice, IN_CLUSTER_NAME, SERVICE_ACCOUNT_TOKEN, cluster_name, default_clusters,
 };

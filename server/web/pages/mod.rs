@@ -1,7 +1,9 @@
 //! Server-rendered pages: one askama struct per page, defined beside its handler.
 
+mod actions;
 mod alerts;
 mod audit;
+pub use actions::ACTION;
 pub use alerts::{ADD_SILENCE, EXPIRE_SILENCE};
 mod cluster;
 mod clusters;
@@ -43,7 +45,7 @@ const LOGS_FRAGMENT: &str = "/fragments/logs/{cluster}/{namespace}/{pod}/{contai
 
 /// Every page route this router serves, with the form targets of `/alerts` (the access test
 /// walks it so that no page can be left open by mistake).
-pub const PATHS: [&str; 20] = [
+pub const PATHS: [&str; 21] = [
     FLEET,
     FLEET_FRAGMENT,
     PROBLEMS,
@@ -61,6 +63,7 @@ pub const PATHS: [&str; 20] = [
     OWNER,
     LOGS_FRAGMENT,
     AUDIT,
+    ACTION,
     alerts::PAGE,
     alerts::ADD_SILENCE,
     alerts::EXPIRE_SILENCE,
@@ -85,6 +88,7 @@ pub fn router() -> Router<AppState> {
         .route(OWNER, get(owner::page))
         .route(LOGS_FRAGMENT, get(logs::fragment))
         .route(AUDIT, get(audit::page))
+        .route(ACTION, get(actions::confirm).post(actions::act))
         .merge(alerts::router())
 }
 

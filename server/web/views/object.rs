@@ -44,9 +44,35 @@ pub struct ObjectDetail {
     pub log_targets: Vec<LogTarget>,
     /// `flux reconcile …` and `flux trace …` for this object, ready to copy.
     pub commands: FluxCommands,
+    /// The last reconcile asked for (by `flux reconcile` or here), and whether the controller
+    /// has taken it.
+    pub reconcile_request: Option<ReconcileRequest>,
     /// A Flux kind: without `reconciled_by`, no controller Deployment of it was seen.
     #[serde(skip)]
     pub flux: bool,
+}
+
+/// The object's `reconcile.fluxcd.io/requestedAt` annotation against its status's
+/// `lastHandledReconcileAt`: the controller has taken the request when they match.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct ReconcileRequest {
+    pub requested_at: String,
+    pub handled: bool,
+    /// The last request the controller took, when not this one.
+    pub last_handled: Option<String>,
+}
+
+impl ReconcileRequest {
+    pub fn of(object: &Object) -> Option<ReconcileRequest> {
+        let requested_at = object.reconcile_requested.clone()?;
+        let last = object.status.flux.last_handled_reconcile.clone();
+        let handled = last.as_deref() == Some(requested_at.as_str());
+        Some(ReconcileRequest {
+            requested_at,
+            handled,
+            last_handled: last.filter(|_| !handled),
+        })
+    }
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -235,6 +261,7 @@ impl ObjectDetail {
             .collect();
         let status = body.as_ref().map(|o| &o.status);
         Ok(ObjectDetail {
+            reconcile_request: body.as_ref().and_then(ReconcileRequest::of),
             warnings,
             log_targets,
             generation: body.as_ref().and_then(|o| o.generation),
@@ -459,4 +486,37 @@ pub fn key_from_path(
         },
         name,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn kustomization(requested: Option<&str>, handled: Option<&str>) -> Object {
+        let mut object = json!({
+            "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+            "metadata": {"name": "a", "namespace": "n"}, "spec": {}, "status": {},
+        });
+        if let Some(at) = requested {
+            object["metadata"]["annotations"] = json!({"reconcile.fluxcd.io/requestedAt": at});
+        }
+        if let Some(at) = handled {
+            object["status"]["lastHandledReconcileAt"] = json!(at);
+        }
+        crate::model::parse_object("c", &object).unwrap()
+    }
+
+    #[test]
+    fn a_reconcile_request_is_handled_when_the_status_names_it() {
+        assert_eq!(ReconcileRequest::of(&kustomization(None, Some("t1"))), None);
+        let waiting = ReconcileRequest::of(&kustomization(Some("t2"), Some("t1"))).unwrap();
+        assert_eq!(waiting.requested_at, "t2");
+        assert!(!waiting.handled);
+        assert_eq!(waiting.last_handled.as_deref(), Some("t1"));
+        let never = ReconcileRequest::of(&kustomization(Some("t2"), None)).unwrap();
+        assert!(!never.handled && never.last_handled.is_none());
+        let handled = ReconcileRequest::of(&kustomization(Some("t2"), Some("t2"))).unwrap();
+        assert!(handled.handled && handled.last_handled.is_none());
+    }
 }
