@@ -24,7 +24,7 @@ struct Sso {
     store: Store,
     database_url: String,
     http: reqwest::Client,
-    _provider: OidcProvider,
+    provider: OidcProvider,
 }
 
 /// fleetglass in oidc mode (with a bearer token `ci` for scripts) on a free port, and the
@@ -61,7 +61,7 @@ async fn start(issuer: Option<&str>) -> Sso {
         store,
         database_url,
         http,
-        _provider: provider,
+        provider,
     }
 }
 
@@ -330,6 +330,25 @@ async fn a_response_for_another_provider_or_an_error_signs_nobody_in() {
     let forged = "/auth/callback?code=made-up&state=made-up";
     let (status, _) = get(&sso, forged, "fleetglass_login=made-up").await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
+}
+
+/// The provider rotates its signing key (the example server makes a new one, with a new key
+/// id, at every start): the next sign-in's ID token names a key fleetglass has not fetched, and
+/// it fetches the keys again instead of refusing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rotated_signing_key_is_fetched_when_a_token_names_it() {
+    let mut sso = start(None).await;
+    let (before, _) = sign_in(&sso, "%2F").await;
+    sso.provider.restart().await;
+    let (after, _) = sign_in(&sso, "%2F").await;
+    assert_ne!(before, after);
+    assert_eq!(get(&sso, "/api/v1/fleet", &after).await.0, StatusCode::OK);
+    let signed_in = audit(&sso)
+        .await
+        .into_iter()
+        .filter(|(_, a, _)| a == "sign-in")
+        .count();
+    assert_eq!(signed_in, 2);
 }
 
 #[tokio::test(flavor = "multi_thread")]

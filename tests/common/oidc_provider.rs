@@ -4,7 +4,7 @@
 //! back only to the redirect URI given at start.
 
 use super::testbed::Testbed;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -16,6 +16,8 @@ pub struct OidcProvider {
     pub issuer: String,
     child: Child,
     users: PathBuf,
+    port: u16,
+    redirect_uri: String,
 }
 
 /// A person the provider knows: user name and password.
@@ -49,20 +51,29 @@ impl OidcProvider {
         let users =
             std::env::temp_dir().join(format!("fg-oidc-users-{}-{port}.json", std::process::id()));
         std::fs::write(&users, serde_json::to_vec(&users_json).unwrap()).unwrap();
-        let child = Command::new(Testbed::bin_dir().join("oidc-provider"))
-            .env("PORT", port.to_string())
-            .env("USERS_FILE", &users)
-            .env("REDIRECT_URI", redirect_uri)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the OpenID provider (tests/testbed/testbed build)");
+        let child = spawn(port, &users, redirect_uri);
         let provider = OidcProvider {
             issuer: format!("http://localhost:{port}/"),
             child,
             users,
+            port,
+            redirect_uri: redirect_uri.to_string(),
         };
-        let discovery = format!("{}.well-known/openid-configuration", provider.issuer);
+        provider.answering().await;
+        provider
+    }
+
+    /// Stops the provider and starts it again at the same address: it makes a new signing key
+    /// (and key id) at every start, so this is a key rotation.
+    pub async fn restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.child = spawn(self.port, &self.users, &self.redirect_uri);
+        self.answering().await;
+    }
+
+    async fn answering(&self) {
+        let discovery = format!("{}.well-known/openid-configuration", self.issuer);
         let deadline = Instant::now() + Duration::from_secs(30);
         while !reqwest::get(&discovery)
             .await
@@ -74,8 +85,18 @@ impl OidcProvider {
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        provider
     }
+}
+
+fn spawn(port: u16, users: &Path, redirect_uri: &str) -> Child {
+    Command::new(Testbed::bin_dir().join("oidc-provider"))
+        .env("PORT", port.to_string())
+        .env("USERS_FILE", users)
+        .env("REDIRECT_URI", redirect_uri)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the OpenID provider (tests/testbed/testbed build)")
 }
 
 impl Drop for OidcProvider {

@@ -1,6 +1,8 @@
 //! The OpenID provider as fleetglass talks to it: its discovery document and keys (fetched
 //! when first needed, again after an hour, and at once when a token names a key not among
-//! them: the provider rotated its keys), the authorization request (code flow with PKCE,
+//! them: the provider rotated its keys. Tokens come only from the provider's token endpoint,
+//! in exchange for a code, so a made-up key id cannot make fleetglass fetch at will), the
+//! authorization request (code flow with PKCE,
 //! state and nonce) and the redemption of the code it sends back (the ID token checked
 //! against the provider's keys, this client, the issuer, its expiry and the nonce).
 
@@ -25,9 +27,6 @@ use tokio::sync::Mutex;
 pub const CALLBACK: &str = "/auth/callback";
 /// How long a discovery document and its keys are used before they are fetched again.
 const METADATA_KEPT: TimeDelta = TimeDelta::hours(1);
-/// The soonest keys are fetched again for a token naming an unknown key (a token signed with
-/// a made-up key id must not make fleetglass hammer the provider).
-const REFETCH_AT_MOST_EVERY: TimeDelta = TimeDelta::seconds(10);
 const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Every claim of a token besides the standard ones (groups, custom claims).
@@ -100,16 +99,15 @@ impl Provider {
     }
 
     /// The discovery document (with the keys), fetched again when older than an hour or when
-    /// `refresh` asks and the last fetch is not within [`REFETCH_AT_MOST_EVERY`].
+    /// `refresh` asks.
     async fn metadata(&self, refresh: bool) -> Result<CoreProviderMetadata, ProviderError> {
         let mut cached = self.metadata.lock().await;
         let now = Utc::now();
-        if let Some((metadata, at)) = cached.as_ref() {
-            let age = now - *at;
-            let fresh = age < METADATA_KEPT && !(refresh && age >= REFETCH_AT_MOST_EVERY);
-            if fresh {
-                return Ok(metadata.clone());
-            }
+        if let Some((metadata, at)) = cached.as_ref()
+            && now - *at < METADATA_KEPT
+            && !refresh
+        {
+            return Ok(metadata.clone());
         }
         let unreachable = |detail: String| ProviderError::Unreachable {
             issuer: self.config.issuer.clone(),
