@@ -163,7 +163,7 @@ async fn sign_in(sso: &Sso, next: &str) -> (String, String) {
         .await
         .unwrap();
     assert_eq!(back.status(), StatusCode::SEE_OTHER, "{callback}");
-    let session = cookie(&back, "fleetglass_session").expect("a session cookie");
+    let session = cookie(&back, "fleetglass_sso").expect("a session cookie");
     (session, location(&back))
 }
 
@@ -264,7 +264,7 @@ async fn a_return_is_taken_once_and_only_in_the_browser_that_left() {
         .await
         .unwrap();
     assert_eq!(first.status(), StatusCode::SEE_OTHER);
-    assert!(cookie(&first, "fleetglass_session").is_some());
+    assert!(cookie(&first, "fleetglass_sso").is_some());
     let set: Vec<&str> = first
         .headers()
         .get_all(SET_COOKIE)
@@ -273,7 +273,7 @@ async fn a_return_is_taken_once_and_only_in_the_browser_that_left() {
         .collect();
     let session_cookie = set
         .iter()
-        .find(|c| c.starts_with("fleetglass_session="))
+        .find(|c| c.starts_with("fleetglass_sso="))
         .unwrap();
     assert!(
         session_cookie.contains("HttpOnly; SameSite=Lax"),
@@ -292,7 +292,7 @@ async fn a_return_is_taken_once_and_only_in_the_browser_that_left() {
         .await
         .unwrap();
     assert_eq!(again.status(), StatusCode::UNAUTHORIZED);
-    assert!(cookie(&again, "fleetglass_session").is_none());
+    assert!(cookie(&again, "fleetglass_sso").is_none());
     assert!(again.text().await.unwrap().contains("already used"));
     let refused: Vec<String> = audit(&sso)
         .await
@@ -391,8 +391,8 @@ async fn signing_out_or_a_revocation_ends_the_session_and_its_copies() {
         "to a page that does not sign in again"
     );
     assert_eq!(
-        cookie(&out, "fleetglass_session").as_deref(),
-        Some("fleetglass_session=")
+        cookie(&out, "fleetglass_sso").as_deref(),
+        Some("fleetglass_sso=")
     );
     let (status, _) = get(&sso, "/api/v1/fleet", &session).await;
     assert_eq!(
@@ -551,6 +551,16 @@ async fn a_person_signs_in_at_the_providers_form_in_a_real_browser() {
     .await;
     let here = client.current_url().await.unwrap();
     assert_eq!(here.as_str(), format!("{}/domains", sso.base));
+    // A page with forms sets its CSRF cookie beside the session's, and leaves the session be.
+    client.goto(&format!("{}/alerts", sso.base)).await.unwrap();
+    client.goto(&format!("{}/domains", sso.base)).await.unwrap();
+    assert!(
+        client
+            .find(Locator::Css("header.top form.sign-out button"))
+            .await
+            .is_ok(),
+        "still signed in after a page with forms"
+    );
     assert!(
         body_text(&client)
             .await

@@ -14,8 +14,8 @@ use axum::response::Response;
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
-const SECURE_COOKIE: &str = "__Host-fleetglass_session";
-const PLAIN_COOKIE: &str = "fleetglass_session";
+const SECURE_COOKIE: &str = "__Host-fleetglass_sso";
+const PLAIN_COOKIE: &str = "fleetglass_sso";
 const SECURE_LOGIN_COOKIE: &str = "__Host-fleetglass_login";
 const PLAIN_LOGIN_COOKIE: &str = "fleetglass_login";
 const SECRET_BYTES: usize = 32;
