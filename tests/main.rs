@@ -46,6 +46,7 @@ mod real_flux_fixtures;
 mod replay;
 mod security_access;
 mod security_inputs;
+mod security_scopes;
 mod security_secrets;
 mod security_signin;
 mod security_sso;

@@ -242,6 +242,12 @@ fn validate(config: &Config, path: Option<&Path>) -> Result<(), ConfigError> {
             );
         }
     }
+    let domains: Vec<&str> = config.domains.iter().map(|d| d.name.as_str()).collect();
+    let scopes = config.web.scopes.as_ref();
+    let identifies = config.web.auth.identifies();
+    if let Some((key, problem)) = scopes.and_then(|s| s.problem(identifies, &domains)) {
+        return err(key, problem);
+    }
     if let Some((key, problem)) = config.web.problem(config.public_url.as_deref()) {
         return err(key, problem);
     }

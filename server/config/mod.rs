@@ -8,6 +8,7 @@ mod commit_links;
 mod load;
 mod oidc;
 pub(crate) mod schema;
+mod scopes;
 mod web;
 mod web_limits;
 
@@ -21,6 +22,7 @@ pub use commit_links::{CommitLinkRule, Forge};
 pub use load::{ConfigError, from_file, from_yaml_str, load};
 pub use oidc::OidcConfig;
 pub use schema::json_schema;
+pub use scopes::{ScopesConfig, TeamScope, namespace_matches};
 pub use web::{AuthConfig, AuthMode, Cidr, ProxyConfig, TokenHash, WebConfig};
 pub use web_limits::WebLimits;
 

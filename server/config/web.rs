@@ -5,6 +5,7 @@
 
 use super::actions::ActionsConfig;
 use super::oidc::OidcConfig;
+use super::scopes::ScopesConfig;
 use super::web_limits::WebLimits;
 use ipnet::IpNet;
 use serde::{Deserialize, Deserializer};
@@ -36,6 +37,9 @@ pub struct WebConfig {
     /// Reconcile, suspend and resume from an object's page (off by default).
     #[serde(default)]
     pub actions: ActionsConfig,
+    /// Who sees what; absent, everyone let in sees the whole fleet.
+    #[serde(default)]
+    pub scopes: Option<ScopesConfig>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]

@@ -126,6 +126,8 @@ pub struct ObjectFilter {
     /// Clusters whose data cannot be trusted now (`web::Freshness`): their objects match a
     /// state filter as `unverifiable`, whatever was stored.
     pub untrusted: Vec<String>,
+    /// Only objects a scope sees: (cluster, namespace `LIKE` pattern) pairs; None: any.
+    pub within: Option<(Vec<String>, Vec<String>)>,
     pub limit: i64,
     pub offset: i64,
 }
@@ -136,7 +138,7 @@ pub struct ObjectPage {
     pub total: i64,
 }
 
-/// The objects list's filter ($1 to $9), written once for the page and its count: the query
+/// The objects list's filter ($1 to $11), written once for the page and its count: the query
 /// macros need their SQL as literals, so both queries are built around this text here.
 macro_rules! filtered_objects {
     ($query:ident!($($record:ident,)? $select:literal, $tail:literal), $filter:expr $(, $more:expr)*) => {
@@ -153,6 +155,9 @@ macro_rules! filtered_objects {
                AND ($6::text IS NULL OR domains @> ARRAY[$6]) AND ($7::text[] IS NULL OR cluster = ANY($7))
                AND ($8::text[] IS NULL OR (state = ANY($8) AND NOT cluster = ANY($9::text[]))
                     OR ('unverifiable' = ANY($8) AND cluster = ANY($9::text[])))
+               AND ($10::text[] IS NULL OR EXISTS (
+                    SELECT 1 FROM unnest($10::text[], $11::text[]) AS g(c, ns)
+                    WHERE g.c = cluster AND namespace LIKE g.ns))
              "
                 + $tail,
             $filter.cluster,
@@ -164,12 +169,45 @@ macro_rules! filtered_objects {
             $filter.clusters.as_deref(),
             $filter.states.as_deref(),
             &$filter.untrusted,
+            $filter.within.as_ref().map(|w| w.0.as_slice()),
+            $filter.within.as_ref().map(|w| w.1.as_slice()),
             $($more,)*
         )
     };
 }
 
 impl Store {
+    /// Objects by state on each cluster, counting only those in a namespace matching one of
+    /// the cluster's `LIKE` patterns (`pairs`: a cluster and a pattern, each pair once): a
+    /// scope's own totals.
+    pub async fn state_counts_within(
+        &self,
+        clusters: &[String],
+        patterns: &[String],
+    ) -> Result<BTreeMap<String, crate::health::StateCounts>, sqlx::Error> {
+        let rows = sqlx::query!(
+            r#"SELECT o.cluster AS "cluster!", o.state AS "state!", count(*) AS "count!"
+               FROM objects o
+               WHERE EXISTS (SELECT 1 FROM unnest($1::text[], $2::text[]) AS g(c, ns)
+                             WHERE g.c = o.cluster AND o.namespace LIKE g.ns)
+               GROUP BY o.cluster, o.state"#,
+            clusters,
+            patterns,
+        )
+        .fetch_all(self.pool())
+        .await?;
+        let mut counts: BTreeMap<String, crate::health::StateCounts> = BTreeMap::new();
+        for row in rows {
+            let state: State = row
+                .state
+                .parse()
+                .map_err(|e: String| sqlx::Error::Decode(e.into()))?;
+            let total = counts.entry(row.cluster).or_default();
+            *total.0.entry(state).or_default() += row.count as u64;
+        }
+        Ok(counts)
+    }
+
     pub async fn clusters(&self) -> Result<Vec<ClusterRow>, sqlx::Error> {
         let rows = sqlx::query_as!(
             StoredCluster,
@@ -208,7 +246,7 @@ impl Store {
             query_as!(
                 StoredObject,
                 r#"SELECT cluster, kind, namespace, name, state, since, reason, message, root_causes, domains, body, updated_at, edges::text AS "edges!""#,
-                "ORDER BY cluster, kind, namespace, name LIMIT $10 OFFSET $11"
+                "ORDER BY cluster, kind, namespace, name LIMIT $12 OFFSET $13"
             ),
             filter,
             filter.limit,

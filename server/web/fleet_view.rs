@@ -4,6 +4,7 @@
 
 use super::error::ApiError;
 use super::freshness::Freshness;
+use super::scope::Scope;
 use super::state::Site;
 use super::views::domain::version_text;
 use super::views::incidents::{IncidentView, Incidents};
@@ -208,12 +209,13 @@ impl FleetView {
     pub async fn load_when(
         store: &Store,
         site: &Site,
+        scope: &Scope,
         at: Option<DateTime<Utc>>,
         now: DateTime<Utc>,
-    ) -> Result<FleetView, sqlx::Error> {
+    ) -> Result<FleetView, ApiError> {
         match at {
-            Some(at) => FleetView::load_at(store, site, at).await,
-            None => FleetView::load(store, site, now).await,
+            Some(at) => FleetView::load_at(store, site, scope, at).await,
+            None => FleetView::load(store, site, scope, now).await,
         }
     }
 
@@ -226,11 +228,14 @@ impl FleetView {
         }
     }
 
+    /// The fleet now, as `scope` sees it: its clusters (with its own totals), its domains,
+    /// the root causes it sees affecting what it sees.
     pub async fn load(
         store: &Store,
         site: &Site,
+        scope: &Scope,
         now: DateTime<Utc>,
-    ) -> Result<FleetView, sqlx::Error> {
+    ) -> Result<FleetView, ApiError> {
         // Three independent reads on three connections at once: under ingest each waits
         // for Postgres, so the page waits for the slowest instead of their sum.
         let (clusters, domains, causes) = tokio::try_join!(
@@ -238,9 +243,11 @@ impl FleetView {
             store.domain_verdicts(),
             store.root_causes()
         )?;
+        let site = &scope.site(site);
+        let clusters = scope.clusters(store, clusters, false).await?;
         let (freshness, clusters) = Freshness::judge(site, clusters, now);
-        let domains = freshness.domain_rows(site, &clusters, domains);
-        let causes = freshness.load_root_causes(store, causes).await?;
+        let domains = scope.domains(freshness.domain_rows(site, &clusters, domains));
+        let causes = scope.causes(freshness.load_root_causes(store, causes).await?);
         let incidents = Incidents::load(store, site, &causes, &clusters, &domains, now).await?;
         Ok(FleetView::build(
             site, &freshness, clusters, domains, causes, incidents, now,
@@ -253,16 +260,19 @@ impl FleetView {
     pub async fn load_at(
         store: &Store,
         site: &Site,
+        scope: &Scope,
         at: DateTime<Utc>,
-    ) -> Result<FleetView, sqlx::Error> {
+    ) -> Result<FleetView, ApiError> {
         let (clusters, domains, causes) = tokio::try_join!(
             store.clusters_at(at),
             store.domain_verdicts_at(at),
             store.root_causes_at(at)
         )?;
+        let site = &scope.site(site);
+        let clusters = scope.clusters(store, clusters, true).await?;
         let (freshness, clusters) = Freshness::judge(site, clusters, at);
-        let domains = freshness.domain_rows(site, &clusters, domains);
-        let causes = freshness.load_root_causes(store, causes).await?;
+        let domains = scope.domains(freshness.domain_rows(site, &clusters, domains));
+        let causes = scope.causes(freshness.load_root_causes(store, causes).await?);
         let incidents = Incidents::load_at(store, site, &causes, &clusters, &domains, at).await?;
         let mut view = FleetView::build(site, &freshness, clusters, domains, causes, incidents, at);
         view.at = Some(at);

@@ -18,6 +18,7 @@ mod oidc;
 mod pages;
 mod probes;
 mod request_spans;
+mod scope;
 mod signin;
 mod state;
 mod throttle;
@@ -82,6 +83,7 @@ pub fn router(state: AppState) -> Router {
             axum::routing::post(signin::sign_out).layer(DefaultBodyLimit::max(SIGN_IN_BODY_LIMIT)),
         )
         // Only where a route and method match: a method the route lacks is 405, not refused.
+        .route_layer(from_fn_with_state(state.clone(), scope::gate))
         .route_layer(from_fn_with_state(state.clone(), auth::check_write))
         .fallback(not_found)
         .layer(from_fn_with_state(state.clone(), auth::check))

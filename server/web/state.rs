@@ -8,7 +8,9 @@ use super::throttle::SignInThrottle;
 use super::views::commits::CommitLinks;
 use super::views::domain_hint::HintCache;
 use super::waits::{Waits, WakeSource};
-use crate::config::{ActionsConfig, AlertRule, AuthConfig, AuthMode, Config, WebLimits};
+use crate::config::{
+    ActionsConfig, AlertRule, AuthConfig, AuthMode, Config, ScopesConfig, WebLimits,
+};
 use crate::health::{DomainSpec, Thresholds};
 use crate::ingest::Latest;
 use crate::sources::actions::Actuator;
@@ -132,6 +134,8 @@ pub struct Site {
     pub public_url: Option<String>,
     /// Who may reconcile, suspend and resume (`web.actions`).
     pub actions: ActionsConfig,
+    /// Who sees what (`web.scopes`); None: everyone let in sees everything.
+    pub scopes: Option<ScopesConfig>,
 }
 
 impl Site {
@@ -172,6 +176,7 @@ impl Site {
             history_kept: config.retention.transitions,
             public_url: config.public_url.clone(),
             actions: config.web.actions.clone(),
+            scopes: config.web.scopes.clone(),
             kube_contexts: config
                 .clusters
                 .iter()

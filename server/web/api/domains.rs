@@ -4,11 +4,12 @@
 use crate::web::AppState;
 use crate::web::client::Client;
 use crate::web::error::{ApiError, ErrorBody, Result};
+use crate::web::scope::Scope;
 use crate::web::views::domain::DomainDetail;
 use crate::web::views::filters::label_pair;
 use crate::web::views::gate::{self, GateVerdict};
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Extension, Path, Query, State};
 use chrono::Utc;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -24,8 +25,11 @@ pub struct DomainList {
     (status = 200, description = "the domains", body = DomainList),
     (status = "default", description = "an error (see the document's description)", body = ErrorBody),
 ))]
-pub async fn list(State(state): State<AppState>) -> Result<Json<DomainList>> {
-    let domains = DomainDetail::load_all(&state.store, &state.site, Utc::now()).await?;
+pub async fn list(
+    State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
+) -> Result<Json<DomainList>> {
+    let domains = DomainDetail::load_all(&state.store, &state.site, &scope, Utc::now()).await?;
     Ok(Json(DomainList { domains }))
 }
 
@@ -44,6 +48,7 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<DomainList>> {
     ))]
 pub async fn one(
     State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
     Path(name): Path<String>,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Json<DomainDetail>> {
@@ -52,7 +57,7 @@ pub async fn one(
         None => None,
     };
     Ok(Json(
-        DomainDetail::load(&state.store, &state.site, &name, label, Utc::now()).await?,
+        DomainDetail::load(&state.store, &state.site, &scope, &name, label, Utc::now()).await?,
     ))
 }
 
@@ -75,6 +80,7 @@ pub async fn one(
     ))]
 pub async fn wait(
     State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
     client: Client,
     Path(name): Path<String>,
     Query(params): Query<HashMap<String, String>>,
@@ -105,5 +111,5 @@ pub async fn wait(
         label,
         fail_fast,
     };
-    Ok(Json(gate::wait(&state, &client.0, asked).await?))
+    Ok(Json(gate::wait(&state, &scope, &client.0, asked).await?))
 }

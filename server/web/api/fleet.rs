@@ -3,9 +3,10 @@
 use crate::web::AppState;
 use crate::web::error::{ErrorBody, Result};
 use crate::web::fleet_view::{ClusterView, FleetView, past_time};
+use crate::web::scope::Scope;
 use crate::web::views::cluster::ClusterDetail;
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Extension, Path, Query, State};
 use chrono::Utc;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -29,12 +30,13 @@ pub struct ClusterList {
     ))]
 pub async fn fleet(
     State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Json<FleetView>> {
     let now = Utc::now();
     let at = past_time(params.get("at").map(String::as_str), &state.site, now)?;
     Ok(Json(
-        FleetView::load_when(&state.store, &state.site, at, now).await?,
+        FleetView::load_when(&state.store, &state.site, &scope, at, now).await?,
     ))
 }
 
@@ -44,7 +46,8 @@ pub async fn fleet(
     (status = "default", description = "an error (see the document's description)", body = ErrorBody),
 ))]
 pub async fn clusters(State(state): State<AppState>) -> Result<Json<ClusterList>> {
-    let view = FleetView::load(&state.store, &state.site, Utc::now()).await?;
+    // Closed to team scopes (web::scope::gate): the whole fleet's clusters.
+    let view = FleetView::load(&state.store, &state.site, &Scope::Everything, Utc::now()).await?;
     Ok(Json(ClusterList {
         clusters: view.clusters,
     }))

@@ -4,13 +4,14 @@
 use super::openapi::StateFilter;
 use crate::web::AppState;
 use crate::web::error::{ApiError, ErrorBody, Result};
+use crate::web::scope::Scope;
 use crate::web::views::filters::ObjectQuery;
 use crate::web::views::object::{ObjectDetail, key_from_path};
 use crate::web::views::owner::OwnerView;
 use crate::web::views::present::ObjectItem;
 use crate::web::views::problems::ProblemsView;
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Extension, Path, Query, State};
 use chrono::Utc;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -45,13 +46,19 @@ pub struct ObjectPage {
     ))]
 pub async fn list(
     State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
     Query(params): Query<Vec<(String, String)>>,
 ) -> Result<Json<ObjectPage>> {
-    let query = ObjectQuery::parse(&params, &state.site)?;
+    let site = scope.site(&state.site);
+    let query = ObjectQuery::parse(&params, &site)?;
     let now = Utc::now();
-    let page = query.page(&state.store, &state.site, now).await?;
+    let page = query.page(&state.store, &site, &scope, now).await?;
     Ok(Json(ObjectPage {
-        items: page.items.iter().map(|r| ObjectItem::new(r, now)).collect(),
+        items: page
+            .items
+            .iter()
+            .map(|r| scope.item(ObjectItem::new(r, now)))
+            .collect(),
         total: page.total,
         limit: query.limit,
         offset: query.offset,
@@ -75,11 +82,13 @@ pub async fn list(
     ))]
 pub async fn one(
     State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
     Path((cluster, kind, namespace, name)): Path<(String, String, String, String)>,
 ) -> Result<Json<ObjectDetail>> {
     let key = key_from_path(cluster, &kind, &namespace, name)?;
+    let site = scope.site(&state.site);
     Ok(Json(
-        ObjectDetail::load(&state.store, &state.site, &key, Utc::now()).await?,
+        ObjectDetail::load(&state.store, &site, &scope, &key, Utc::now()).await?,
     ))
 }
 

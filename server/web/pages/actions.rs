@@ -13,7 +13,8 @@ use crate::web::audit::Source;
 use crate::web::auth::Identity;
 use crate::web::csrf;
 use crate::web::error::{ApiError, PageResult};
-use crate::web::views::object::{find, key_from_path};
+use crate::web::scope::Scope;
+use crate::web::views::object::{find, key_from_path, missing};
 use crate::web::views::present::{body_of, object_href};
 use askama::Template;
 use axum::Form;
@@ -58,6 +59,7 @@ struct Asked {
 async fn asked(
     state: &AppState,
     identity: &Identity,
+    scope: &Scope,
     (cluster, kind, namespace, name, action): (String, String, String, String, String),
 ) -> PageResult<Asked> {
     if state.actions.is_none() {
@@ -79,6 +81,9 @@ async fn asked(
         ))
     })?;
     let key = key_from_path(cluster, &kind, &namespace, name)?;
+    if !scope.sees_object(&key.cluster, &key.namespace) {
+        return Err(missing(&key).into());
+    }
     if !takes_actions(key.kind) {
         return Err(ApiError::BadRequest(format!(
             "{} takes no actions: only Kustomizations, HelmReleases and sources do",
@@ -145,10 +150,11 @@ fn confirm_page(state: &AppState, asked: &Asked, csrf: String, problem: String) 
 pub async fn confirm(
     State(state): State<AppState>,
     Extension(identity): Extension<Identity>,
+    Extension(scope): Extension<Scope>,
     headers: HeaderMap,
     Path(path): ActionPath,
 ) -> PageResult<Response> {
-    let asked = asked(&state, &identity, path).await?;
+    let asked = asked(&state, &identity, &scope, path).await?;
     let (token, cookie) = csrf::token(
         &headers,
         &state.site,
@@ -167,12 +173,13 @@ pub async fn confirm(
 pub async fn act(
     State(state): State<AppState>,
     Extension(identity): Extension<Identity>,
+    Extension(scope): Extension<Scope>,
     source: Source,
     headers: HeaderMap,
     Path(path): ActionPath,
     Form(form): Form<ActionForm>,
 ) -> PageResult<Response> {
-    let asked = asked(&state, &identity, path).await?;
+    let asked = asked(&state, &identity, &scope, path).await?;
     let requester = identity.requester();
     if !csrf::verify(
         &headers,

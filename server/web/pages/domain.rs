@@ -5,13 +5,14 @@ use super::render;
 use crate::delivery::Estimate;
 use crate::web::AppState;
 use crate::web::error::PageResult;
+use crate::web::scope::Scope;
 use crate::web::views::delivery::estimate_of_version;
 use crate::web::views::domain::DomainDetail;
 use crate::web::views::filters::label_pair;
 use crate::web::views::icons::Icon as _;
 use crate::web::views::present::Live;
 use askama::Template;
-use axum::extract::{OriginalUri, Path, Query, State};
+use axum::extract::{Extension, OriginalUri, Path, Query, State};
 use axum::response::Response;
 use chrono::Utc;
 use std::collections::HashMap;
@@ -28,6 +29,7 @@ struct DomainPage {
 
 pub async fn page(
     State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
     OriginalUri(uri): OriginalUri,
     Path(name): Path<String>,
     Query(params): Query<HashMap<String, String>>,
@@ -37,7 +39,7 @@ pub async fn page(
         None => None,
     };
     let now = Utc::now();
-    let view = DomainDetail::load(&state.store, &state.site, &name, label, now).await?;
+    let view = DomainDetail::load(&state.store, &state.site, &scope, &name, label, now).await?;
     let estimate = match &view.newest_version {
         Some(version) => {
             let shown = |cluster: &str| view.clusters.iter().any(|c| c.cluster == cluster);

@@ -4,10 +4,11 @@ use super::render;
 use crate::web::AppState;
 use crate::web::error::PageResult;
 use crate::web::fleet_view::{FleetView, past_time};
+use crate::web::scope::Scope;
 use crate::web::views::domain_hint::DomainHint;
 use crate::web::views::icons::Icon as _;
 use askama::Template;
-use axum::extract::{Query, State};
+use axum::extract::{Extension, Query, State};
 use axum::response::Response;
 use chrono::Utc;
 use std::collections::HashMap;
@@ -30,12 +31,14 @@ struct FleetFragment {
 
 pub async fn page(
     State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
     Query(params): Query<HashMap<String, String>>,
 ) -> PageResult<Response> {
     let now = Utc::now();
     let at = past_time(params.get("at").map(String::as_str), &state.site, now)?;
-    let view = FleetView::load_when(&state.store, &state.site, at, now).await?;
-    let hint = if state.site.domains.is_empty() {
+    let view = FleetView::load_when(&state.store, &state.site, &scope, at, now).await?;
+    // The hint reads the whole fleet's objects: for those who see everything only.
+    let hint = if state.site.domains.is_empty() && scope.is_everything() {
         Some(DomainHint::cached(&state.domain_hint, &state.store, Instant::now()).await?)
     } else {
         None
@@ -48,7 +51,10 @@ pub async fn page(
 }
 
 /// The live part of the page, for htmx to swap in place.
-pub async fn fragment(State(state): State<AppState>) -> PageResult<Response> {
-    let view = FleetView::load(&state.store, &state.site, Utc::now()).await?;
+pub async fn fragment(
+    State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
+) -> PageResult<Response> {
+    let view = FleetView::load(&state.store, &state.site, &scope, Utc::now()).await?;
     render(&FleetFragment { view })
 }

@@ -6,6 +6,7 @@ use crate::sources::actions::{Action, takes_actions};
 use crate::web::AppState;
 use crate::web::auth::Identity;
 use crate::web::error::PageResult;
+use crate::web::scope::Scope;
 use crate::web::views::icons::Icon as _;
 use crate::web::views::object::{ObjectDetail, key_from_path};
 use crate::web::views::present::Live;
@@ -27,12 +28,14 @@ struct ObjectPage {
 pub async fn page(
     State(state): State<AppState>,
     Extension(identity): Extension<Identity>,
+    Extension(scope): Extension<Scope>,
     OriginalUri(uri): OriginalUri,
     Path((cluster, kind, namespace, name)): Path<(String, String, String, String)>,
 ) -> PageResult<Response> {
     let key = key_from_path(cluster, &kind, &namespace, name)?;
     let now = Utc::now();
-    let view = ObjectDetail::load(&state.store, &state.site, &key, now).await?;
+    let site = scope.site(&state.site);
+    let view = ObjectDetail::load(&state.store, &site, &scope, &key, now).await?;
     let may_act = state.actions.is_some()
         && takes_actions(key.kind)
         && identity.is_among(&state.site.actions.allowed);

@@ -6,11 +6,12 @@ use crate::health::State as Health;
 use crate::model::Kind;
 use crate::web::AppState;
 use crate::web::error::PageResult;
+use crate::web::scope::Scope;
 use crate::web::views::filters::ObjectQuery;
 use crate::web::views::icons::Icon as _;
 use crate::web::views::present::{Live, ObjectItem};
 use askama::Template;
-use axum::extract::{OriginalUri, Query, State};
+use axum::extract::{Extension, OriginalUri, Query, State};
 use axum::response::Response;
 use chrono::Utc;
 
@@ -34,22 +35,28 @@ struct ObjectsPage {
 
 pub async fn page(
     State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
     OriginalUri(uri): OriginalUri,
     Query(params): Query<Vec<(String, String)>>,
 ) -> PageResult<Response> {
-    let query = ObjectQuery::parse(&params, &state.site)?;
+    let site = scope.site(&state.site);
+    let query = ObjectQuery::parse(&params, &site)?;
     let now = Utc::now();
-    let page = query.page(&state.store, &state.site, now).await?;
+    let page = query.page(&state.store, &site, &scope, now).await?;
     let shown = page.items.len() as i64;
     render(&ObjectsPage {
-        items: page.items.iter().map(|r| ObjectItem::new(r, now)).collect(),
+        items: page
+            .items
+            .iter()
+            .map(|r| scope.item(ObjectItem::new(r, now)))
+            .collect(),
         first: if shown == 0 { 0 } else { query.offset + 1 },
         last: query.offset + shown,
         previous: (query.offset > 0).then(|| query.link((query.offset - query.limit).max(0))),
         next: (query.offset + shown < page.total).then(|| query.link(query.offset + query.limit)),
         total: page.total,
-        clusters: state.site.cluster_order.clone(),
-        domains: state.site.domains.iter().map(|d| d.name.clone()).collect(),
+        clusters: site.cluster_order.clone(),
+        domains: site.domains.iter().map(|d| d.name.clone()).collect(),
         kinds: Kind::ALL.iter().map(|k| k.as_str()).collect(),
         states: Health::BY_SEVERITY,
         live: Live::new(&uri, now),

@@ -8,6 +8,7 @@ use crate::model::{Object, controller_of_deployment};
 use crate::store::{Linked, Store};
 use crate::web::error::ApiError;
 use crate::web::fleet_view::{ClusterView, FleetView};
+use crate::web::scope::Scope;
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use std::collections::BTreeSet;
@@ -51,8 +52,8 @@ impl ClusterIndex {
         now: DateTime<Utc>,
     ) -> Result<ClusterIndex, ApiError> {
         let (fleet, mut controllers) = tokio::try_join!(
-            FleetView::load(store, site, now),
-            store.controllers_everywhere()
+            FleetView::load(store, site, &Scope::Everything, now),
+            async { Ok(store.controllers_everywhere().await?) }
         )?;
         // A ring no cluster is in is a bad filter value (400), never an empty "all fine" list.
         if let Some(group) = &group

@@ -8,6 +8,7 @@ use crate::store::{ClusterRow, DomainRow, RootCauseRow, Store};
 use crate::web::error::ApiError;
 use crate::web::fleet_view::{RingCell, early_warnings};
 use crate::web::freshness::Freshness;
+use crate::web::scope::Scope;
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -82,34 +83,58 @@ pub struct Blocker {
 }
 
 impl DomainDetail {
-    /// `label` (`key=value`) restricts the clusters shown, e.g. to one ring.
+    /// `label` (`key=value`) restricts the clusters shown, e.g. to one ring. A domain outside
+    /// `scope` is not found, in the words of one that does not exist; one seen on only some of
+    /// its clusters says so in its summary.
     pub async fn load(
         store: &Store,
         site: &Site,
+        scope: &Scope,
         name: &str,
         label: Option<(&str, &str)>,
         now: DateTime<Utc>,
     ) -> Result<DomainDetail, ApiError> {
-        let rows = store.domain_verdicts_of(name).await?;
-        if rows.is_empty() && !site.domains.iter().any(|d| d.name == name) {
-            return Err(ApiError::NotFound(format!("no domain named {name:?}")));
+        let not_found = || ApiError::NotFound(format!("no domain named {name:?}"));
+        if !scope.sees_domain(name) {
+            return Err(not_found());
         }
-        let (freshness, clusters) = Freshness::load(store, site, now).await?;
-        let mut rows = freshness.domain_rows(site, &clusters, rows);
+        let stored = store.domain_verdicts_of(name).await?;
+        if stored.is_empty() && !site.domains.iter().any(|d| d.name == name) {
+            return Err(not_found());
+        }
+        let everywhere = stored.len();
+        let site = &scope.site(site);
+        let (freshness, mut clusters) = Freshness::load(store, site, now).await?;
+        clusters.retain(|c| scope.sees_cluster(&c.name));
+        let mut rows = scope.domains(freshness.domain_rows(site, &clusters, stored));
         rows.retain(|row| row.domain == name);
+        let partial = !scope.is_everything() && rows.len() < everywhere;
         let causes = blockers_of(store, &freshness, &rows).await?;
-        Ok(DomainDetail::build(
-            site, name, rows, &clusters, &causes, label, now,
-        ))
+        let mut detail = DomainDetail::build(site, name, rows, &clusters, &causes, label, now);
+        if partial {
+            detail.summary = format!("in your scope: {}", detail.summary);
+        }
+        Ok(detail)
     }
 
+    /// Every domain `scope` sees, on its clusters.
     pub async fn load_all(
         store: &Store,
         site: &Site,
+        scope: &Scope,
         now: DateTime<Utc>,
     ) -> Result<Vec<DomainDetail>, ApiError> {
-        let (freshness, clusters) = Freshness::load(store, site, now).await?;
-        let rows = freshness.domain_rows(site, &clusters, store.domain_verdicts().await?);
+        let site = &scope.site(site);
+        let (freshness, mut clusters) = Freshness::load(store, site, now).await?;
+        clusters.retain(|c| scope.sees_cluster(&c.name));
+        let stored = store.domain_verdicts().await?;
+        let everywhere = |name: &str| stored.iter().filter(|r| r.domain == name).count();
+        let everywhere: HashMap<String, usize> = site
+            .domains
+            .iter()
+            .map(|d| (d.name.clone(), everywhere(&d.name)))
+            .collect();
+        let rows = scope.domains(freshness.domain_rows(site, &clusters, stored));
         let causes = blockers_of(store, &freshness, &rows).await?;
         let mut names: Vec<String> = site.domains.iter().map(|d| d.name.clone()).collect();
         names.extend(rows.iter().map(|r| r.domain.clone()));
@@ -118,8 +143,16 @@ impl DomainDetail {
         Ok(names
             .iter()
             .map(|name| {
-                let mine = rows.iter().filter(|r| r.domain == *name).cloned().collect();
-                DomainDetail::build(site, name, mine, &clusters, &causes, None, now)
+                let mine: Vec<DomainRow> =
+                    rows.iter().filter(|r| r.domain == *name).cloned().collect();
+                let partial = !scope.is_everything()
+                    && mine.len() < everywhere.get(name).copied().unwrap_or_default();
+                let mut detail =
+                    DomainDetail::build(site, name, mine, &clusters, &causes, None, now);
+                if partial {
+                    detail.summary = format!("in your scope: {}", detail.summary);
+                }
+                detail
             })
             .collect())
     }

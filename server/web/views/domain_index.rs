@@ -3,7 +3,9 @@
 
 use super::present::encode;
 use crate::health::State;
+use crate::web::error::ApiError;
 use crate::web::fleet_view::{DomainView, FleetView};
+use crate::web::scope::Scope;
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use std::collections::BTreeSet;
@@ -27,12 +29,15 @@ pub struct DomainEntry {
 }
 
 impl DomainIndex {
+    /// The domains `scope` sees, on its clusters.
     pub async fn load(
         store: &crate::store::Store,
         site: &Site,
+        scope: &Scope,
         now: DateTime<Utc>,
-    ) -> Result<DomainIndex, sqlx::Error> {
-        let fleet = FleetView::load(store, site, now).await?;
+    ) -> Result<DomainIndex, ApiError> {
+        let fleet = FleetView::load(store, site, scope, now).await?;
+        let site = &scope.site(site);
         let rows = fleet
             .domains
             .into_iter()

@@ -8,6 +8,7 @@ use crate::model::Kind;
 use crate::store::{ClusterRow, ObjectFilter, ObjectPage, Store};
 use crate::web::error::ApiError;
 use crate::web::freshness::Freshness;
+use crate::web::scope::Scope;
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
@@ -97,15 +98,20 @@ impl ObjectQuery {
 
     /// One page of the objects this query selects, as they read now: a state filter and
     /// the verdicts shown both judge each cluster's freshness at this moment.
+    /// The objects `scope` sees that match, a page of them; `site` as the scope sees it.
     pub async fn page(
         &self,
         store: &Store,
         site: &Site,
+        scope: &Scope,
         now: DateTime<Utc>,
     ) -> Result<ObjectPage, ApiError> {
-        let (freshness, clusters) = Freshness::load(store, site, now).await?;
+        let (freshness, mut clusters) = Freshness::load(store, site, now).await?;
+        clusters.retain(|c| scope.sees_cluster(&c.name));
         self.known_cluster(site, &clusters)?;
-        let mut page = store.objects(&self.filter(&clusters, &freshness)?).await?;
+        let mut filter = self.filter(&clusters, &freshness)?;
+        filter.within = scope.sql_pairs();
+        let mut page = store.objects(&filter).await?;
         page.items = freshness.records(page.items);
         Ok(page)
     }
@@ -170,6 +176,7 @@ impl ObjectQuery {
             query: some(&self.q),
             domain: some(&self.domain),
             untrusted: freshness.untrusted_names(),
+            within: None,
             limit: self.limit,
             offset: self.offset,
         })

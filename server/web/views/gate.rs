@@ -10,6 +10,7 @@ use crate::store::ClusterRow;
 use crate::web::AppState;
 use crate::web::error::ApiError;
 use crate::web::freshness::Freshness;
+use crate::web::scope::Scope;
 use chrono::{DateTime, TimeDelta, Utc};
 use serde::Serialize;
 use std::time::Instant;
@@ -100,8 +101,12 @@ fn scope(
 /// Waits until the domain is healthy at `version` or `timeout` passes; refused (503) when
 /// `waits` has no room. With `label` (`ring`, `prod`) only the clusters carrying that label
 /// count: one ring can be gated on its own.
+///
+/// Under a team scope the gate needs to see every cluster the domain is on (in `label`): a
+/// verdict on part of them could say healthy without proof, so it is refused instead.
 pub async fn wait(
     state: &AppState,
+    seen: &Scope,
     client: &str,
     asked: Asked<'_>,
 ) -> Result<GateVerdict, ApiError> {
@@ -113,6 +118,9 @@ pub async fn wait(
         fail_fast,
     } = asked;
     let (store, site, waits) = (&state.store, &*state.site, &*state.waits);
+    if !seen.sees_domain(domain) {
+        return Err(ApiError::NotFound(format!("no domain named {domain:?}")));
+    }
     let _place = waits.admit(client)?;
     let closed = waits.closed();
     tokio::pin!(closed);
@@ -140,6 +148,17 @@ pub async fn wait(
                     .is_none_or(|names| names.contains(&r.cluster))
             })
             .collect();
+        let unseen = rows
+            .iter()
+            .filter(|r| !seen.sees_cluster(&r.cluster))
+            .count();
+        if unseen > 0 {
+            return Err(ApiError::Forbidden(format!(
+                "domain {domain:?} is on {unseen} cluster(s) outside your scope: a verdict on the \
+                 others alone could say healthy without proof (gate with label= on clusters you \
+                 see, or ask an admin)"
+            )));
+        }
         if rows.is_empty() {
             // Nothing in scope can ever make it healthy: an error now, not a timeout later.
             return Err(ApiError::BadRequest(match label {
@@ -170,7 +189,7 @@ pub async fn wait(
                 .cloned()
                 .map(|row| GateCluster {
                     at_version: row.fully_healthy && row.version.as_deref() == Some(version),
-                    blockers: blockers(&row.blockers, &causes),
+                    blockers: blockers(&seen.ids(&row.blockers), &causes),
                     state: row.state,
                     cluster: row.cluster,
                     version: row.version,

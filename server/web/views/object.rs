@@ -11,6 +11,7 @@ use crate::model::{Kind, Object, ObjectId, controller_shard_of_deployment};
 use crate::store::{Linked, ObjectKey, ObjectRecord, Store};
 use crate::web::error::ApiError;
 use crate::web::freshness::Freshness;
+use crate::web::scope::Scope;
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -179,12 +180,18 @@ pub struct Transition {
 }
 
 impl ObjectDetail {
+    /// The object as `scope` sees it: one outside it is not found (in the words of one that
+    /// does not exist), and what it links to outside it is left out.
     pub async fn load(
         store: &Store,
         site: &Site,
+        scope: &Scope,
         key: &ObjectKey,
         now: DateTime<Utc>,
     ) -> Result<ObjectDetail, ApiError> {
+        if !scope.sees_object(&key.cluster, &key.namespace) {
+            return Err(missing(key));
+        }
         let (freshness, _) = Freshness::load(store, site, now).await?;
         let mut record = find(store, key).await?;
         freshness.record(&mut record);
@@ -224,6 +231,7 @@ impl ObjectDetail {
         };
         let log_targets = pods
             .iter()
+            .filter(|(pod, _)| scope.sees_id(&pod.0))
             .flat_map(|(pod, body)| log_targets(pod, body.as_ref()))
             .collect();
         let mut downstream: Vec<Related> = waiters
@@ -311,7 +319,48 @@ impl ObjectDetail {
             applied,
             reconciled_by,
             history,
-        })
+        }
+        .seen_by(scope))
+    }
+
+    /// Without what `scope` does not see: linked objects, root causes, domains, warnings of
+    /// other objects, the source's id. Who reconciles it stays (by controller and state: a
+    /// failing controller is the object's problem too), without the Deployment's id or link.
+    fn seen_by(mut self, scope: &Scope) -> ObjectDetail {
+        if scope.is_everything() {
+            return self;
+        }
+        self.object = scope.item(self.object);
+        self.upstream.retain(|r| scope.sees_id(&r.id));
+        self.downstream.retain(|r| scope.sees_id(&r.id));
+        self.applied = std::mem::take(&mut self.applied)
+            .into_iter()
+            .filter(|a| scope.sees_id(&a.object.verdict.id.0))
+            .map(|mut a| {
+                a.object = scope.item(a.object);
+                a
+            })
+            .collect();
+        self.applied_by = self.applied_by.filter(|r| scope.sees_id(&r.id));
+        self.warnings.retain(|w| scope.sees_id(&w.regarding));
+        if !self
+            .revisions
+            .source
+            .as_ref()
+            .is_none_or(|id| scope.sees_id(id))
+        {
+            self.revisions.source = None;
+            self.revisions.source_url = None;
+            self.revisions.source_ref = None;
+        }
+        if let Some(by) = &mut self.reconciled_by
+            && !scope.sees_id(&by.deployment_id)
+        {
+            by.deployment = "its controller (outside your scope)".into();
+            by.deployment_id.clear();
+            by.href.clear();
+        }
+        self
     }
 
     /// The timeline, oldest first, each state with how long it lasted.
@@ -322,12 +371,15 @@ impl ObjectDetail {
 
 /// The object at a key, or a 404 naming it.
 pub async fn find(store: &Store, key: &ObjectKey) -> Result<ObjectRecord, ApiError> {
-    store.object(key).await?.ok_or_else(|| {
-        ApiError::NotFound(format!(
-            "no {} {}/{} on cluster {:?}",
-            key.kind, key.namespace, key.name, key.cluster
-        ))
-    })
+    store.object(key).await?.ok_or_else(|| missing(key))
+}
+
+/// The 404 of an object that is not there, or not in the requester's scope: the same words.
+pub fn missing(key: &ObjectKey) -> ApiError {
+    ApiError::NotFound(format!(
+        "no {} {}/{} on cluster {:?}",
+        key.kind, key.namespace, key.name, key.cluster
+    ))
 }
 
 /// Who reconciles an object, from the controller edge the engine matched (any namespace, the
