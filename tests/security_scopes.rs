@@ -144,20 +144,30 @@ fn concrete(pattern: &str, object: &(String, String, String, String)) -> String 
 }
 
 /// The routes whose views filter by scope (`web::scope`); the rest are closed to teams.
-const SCOPED: [&str; 14] = [
+const SCOPED: [&str; 24] = [
     "/",
     "/fragments/fleet",
+    "/clusters",
+    "/clusters/{name}",
+    "/problems",
+    "/fragments/problems",
     "/domains",
     "/domains/{name}",
     "/objects",
     "/objects/{cluster}/{kind}/{namespace}/{name}",
+    "/owner/{cluster}/{kind}/{namespace}/{name}",
+    "/fragments/logs/{cluster}/{namespace}/{pod}/{container}",
     "/actions/{cluster}/{kind}/{namespace}/{name}/{action}",
     "/api/v1/fleet",
+    "/api/v1/clusters",
+    "/api/v1/clusters/{name}",
+    "/api/v1/problems",
     "/api/v1/domains",
     "/api/v1/domains/{name}",
     "/api/v1/domains/{name}/wait",
     "/api/v1/objects",
     "/api/v1/objects/{cluster}/{kind}/{namespace}/{name}",
+    "/api/v1/owner",
     "/api/v1/openapi.json",
 ];
 
@@ -182,8 +192,12 @@ async fn a_team_sees_its_own_and_nothing_else_on_every_route() {
     let marks = forbidden(&ids);
     for pattern in PAGE_PATHS.iter().chain(API_PATHS.iter()) {
         let uri = concrete(pattern, &example);
+        let (cluster, kind, namespace, name) = &example;
         let uri = match *pattern {
             "/api/v1/domains/{name}/wait" => format!("{uri}?version=v1&timeout=0s&label=region=eu"),
+            "/api/v1/owner" => {
+                format!("{uri}?cluster={cluster}&kind={kind}&namespace={namespace}&name={name}")
+            }
             _ => uri,
         };
         let (status, body) = get(&app, &uri, TEAM).await;
@@ -281,6 +295,13 @@ async fn outside_the_scope_is_not_found_as_if_it_did_not_exist() {
     let (status, body) = get(&app, "/api/v1/domains/gateway", TEAM).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert!(body.contains("no domain named \\\"gateway\\\""), "{body}");
+    let (status, hidden) = get(&app, "/api/v1/clusters/prod-us-1", TEAM).await;
+    let (_, unknown) = get(&app, "/api/v1/clusters/prod-zz-9", TEAM).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        hidden.replace("prod-us-1", "X"),
+        unknown.replace("prod-zz-9", "X")
+    );
     let page = format!("/objects/prod-us-1/{kind}/networking/x");
     assert_eq!(get(&app, &page, TEAM).await.0, StatusCode::NOT_FOUND);
     // A filter naming what it does not see lists what it does, never the rest.

@@ -254,20 +254,30 @@ fn like_pattern(pattern: &str) -> String {
 
 /// The routes whose views filter by scope. Every other route answers a team scope with 403:
 /// a route added later is closed to teams until its view filters.
-const SCOPED_ROUTES: [&str; 14] = [
+const SCOPED_ROUTES: [&str; 24] = [
     "/",
     "/fragments/fleet",
+    "/clusters",
+    "/clusters/{name}",
+    "/problems",
+    "/fragments/problems",
     "/domains",
     "/domains/{name}",
     "/objects",
     "/objects/{cluster}/{kind}/{namespace}/{name}",
+    "/owner/{cluster}/{kind}/{namespace}/{name}",
+    "/fragments/logs/{cluster}/{namespace}/{pod}/{container}",
     "/actions/{cluster}/{kind}/{namespace}/{name}/{action}",
     "/api/v1/fleet",
+    "/api/v1/clusters",
+    "/api/v1/clusters/{name}",
+    "/api/v1/problems",
     "/api/v1/domains",
     "/api/v1/domains/{name}",
     "/api/v1/domains/{name}/wait",
     "/api/v1/objects",
     "/api/v1/objects/{cluster}/{kind}/{namespace}/{name}",
+    "/api/v1/owner",
     "/api/v1/openapi.json",
 ];
 

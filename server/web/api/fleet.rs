@@ -45,9 +45,11 @@ pub async fn fleet(
     (status = 200, description = "the clusters", body = ClusterList),
     (status = "default", description = "an error (see the document's description)", body = ErrorBody),
 ))]
-pub async fn clusters(State(state): State<AppState>) -> Result<Json<ClusterList>> {
-    // Closed to team scopes (web::scope::gate): the whole fleet's clusters.
-    let view = FleetView::load(&state.store, &state.site, &Scope::Everything, Utc::now()).await?;
+pub async fn clusters(
+    State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
+) -> Result<Json<ClusterList>> {
+    let view = FleetView::load(&state.store, &state.site, &scope, Utc::now()).await?;
     Ok(Json(ClusterList {
         clusters: view.clusters,
     }))
@@ -64,9 +66,10 @@ pub async fn clusters(State(state): State<AppState>) -> Result<Json<ClusterList>
     ))]
 pub async fn cluster(
     State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
     Path(name): Path<String>,
 ) -> Result<Json<ClusterDetail>> {
     Ok(Json(
-        ClusterDetail::load(&state.store, &state.site, &name, Utc::now()).await?,
+        ClusterDetail::load(&state.store, &state.site, &scope, &name, Utc::now()).await?,
     ))
 }

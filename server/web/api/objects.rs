@@ -97,9 +97,12 @@ pub async fn one(
     (status = 200, description = "the root causes", body = ProblemsView),
     (status = "default", description = "an error (see the document's description)", body = ErrorBody),
 ))]
-pub async fn problems(State(state): State<AppState>) -> Result<Json<ProblemsView>> {
+pub async fn problems(
+    State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
+) -> Result<Json<ProblemsView>> {
     Ok(Json(
-        ProblemsView::load(&state.store, &state.site, Utc::now()).await?,
+        ProblemsView::load(&state.store, &state.site, &scope, Utc::now()).await?,
     ))
 }
 
@@ -120,6 +123,7 @@ pub async fn problems(State(state): State<AppState>) -> Result<Json<ProblemsView
     ))]
 pub async fn owner(
     State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Json<OwnerView>> {
     let field = |key: &str| {
@@ -144,6 +148,6 @@ pub async fn owner(
         field("name")?,
     )?;
     Ok(Json(
-        OwnerView::load(&state.store, &state.site, &key, Utc::now()).await?,
+        OwnerView::load(&state.store, &state.site, &scope, &key, Utc::now()).await?,
     ))
 }

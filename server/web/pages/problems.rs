@@ -3,10 +3,11 @@
 use super::render;
 use crate::web::AppState;
 use crate::web::error::PageResult;
+use crate::web::scope::Scope;
 use crate::web::views::icons::Icon as _;
 use crate::web::views::problems::ProblemsView;
 use askama::Template;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::response::Response;
 use chrono::Utc;
 
@@ -23,8 +24,11 @@ struct ProblemsFragment {
     view: ProblemsView,
 }
 
-pub async fn page(State(state): State<AppState>) -> PageResult<Response> {
-    let view = ProblemsView::load(&state.store, &state.site, Utc::now()).await?;
+pub async fn page(
+    State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
+) -> PageResult<Response> {
+    let view = ProblemsView::load(&state.store, &state.site, &scope, Utc::now()).await?;
     render(&ProblemsPage {
         view,
         access: state.site.access_note(),
@@ -32,7 +36,10 @@ pub async fn page(State(state): State<AppState>) -> PageResult<Response> {
 }
 
 /// The live part of the page, for htmx to swap in place.
-pub async fn fragment(State(state): State<AppState>) -> PageResult<Response> {
-    let view = ProblemsView::load(&state.store, &state.site, Utc::now()).await?;
+pub async fn fragment(
+    State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
+) -> PageResult<Response> {
+    let view = ProblemsView::load(&state.store, &state.site, &scope, Utc::now()).await?;
     render(&ProblemsFragment { view })
 }

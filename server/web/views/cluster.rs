@@ -8,6 +8,7 @@ use crate::model::{CONTROLLER_NAMES, Kind, controller_of_deployment};
 use crate::store::{Linked, ObjectRecord, Store};
 use crate::web::error::ApiError;
 use crate::web::freshness::Freshness;
+use crate::web::scope::Scope;
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -53,27 +54,45 @@ pub struct TreeNode {
 }
 
 impl ClusterDetail {
+    /// The cluster as `scope` sees it: its own totals and objects, the controllers it sees;
+    /// a cluster outside it is not found, in the words of one that does not exist.
     pub async fn load(
         store: &Store,
         site: &Site,
+        scope: &Scope,
         name: &str,
         now: DateTime<Utc>,
     ) -> Result<ClusterDetail, ApiError> {
-        let (freshness, rows) = Freshness::load(store, site, now).await?;
+        let not_found = || ApiError::NotFound(format!("no cluster named {name:?}"));
+        if !scope.sees_cluster(name) {
+            return Err(not_found());
+        }
+        let rows = scope
+            .clusters(store, store.clusters().await?, false)
+            .await?;
+        let (freshness, rows) = Freshness::judge(site, rows, now);
         let row = rows
             .into_iter()
             .find(|row| row.name == name)
-            .ok_or_else(|| ApiError::NotFound(format!("no cluster named {name:?}")))?;
-        let records = freshness.records(
-            store
-                .objects_of_kinds(name, &["Kustomization", "HelmRelease"])
-                .await?,
-        );
-        let controllers = controllers(&store.controllers(name).await?, now);
+            .ok_or_else(not_found)?;
+        let mut records = store
+            .objects_of_kinds(name, &["Kustomization", "HelmRelease"])
+            .await?;
+        records.retain(|r| scope.sees_id(&r.verdict.id.0));
+        let records = freshness.records(records);
+        let mut linked = store.controllers(name).await?;
+        linked.retain(|l| scope.sees_id(&l.id.0));
+        let controllers = controllers(&linked, now);
         let fresh = freshness.is_fresh(name);
         Ok(ClusterDetail {
             controllers,
-            tree: tree(&records, now),
+            tree: tree(&records, now)
+                .into_iter()
+                .map(|mut node| {
+                    node.object = scope.item(node.object);
+                    node
+                })
+                .collect(),
             state_counts: row.state_counts,
             last_good_moment: Moment::of(row.last_good, now),
             name: row.name,

@@ -45,16 +45,21 @@ pub struct ControllerVersion {
 }
 
 impl ClusterIndex {
+    /// The clusters `scope` sees, with its own totals and the controllers it sees.
     pub async fn load(
         store: &Store,
         site: &Site,
+        scope: &Scope,
         group: Option<String>,
         now: DateTime<Utc>,
     ) -> Result<ClusterIndex, ApiError> {
-        let (fleet, mut controllers) = tokio::try_join!(
-            FleetView::load(store, site, &Scope::Everything, now),
-            async { Ok(store.controllers_everywhere().await?) }
-        )?;
+        let (fleet, mut controllers) =
+            tokio::try_join!(FleetView::load(store, site, scope, now), async {
+                Ok(store.controllers_everywhere().await?)
+            })?;
+        for linked in controllers.values_mut() {
+            linked.retain(|l| scope.sees_id(&l.id.0));
+        }
         // A ring no cluster is in is a bad filter value (400), never an empty "all fine" list.
         if let Some(group) = &group
             && !fleet.clusters.iter().any(|c| c.group == *group)

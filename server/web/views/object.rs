@@ -76,6 +76,31 @@ impl ReconcileRequest {
     }
 }
 
+impl Revisions {
+    /// Without the source's id, address and ref when `scope` does not see the source.
+    pub fn seen_by(mut self, scope: &Scope) -> Revisions {
+        if !self.source.as_ref().is_none_or(|id| scope.sees_id(id)) {
+            self.source = None;
+            self.source_url = None;
+            self.source_ref = None;
+        }
+        self
+    }
+}
+
+impl ReconciledBy {
+    /// The controller by name and state, without its Deployment's id and link when `scope`
+    /// does not see it: a failing controller is the object's problem too.
+    pub fn seen_by(mut self, scope: &Scope) -> ReconciledBy {
+        if !scope.sees_id(&self.deployment_id) {
+            self.deployment = "its controller (outside your scope)".into();
+            self.deployment_id.clear();
+            self.href.clear();
+        }
+        self
+    }
+}
+
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ConditionRow {
     #[serde(rename = "type")]
@@ -343,23 +368,8 @@ impl ObjectDetail {
             .collect();
         self.applied_by = self.applied_by.filter(|r| scope.sees_id(&r.id));
         self.warnings.retain(|w| scope.sees_id(&w.regarding));
-        if !self
-            .revisions
-            .source
-            .as_ref()
-            .is_none_or(|id| scope.sees_id(id))
-        {
-            self.revisions.source = None;
-            self.revisions.source_url = None;
-            self.revisions.source_ref = None;
-        }
-        if let Some(by) = &mut self.reconciled_by
-            && !scope.sees_id(&by.deployment_id)
-        {
-            by.deployment = "its controller (outside your scope)".into();
-            by.deployment_id.clear();
-            by.href.clear();
-        }
+        self.revisions = self.revisions.seen_by(scope);
+        self.reconciled_by = self.reconciled_by.map(|by| by.seen_by(scope));
         self
     }
 

@@ -1,11 +1,12 @@
 //! "What reconciles this?": for any object, the Flux object that applied it, that object's
 //! source and revisions, and the controller that reconciles it, all along the engine's edges.
 
-use super::object::{ReconciledBy, Revisions, find, reconciled};
+use super::object::{ReconciledBy, Revisions, find, missing, reconciled};
 use super::present::{ObjectItem, body_of};
 use crate::health::EdgeKind;
 use crate::store::{ObjectKey, Store};
 use crate::web::error::ApiError;
+use crate::web::scope::Scope;
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -23,12 +24,18 @@ pub struct OwnerView {
 }
 
 impl OwnerView {
+    /// What reconciles the object, as `scope` sees it (one outside it is not found; what
+    /// applied it or its source outside it is left out).
     pub async fn load(
         store: &Store,
         site: &Site,
+        scope: &Scope,
         key: &ObjectKey,
         now: DateTime<Utc>,
     ) -> Result<OwnerView, ApiError> {
+        if !scope.sees_object(&key.cluster, &key.namespace) {
+            return Err(missing(key));
+        }
         let record = find(store, key).await?;
         let body = body_of(&record);
         let applier_record = store.applier(&record.verdict.id).await?;
@@ -73,6 +80,20 @@ impl OwnerView {
             applied_by: applier_record.as_ref().map(|r| ObjectItem::new(r, now)),
             source: source_record.as_ref().map(|r| ObjectItem::new(r, now)),
             reconciled_by,
-        })
+        }
+        .seen_by(scope))
+    }
+
+    fn seen_by(mut self, scope: &Scope) -> OwnerView {
+        if scope.is_everything() {
+            return self;
+        }
+        let seen = |item: &ObjectItem| scope.sees_id(&item.verdict.id.0);
+        self.object = scope.item(self.object);
+        self.applied_by = self.applied_by.filter(seen).map(|i| scope.item(i));
+        self.source = self.source.filter(seen).map(|i| scope.item(i));
+        self.revision = self.revision.seen_by(scope);
+        self.reconciled_by = self.reconciled_by.map(|by| by.seen_by(scope));
+        self
     }
 }

@@ -9,7 +9,9 @@ use crate::health::{EdgeKind, PathsToRoot, State};
 use crate::incidents::{RESOLVED_WINDOW, ResolvedIncident};
 use crate::model::Kind;
 use crate::store::{ObjectRecord, ObjectVerdict, RootCauseRow, Store};
+use crate::web::error::ApiError;
 use crate::web::freshness::Freshness;
+use crate::web::scope::Scope;
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -78,15 +80,21 @@ pub struct ChainLink {
 }
 
 impl ProblemsView {
+    /// The root causes `scope` sees, with what they affect that it sees (a chain through an
+    /// object outside it skips that object).
     pub async fn load(
         store: &Store,
         site: &Site,
+        scope: &Scope,
         now: DateTime<Utc>,
-    ) -> Result<ProblemsView, sqlx::Error> {
-        let (freshness, clusters) = Freshness::load(store, site, now).await?;
+    ) -> Result<ProblemsView, ApiError> {
+        let site = &scope.site(site);
+        let (freshness, mut clusters) = Freshness::load(store, site, now).await?;
+        clusters.retain(|c| scope.sees_cluster(&c.name));
         let causes = freshness
             .load_root_causes(store, store.root_causes().await?)
             .await?;
+        let causes = scope.causes(causes);
         let mut wanted: Vec<String> = Vec::new();
         for cause in &causes {
             wanted.push(cause.verdict.id.0.clone());
@@ -107,6 +115,7 @@ impl ProblemsView {
         let mut problems: Vec<Problem> = causes
             .iter()
             .map(|cause| problem(cause, &records, site, now))
+            .map(|problem| problem.seen_by(scope))
             .collect();
         fn impact(p: &Problem) -> (State, usize, &str) {
             (p.verdict.state, p.affected_count, p.verdict.id.as_str())
@@ -116,8 +125,12 @@ impl ProblemsView {
             store.domain_verdicts(),
             store.resolved_since(now - RESOLVED_WINDOW)
         )?;
-        let domains = freshness.domain_rows(site, &clusters, domains);
+        let domains = scope.domains(freshness.domain_rows(site, &clusters, domains));
         let incidents = Incidents::load(store, site, &causes, &clusters, &domains, now).await?;
+        let resolved: Vec<_> = resolved
+            .into_iter()
+            .filter(|r| scope.sees_id(&r.root_cause))
+            .collect();
         Ok(ProblemsView {
             generated_at: now,
             affected_total: incidents.affected_total,
@@ -125,6 +138,31 @@ impl ProblemsView {
             incidents: incidents.active,
             problems,
         })
+    }
+}
+
+impl Problem {
+    /// Without the objects `scope` does not see along the chains.
+    fn seen_by(mut self, scope: &Scope) -> Problem {
+        if scope.is_everything() {
+            return self;
+        }
+        self.root_causes = scope.ids(&self.root_causes);
+        self.affected = std::mem::take(&mut self.affected)
+            .into_iter()
+            .map(|mut affected| {
+                // One link per id of the chain: kept or dropped together.
+                let seen: Vec<bool> = affected.chain.iter().map(|id| scope.sees_id(id)).collect();
+                let mut kept = seen.iter();
+                affected
+                    .links
+                    .retain(|_| kept.next().copied().unwrap_or(false));
+                affected.chain = scope.ids(&affected.chain);
+                affected.object = scope.item(affected.object);
+                affected
+            })
+            .collect();
+        self
     }
 }
 
