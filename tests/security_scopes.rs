@@ -18,6 +18,7 @@ use tower::ServiceExt;
 const TEAM: &str = "team-token-networking";
 const ADMIN: &str = "admin-token";
 const NOBODY: &str = "nobody-token";
+const EU_WHOLE: &str = "eu-token";
 const EU: [&str; 4] = ["dev-1", "staging-1", "prod-eu-1", "prod-eu-2"];
 
 fn sha256_hex(token: &str) -> String {
@@ -29,10 +30,16 @@ fn sha256_hex(token: &str) -> String {
 }
 
 async fn scoped_app() -> axum::Router {
+    scoped_app_with_store().await.0
+}
+
+async fn scoped_app_with_store() -> (axum::Router, fleetglass::store::Store) {
+    // The demo evaluated once: its first round records the rollouts the rollout and
+    // delivery pages show.
     let (_, store) = demo_app().await;
     let mut config = demo_config();
     let web = format!(
-        "auth: {{mode: tokens, tokens: [{{name: team, sha256: {}}}, {{name: admin, sha256: {}}}, {{name: nobody, sha256: {}}}]}}
+        "auth: {{mode: tokens, tokens: [{{name: team, sha256: {}}}, {{name: admin, sha256: {}}}, {{name: nobody, sha256: {}}}, {{name: eu, sha256: {}}}]}}
 scopes:
   admins: {{tokens: [admin]}}
   teams:
@@ -40,16 +47,20 @@ scopes:
       members: {{tokens: [team]}}
       domains: [networking]
       clusters: {{region: eu}}
-      namespaces: [networking]",
+      namespaces: [networking]
+    - name: eu-platform
+      members: {{tokens: [eu]}}
+      clusters: {{region: eu}}",
         sha256_hex(TEAM),
         sha256_hex(ADMIN),
-        sha256_hex(NOBODY)
+        sha256_hex(NOBODY),
+        sha256_hex(EU_WHOLE)
     );
     config.web = fleetglass::yaml::from_str(&web).unwrap();
     let domains: Vec<&str> = config.domains.iter().map(|d| d.name.as_str()).collect();
     let scopes = config.web.scopes.as_ref().unwrap();
     assert_eq!(scopes.problem(true, &domains), None);
-    app(store, &config)
+    (app(store.clone(), &config), store)
 }
 
 async fn get(app: &axum::Router, uri: &str, token: &str) -> (StatusCode, String) {
@@ -121,6 +132,13 @@ fn forbidden(ids: &[(String, String, String, String)]) -> Vec<String> {
     marks
 }
 
+/// A version the demo's history rolled out (read from the admin's view in the test).
+fn newest_version() -> String {
+    NEWEST.get().cloned().unwrap_or_else(|| "v1".into())
+}
+
+static NEWEST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
 fn concrete(pattern: &str, object: &(String, String, String, String)) -> String {
     let (cluster, kind, namespace, name) = object;
     pattern
@@ -135,7 +153,7 @@ fn concrete(pattern: &str, object: &(String, String, String, String)) -> String 
                 name
             },
         )
-        .replace("{version}", "v1")
+        .replace("{version}", &newest_version())
         .replace("{action}", "reconcile")
         .replace("{pod}", name)
         .replace("{container}", "app")
@@ -144,15 +162,19 @@ fn concrete(pattern: &str, object: &(String, String, String, String)) -> String 
 }
 
 /// The routes whose views filter by scope (`web::scope`); the rest are closed to teams.
-const SCOPED: [&str; 24] = [
+const SCOPED: [&str; 32] = [
     "/",
     "/fragments/fleet",
     "/clusters",
     "/clusters/{name}",
     "/problems",
+    "/alerts",
     "/fragments/problems",
     "/domains",
     "/domains/{name}",
+    "/domains/{name}/rollouts",
+    "/domains/{name}/rollouts/{version}",
+    "/domains/{name}/delivery",
     "/objects",
     "/objects/{cluster}/{kind}/{namespace}/{name}",
     "/owner/{cluster}/{kind}/{namespace}/{name}",
@@ -162,9 +184,13 @@ const SCOPED: [&str; 24] = [
     "/api/v1/clusters",
     "/api/v1/clusters/{name}",
     "/api/v1/problems",
+    "/api/v1/alerts",
     "/api/v1/domains",
     "/api/v1/domains/{name}",
     "/api/v1/domains/{name}/wait",
+    "/api/v1/domains/{name}/rollouts",
+    "/api/v1/domains/{name}/rollouts/{version}",
+    "/api/v1/domains/{name}/delivery",
     "/api/v1/objects",
     "/api/v1/objects/{cluster}/{kind}/{namespace}/{name}",
     "/api/v1/owner",
@@ -190,6 +216,16 @@ async fn a_team_sees_its_own_and_nothing_else_on_every_route() {
         .unwrap_or(&mine[0])
         .clone();
     let marks = forbidden(&ids);
+    let rollouts = json(&app, "/api/v1/domains/networking/rollouts", ADMIN).await;
+    let version = rollouts["rollouts"][0]["version"]
+        .as_str()
+        .expect("a rollout recorded");
+    let _ = NEWEST.set(version.to_string());
+    let admin_page = get(&app, "/domains/networking/rollouts", ADMIN).await.1;
+    assert!(
+        admin_page.contains("prod-us-1"),
+        "the admin's rollout shows every cluster"
+    );
     for pattern in PAGE_PATHS.iter().chain(API_PATHS.iter()) {
         let uri = concrete(pattern, &example);
         let (cluster, kind, namespace, name) = &example;
@@ -348,4 +384,46 @@ async fn the_gate_refuses_a_domain_on_clusters_out_of_sight_and_nobody_sees_anyt
     assert_eq!(json(&app, "/api/v1/objects", NOBODY).await["total"], 0);
     assert_eq!(get(&app, "/audit", NOBODY).await.0, StatusCode::FORBIDDEN);
     assert_eq!(get(&app, "/audit", ADMIN).await.0, StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_alert_shows_only_where_its_root_cause_is_in_sight() {
+    let (app, store) = scoped_app_with_store().await;
+    // First on prod-us-1, then on prod-eu-1 too: the alert is named by prod-us-1's cause.
+    common::alerts::raise_tofu_controller_alert_on(&store, &["prod-us-1"]).await;
+    common::alerts::raise_tofu_controller_alert_on(&store, &["prod-us-1", "prod-eu-1"]).await;
+    let everything = json(&app, "/api/v1/alerts", ADMIN).await;
+    assert_eq!(
+        everything["open"].as_array().unwrap().len(),
+        1,
+        "{everything}"
+    );
+    let alert = &everything["open"][0];
+    assert_eq!(
+        alert["root_cause"],
+        "prod-us-1/Deployment/flux-system/tofu-controller"
+    );
+    assert_eq!(
+        alert["clusters"],
+        serde_json::json!(["prod-us-1", "prod-eu-1"])
+    );
+    // flux-system is outside the networking team's namespaces: no alert at all.
+    let team = json(&app, "/api/v1/alerts", TEAM).await;
+    assert_eq!(team["open"], serde_json::json!([]));
+    let (_, page) = get(&app, "/alerts", TEAM).await;
+    assert!(
+        !page.contains("tofu-controller") && page.contains("0 open"),
+        "{page}"
+    );
+    // The eu platform team sees it on its cluster only, named by that cluster's root cause.
+    let eu = json(&app, "/api/v1/alerts", EU_WHOLE).await;
+    let alert = &eu["open"][0];
+    assert_eq!(alert["clusters"], serde_json::json!(["prod-eu-1"]));
+    assert_eq!(
+        alert["root_cause"],
+        "prod-eu-1/Deployment/flux-system/tofu-controller"
+    );
+    assert!(!eu.to_string().contains("prod-us-1"), "{eu}");
+    let (_, page) = get(&app, "/alerts", EU_WHOLE).await;
+    assert!(!page.contains("prod-us-1") && !page.contains("action=\"/alerts/silences\""));
 }

@@ -8,6 +8,8 @@ use super::auth::Identity;
 use super::error::ApiError;
 use super::state::Site;
 use super::views::present::ObjectItem;
+use crate::alerts::AlertView;
+use crate::alerts::silences::Silence;
 use crate::config::namespace_matches;
 use crate::store::{ClusterRow, DomainRow, RootCauseRow, Store};
 use axum::extract::{MatchedPath, Request, State};
@@ -122,6 +124,59 @@ impl Scope {
             item.domains.retain(|d| self.sees_domain(d));
         }
         item
+    }
+
+    /// An alert as the scope sees it: on the clusters where it sees the alert's root cause,
+    /// with the affected objects and domains it sees (its count then of those in the sample);
+    /// None when it sees the root cause nowhere.
+    pub fn alert(&self, mut alert: AlertView) -> Option<AlertView> {
+        if self.is_everything() {
+            return Some(alert);
+        }
+        let namespace = alert
+            .root_cause
+            .parts()
+            .map(|(_, _, ns, _)| ns.to_string())?;
+        let is_cluster = crate::health::cluster_of_cluster_id(&alert.root_cause.0).is_some();
+        let seen = |cluster: &String| match is_cluster {
+            true => self.sees_cluster(cluster),
+            false => self.sees_object(cluster, &namespace),
+        };
+        let clusters: Vec<String> = alert.clusters.iter().filter(|c| seen(c)).cloned().collect();
+        let first = clusters.first()?.clone();
+        if first != alert.cluster {
+            let (_, kind, ns, name) = alert.root_cause.parts()?;
+            alert.root_cause = crate::model::ObjectId(format!("{first}/{kind}/{ns}/{name}"));
+            alert.cluster = first;
+        }
+        alert.clusters = clusters;
+        let sample: Vec<String> =
+            serde_json::from_value(alert.affected_sample.clone()).unwrap_or_default();
+        let sample = self.ids(&sample);
+        alert.affected_count = i32::try_from(sample.len()).unwrap_or(i32::MAX);
+        alert.affected_sample = serde_json::json!(sample);
+        let domains: Vec<String> =
+            serde_json::from_value(alert.domains.clone()).unwrap_or_default();
+        let domains: Vec<&String> = domains.iter().filter(|d| self.sees_domain(d)).collect();
+        alert.domains = serde_json::json!(domains);
+        Some(alert)
+    }
+
+    /// Whether the scope sees everything a silence names.
+    pub fn sees_silence(&self, silence: &Silence) -> bool {
+        silence
+            .root_cause
+            .as_ref()
+            .is_none_or(|id| self.sees_id(id))
+            && silence.domain.as_ref().is_none_or(|d| self.sees_domain(d))
+            && silence
+                .cluster
+                .as_ref()
+                .is_none_or(|c| self.sees_cluster(c))
+            && (self.is_everything()
+                || silence.root_cause.is_some()
+                || silence.domain.is_some()
+                || silence.cluster.is_some())
     }
 
     /// The ids among `ids` the scope sees.
@@ -254,15 +309,19 @@ fn like_pattern(pattern: &str) -> String {
 
 /// The routes whose views filter by scope. Every other route answers a team scope with 403:
 /// a route added later is closed to teams until its view filters.
-const SCOPED_ROUTES: [&str; 24] = [
+const SCOPED_ROUTES: [&str; 32] = [
     "/",
     "/fragments/fleet",
     "/clusters",
     "/clusters/{name}",
     "/problems",
+    "/alerts",
     "/fragments/problems",
     "/domains",
     "/domains/{name}",
+    "/domains/{name}/rollouts",
+    "/domains/{name}/rollouts/{version}",
+    "/domains/{name}/delivery",
     "/objects",
     "/objects/{cluster}/{kind}/{namespace}/{name}",
     "/owner/{cluster}/{kind}/{namespace}/{name}",
@@ -272,9 +331,13 @@ const SCOPED_ROUTES: [&str; 24] = [
     "/api/v1/clusters",
     "/api/v1/clusters/{name}",
     "/api/v1/problems",
+    "/api/v1/alerts",
     "/api/v1/domains",
     "/api/v1/domains/{name}",
     "/api/v1/domains/{name}/wait",
+    "/api/v1/domains/{name}/rollouts",
+    "/api/v1/domains/{name}/rollouts/{version}",
+    "/api/v1/domains/{name}/delivery",
     "/api/v1/objects",
     "/api/v1/objects/{cluster}/{kind}/{namespace}/{name}",
     "/api/v1/owner",

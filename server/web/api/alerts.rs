@@ -12,6 +12,7 @@ use crate::web::AppState;
 use crate::web::audit::Source;
 use crate::web::auth::Identity;
 use crate::web::error::{ApiError, ErrorBody, Result};
+use crate::web::scope::Scope;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
@@ -36,14 +37,16 @@ pub struct AlertsReply {
 }
 
 impl AlertsReply {
-    pub async fn load(state: &AppState) -> Result<AlertsReply> {
+    /// The alerts `scope` sees.
+    pub async fn load(state: &AppState, scope: &Scope) -> Result<AlertsReply> {
         let mut conn = state.store.pool().acquire().await?;
         let mut reply = AlertsReply {
             open: Vec::new(),
             silenced: Vec::new(),
             resolved: Vec::new(),
         };
-        for alert in list_alerts(&mut conn, RESOLVED_SHOWN).await? {
+        let alerts = list_alerts(&mut conn, RESOLVED_SHOWN).await?;
+        for alert in alerts.into_iter().filter_map(|a| scope.alert(a)) {
             match (alert.status.as_str(), alert.silence_id) {
                 ("resolved", _) => reply.resolved.push(alert),
                 (_, Some(_)) => reply.silenced.push(alert),
@@ -60,8 +63,11 @@ impl AlertsReply {
     (status = 200, description = "the alerts", body = AlertsReply),
     (status = "default", description = "an error (see the document's description)", body = ErrorBody),
 ))]
-pub async fn alerts(State(state): State<AppState>) -> Result<Json<AlertsReply>> {
-    Ok(Json(AlertsReply::load(&state).await?))
+pub async fn alerts(
+    State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
+) -> Result<Json<AlertsReply>> {
+    Ok(Json(AlertsReply::load(&state, &scope).await?))
 }
 
 /// The silences in force.

@@ -5,11 +5,12 @@
 use crate::delivery::DeliveryFigures;
 use crate::web::AppState;
 use crate::web::error::{ApiError, ErrorBody, Result};
+use crate::web::scope::Scope;
 use crate::web::views::delivery::{
     DEFAULT_VERSIONS, MAX_VERSIONS, RolloutOfVersion, Rollouts, figures_of, window_of,
 };
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Extension, Path, Query, State};
 use chrono::Utc;
 use std::collections::HashMap;
 
@@ -28,6 +29,7 @@ use std::collections::HashMap;
     ))]
 pub async fn rollouts(
     State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
     Path(name): Path<String>,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Json<Rollouts>> {
@@ -43,7 +45,7 @@ pub async fn rollouts(
                 ))
             })?,
     };
-    let view = Rollouts::load(&state.store, &state.site, &name, limit, Utc::now()).await?;
+    let view = Rollouts::load(&state.store, &state.site, &scope, &name, limit, Utc::now()).await?;
     Ok(Json(view))
 }
 
@@ -61,10 +63,12 @@ pub async fn rollouts(
     ))]
 pub async fn rollout(
     State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
     Path((name, version)): Path<(String, String)>,
 ) -> Result<Json<RolloutOfVersion>> {
     let now = Utc::now();
-    let view = RolloutOfVersion::load(&state.store, &state.site, &name, &version, now).await?;
+    let view =
+        RolloutOfVersion::load(&state.store, &state.site, &scope, &name, &version, now).await?;
     Ok(Json(view))
 }
 
@@ -85,6 +89,7 @@ pub async fn rollout(
     ))]
 pub async fn delivery(
     State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
     Path(name): Path<String>,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Json<DeliveryFigures>> {
@@ -93,6 +98,6 @@ pub async fn delivery(
         .get("ring")
         .map(String::as_str)
         .filter(|r| !r.is_empty());
-    let figures = figures_of(&state.store, &state.site, &name, ring, window).await?;
+    let figures = figures_of(&state.store, &state.site, &scope, &name, ring, window).await?;
     Ok(Json(figures))
 }

@@ -13,6 +13,7 @@ use crate::web::audit::Source;
 use crate::web::auth::Identity;
 use crate::web::csrf;
 use crate::web::error::{ApiError, PageResult};
+use crate::web::scope::Scope;
 use crate::web::views::contacts::{Contact, contacts};
 use crate::web::views::icons::Icon as _;
 use crate::web::views::present::Live;
@@ -110,14 +111,17 @@ struct SilenceRow {
 pub async fn page(
     State(state): State<AppState>,
     Extension(identity): Extension<Identity>,
+    Extension(scope): Extension<Scope>,
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
 ) -> PageResult<Response> {
     let now = Utc::now();
-    let reply = AlertsReply::load(&state).await?;
+    let reply = AlertsReply::load(&state, &scope).await?;
     let mut conn = state.store.pool().acquire().await?;
-    let active = silences::active(&mut conn, now).await?;
-    let can_write = state.site.can_write();
+    let mut active = silences::active(&mut conn, now).await?;
+    active.retain(|s| scope.sees_silence(s));
+    // Silencing is for those who see everything (a team's silence routes are closed).
+    let can_write = state.site.can_write() && scope.is_everything();
     let (csrf, cookie) = if can_write {
         csrf::token(
             &headers,

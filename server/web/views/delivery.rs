@@ -6,10 +6,12 @@ use super::timeline::Timeline;
 use crate::delivery::{
     DeliveryFigures, Estimate, InFlight, RolloutTimeline, Window, estimate, figures,
 };
+use crate::health::State;
 use crate::incidents::RingOrder;
 use crate::model::parse_go_duration;
-use crate::store::{OutageRow, RolloutRow, Store};
+use crate::store::{OutageRow, RolloutRow, Store, VersionSummary};
 use crate::web::error::ApiError;
+use crate::web::scope::Scope;
 use crate::web::state::Site;
 use chrono::{DateTime, TimeDelta, Utc};
 use serde::Serialize;
@@ -65,26 +67,65 @@ impl Site {
     }
 }
 
-/// 404 unless the domain is configured or has history.
-async fn known(store: &Store, site: &Site, domain: &str) -> Result<(), ApiError> {
-    if site.domains.iter().any(|d| d.name == domain)
-        || !store.rollouts_of(domain, None, 1).await?.is_empty()
-    {
+/// 404 unless the domain is configured or has history, and `scope` sees it.
+async fn known(store: &Store, site: &Site, scope: &Scope, domain: &str) -> Result<(), ApiError> {
+    let exists = site.domains.iter().any(|d| d.name == domain)
+        || !store.rollouts_of(domain, None, 1).await?.is_empty();
+    if exists && scope.sees_domain(domain) {
         return Ok(());
     }
     Err(ApiError::NotFound(format!("no domain named {domain:?}")))
 }
 
+/// Rollout rows on the clusters `scope` sees, without root causes outside it.
+pub fn rows_seen(scope: &Scope, mut rows: Vec<RolloutRow>) -> Vec<RolloutRow> {
+    if !scope.is_everything() {
+        rows.retain(|row| scope.sees_cluster(&row.cluster));
+        for row in &mut rows {
+            row.cause = row.cause.take().filter(|id| scope.sees_id(id));
+        }
+    }
+    rows
+}
+
+/// The versions of these rows, newest first offered first, as the rollout page lists them.
+pub fn versions_of(rows: &[RolloutRow]) -> Vec<VersionSummary> {
+    let mut versions: Vec<VersionSummary> = Vec::new();
+    for row in rows {
+        let healthy = i64::from(row.healthy_at.is_some() && row.state == State::Healthy);
+        match versions.iter_mut().find(|v| v.version == row.version) {
+            Some(v) => {
+                v.first_offered = v.first_offered.min(row.offered_at);
+                v.clusters += 1;
+                v.fully_healthy += healthy;
+            }
+            None => versions.push(VersionSummary {
+                version: row.version.clone(),
+                first_offered: row.offered_at,
+                clusters: 1,
+                fully_healthy: healthy,
+            }),
+        }
+    }
+    versions.sort_by(|a, b| {
+        (b.first_offered.cmp(&a.first_offered)).then_with(|| a.version.cmp(&b.version))
+    });
+    versions
+}
+
 impl Rollouts {
+    /// The newest rollouts of a domain `scope` sees, on its clusters.
     pub async fn load(
         store: &Store,
         site: &Site,
+        scope: &Scope,
         domain: &str,
         limit: i64,
         now: DateTime<Utc>,
     ) -> Result<Rollouts, ApiError> {
-        known(store, site, domain).await?;
-        let rows = store.rollouts_of(domain, None, limit).await?;
+        let site = &scope.site(site);
+        known(store, site, scope, domain).await?;
+        let rows = rows_seen(scope, store.rollouts_of(domain, None, limit).await?);
         let rollouts = crate::delivery::timelines(rows, &|c| site.ring_of(c), &order(site));
         let estimate = match rollouts.first() {
             Some(newest) => in_flight_estimate(store, site, newest, now).await?,
@@ -100,18 +141,22 @@ impl Rollouts {
 }
 
 impl RolloutOfVersion {
+    /// One version's rollout of a domain `scope` sees, on its clusters.
     pub async fn load(
         store: &Store,
         site: &Site,
+        scope: &Scope,
         domain: &str,
         version: &str,
         now: DateTime<Utc>,
     ) -> Result<RolloutOfVersion, ApiError> {
-        known(store, site, domain).await?;
+        let site = &scope.site(site);
+        known(store, site, scope, domain).await?;
         let (rows, newest) = tokio::try_join!(
             store.rollouts_of(domain, Some(version), 1),
             store.rollouts_of(domain, None, 1),
         )?;
+        let rows = rows_seen(scope, rows);
         let Some(rollout) = crate::delivery::timelines(rows, &|c| site.ring_of(c), &order(site))
             .into_iter()
             .next()
@@ -249,11 +294,13 @@ pub fn window_of(text: Option<&str>, now: DateTime<Utc>) -> Result<Window, ApiEr
 pub async fn figures_of(
     store: &Store,
     site: &Site,
+    scope: &Scope,
     domain: &str,
     ring: Option<&str>,
     window: Window,
 ) -> Result<DeliveryFigures, ApiError> {
-    known(store, site, domain).await?;
+    let site = &scope.site(site);
+    known(store, site, scope, domain).await?;
     if let Some(ring) = ring
         && !site.rings().iter().any(|r| r == ring)
     {
@@ -262,7 +309,7 @@ pub async fn figures_of(
             site.rings().join(", ")
         )));
     }
-    let (rows, outages) = history(store, domain, window).await?;
+    let (rows, outages) = history(store, scope, domain, window).await?;
     Ok(figures(
         domain,
         ring,
@@ -274,29 +321,35 @@ pub async fn figures_of(
 }
 
 /// What a window's figures are computed from: the rollouts that moved in it and the outages
-/// open in it.
+/// open in it, on the clusters `scope` sees.
 async fn history(
     store: &Store,
+    scope: &Scope,
     domain: &str,
     window: Window,
 ) -> Result<(Vec<RolloutRow>, Vec<OutageRow>), sqlx::Error> {
-    tokio::try_join!(
+    let (rows, mut outages) = tokio::try_join!(
         store.rollouts_since(domain, window.from),
         store.outages_since(domain, window.from),
-    )
+    )?;
+    outages.retain(|o| scope.sees_cluster(&o.cluster));
+    Ok((rows_seen(scope, rows), outages))
 }
 
 impl Delivery {
+    /// A domain's delivery figures on the clusters `scope` sees (its own figures).
     pub async fn load(
         store: &Store,
         site: &Site,
+        scope: &Scope,
         domain: &str,
         window_text: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<Delivery, ApiError> {
         let window = window_of(window_text, now)?;
-        known(store, site, domain).await?;
-        let (rows, outages) = history(store, domain, window).await?;
+        let site = &scope.site(site);
+        known(store, site, scope, domain).await?;
+        let (rows, outages) = history(store, scope, domain, window).await?;
         let ring_of = |c: &str| site.ring_of(c);
         let of = |ring: Option<&str>| figures(domain, ring, &rows, &outages, &ring_of, window);
         Ok(Delivery {
@@ -329,7 +382,16 @@ pub const GAUGES_EVERY: std::time::Duration = std::time::Duration::from_secs(300
 /// DORA gauges; a domain whose read fails keeps its last figures and is logged.
 pub async fn refresh_gauges(store: &Store, site: &Site) {
     for domain in &site.domains {
-        match Delivery::load(store, site, &domain.name, None, Utc::now()).await {
+        match Delivery::load(
+            store,
+            site,
+            &Scope::Everything,
+            &domain.name,
+            None,
+            Utc::now(),
+        )
+        .await
+        {
             Ok(delivery) => delivery
                 .rings
                 .iter()
@@ -338,5 +400,56 @@ pub async fn refresh_gauges(store: &Store, site: &Site) {
                 tracing::warn!(domain = %domain.name, ?error, "could not compute the DORA gauges")
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(version: &str, cluster: &str, offered: i64, healthy: bool) -> RolloutRow {
+        let at = DateTime::from_timestamp(offered, 0).unwrap();
+        RolloutRow {
+            domain: "d".into(),
+            version: version.into(),
+            cluster: cluster.into(),
+            offered_at: at,
+            applied_at: Some(at),
+            healthy_at: healthy.then_some(at),
+            problem_at: None,
+            state: if healthy {
+                State::Healthy
+            } else {
+                State::Progressing
+            },
+            cause: None,
+            reason: String::new(),
+            baseline: false,
+            updated_at: at,
+        }
+    }
+
+    /// As `Store::rollout_versions` counts them: first offer, clusters, fully healthy ones.
+    #[test]
+    fn versions_are_counted_newest_first_offered_first() {
+        let rows = [
+            row("1.0", "a", 100, true),
+            row("2.0", "a", 300, false),
+            row("1.0", "b", 50, true),
+            row("2.0", "b", 200, true),
+        ];
+        let versions = versions_of(&rows);
+        let seen: Vec<(&str, i64, i64, i64)> = versions
+            .iter()
+            .map(|v| {
+                (
+                    v.version.as_str(),
+                    v.first_offered.timestamp(),
+                    v.clusters,
+                    v.fully_healthy,
+                )
+            })
+            .collect();
+        assert_eq!(seen, [("2.0", 200, 2, 1), ("1.0", 50, 2, 2)]);
     }
 }
