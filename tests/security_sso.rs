@@ -39,7 +39,10 @@ async fn start(issuer: Option<&str>) -> Sso {
     let mut config = demo_config();
     config.public_url = Some(base.clone());
     config.web = fleetglass::yaml::from_str(&format!(
-        "auth: {{mode: oidc, tokens: [{{name: ci, sha256: {}}}], oidc: {{issuer: '{}', client_id: {}}}}}",
+        "auth: {{mode: oidc, tokens: [{{name: ci, sha256: {}}}], oidc: {{issuer: '{}', client_id: {}}}}}
+scopes:
+  admins: {{tokens: [ci]}}
+  teams: [{{name: net, members: {{users: [alice]}}, domains: [networking]}}]",
         sha256_hex("ci-token"),
         issuer.unwrap_or(&provider.issuer),
         common::oidc_provider::CLIENT_ID,
@@ -508,9 +511,35 @@ async fn an_unreachable_provider_is_named_and_everything_else_works() {
     assert_eq!(api.status(), StatusCode::OK, "scripts' tokens still work");
 }
 
+/// Signs in at the provider's login form the browser is on (or is on its way to), and waits
+/// until it is back at fleetglass, signed in.
+async fn sign_in_at_the_form(client: &fantoccini::Client) {
+    use crate::browser::wait_until;
+    use fantoccini::Locator;
+    wait_until("the provider's login form", || async {
+        client.find(Locator::Css("input#username")).await.is_ok()
+    })
+    .await;
+    let at = client.current_url().await.unwrap();
+    assert_eq!(at.host_str(), Some("localhost"), "at the provider: {at}");
+    for (css, text) in [
+        ("input#username", ALICE.name),
+        ("input#password", ALICE.password),
+    ] {
+        let field = client.find(Locator::Css(css)).await.unwrap();
+        field.send_keys(text).await.unwrap();
+    }
+    let submit = client
+        .find(Locator::Css("button[type=submit]"))
+        .await
+        .unwrap();
+    submit.click().await.unwrap();
+}
+
 /// In a real chromium: a page sends the browser to the provider's login form; signing in
-/// there lands on the page asked for, signed in; signing out lands on the sign-in page,
-/// which offers the provider again; the audit page shows both.
+/// there lands on the page asked for, signed in, seeing only her team's domain and refused
+/// another's by URL; signing out lands on the sign-in page, which offers the provider again;
+/// a revoked session sends the next page to the provider; the audit trail has all of it.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_person_signs_in_at_the_providers_form_in_a_real_browser() {
     use crate::browser::{body_text, browser, screenshot, start_chromedriver, wait_until};
@@ -520,39 +549,27 @@ async fn a_person_signs_in_at_the_providers_form_in_a_real_browser() {
     let profile = std::env::temp_dir().join(format!("fleetglass-sso-{}", std::process::id()));
     let client = browser(&webdriver, &profile).await;
     client.goto(&format!("{}/domains", sso.base)).await.unwrap();
-    wait_until("the provider's login form", || async {
-        client.find(Locator::Css("input#username")).await.is_ok()
-    })
-    .await;
-    let at = client.current_url().await.unwrap();
-    assert_eq!(at.host_str(), Some("localhost"), "at the provider: {at}");
-    let type_into = |css: &'static str, text: &'static str| {
-        let client = client.clone();
-        async move {
-            let field = client.find(Locator::Css(css)).await.unwrap();
-            field.send_keys(text).await.unwrap();
-        }
-    };
-    type_into("input#username", ALICE.name).await;
-    type_into("input#password", ALICE.password).await;
-    client
-        .find(Locator::Css("button[type=submit]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    wait_until("back at fleetglass, signed in", || async {
-        client
-            .find(Locator::Css("header.top form.sign-out button"))
-            .await
-            .is_ok()
-    })
-    .await;
+    sign_in_at_the_form(&client).await;
     let here = client.current_url().await.unwrap();
     assert_eq!(here.as_str(), format!("{}/domains", sso.base));
     // A page with forms sets its CSRF cookie beside the session's, and leaves the session be.
     client.goto(&format!("{}/alerts", sso.base)).await.unwrap();
+    client.goto(&format!("{}/domains", sso.base)).await.unwrap();
+    // Her team's domain only; another's is not found, even by its URL.
+    let domains = body_text(&client).await;
+    assert!(
+        domains.contains("networking") && !domains.contains("gateway"),
+        "{domains}"
+    );
+    client
+        .goto(&format!("{}/domains/gateway", sso.base))
+        .await
+        .unwrap();
+    assert!(
+        body_text(&client)
+            .await
+            .contains("no domain named \"gateway\"")
+    );
     client.goto(&format!("{}/domains", sso.base)).await.unwrap();
     assert!(
         client
@@ -582,18 +599,38 @@ async fn a_person_signs_in_at_the_providers_form_in_a_real_browser() {
         client.find(Locator::Css("a#sso")).await.is_ok(),
         "the provider is offered again"
     );
+    // Signed in again, then revoked by an operator: the next page goes to the provider.
+    client
+        .find(Locator::Css("a#sso"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    sign_in_at_the_form(&client).await;
+    let (ok, said) = sessions(&sso, &["revoke", "alice"]);
+    assert!(ok, "{said}");
+    client.goto(&format!("{}/domains", sso.base)).await.unwrap();
+    wait_until("the provider asks again", || async {
+        client.find(Locator::Css("input#username")).await.is_ok()
+    })
+    .await;
     let actions: Vec<(String, String)> = audit(&sso)
         .await
         .into_iter()
         .map(|(actor, action, _)| (actor, action))
         .collect();
-    assert_eq!(
-        actions,
-        [
-            ("alice".to_string(), "sign-in".to_string()),
-            ("alice".to_string(), "sign-out".to_string())
-        ]
-    );
+    let expected = [
+        ("alice", "sign-in"),
+        ("alice", "sign-out"),
+        ("alice", "sign-in"),
+        ("ops (fleetglass sessions)", "sessions-revoked"),
+    ];
+    let expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(actions, expected);
     client.close().await.unwrap();
     let _ = std::fs::remove_dir_all(&profile);
 }
