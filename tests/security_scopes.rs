@@ -19,6 +19,7 @@ const TEAM: &str = "team-token-networking";
 const ADMIN: &str = "admin-token";
 const NOBODY: &str = "nobody-token";
 const EU_WHOLE: &str = "eu-token";
+const FLUX_SYSTEM: &str = "flux-system-token";
 const EU: [&str; 4] = ["dev-1", "staging-1", "prod-eu-1", "prod-eu-2"];
 
 fn sha256_hex(token: &str) -> String {
@@ -39,7 +40,7 @@ async fn scoped_app_with_store() -> (axum::Router, fleetglass::store::Store) {
     let (_, store) = demo_app().await;
     let mut config = demo_config();
     let web = format!(
-        "auth: {{mode: tokens, tokens: [{{name: team, sha256: {}}}, {{name: admin, sha256: {}}}, {{name: nobody, sha256: {}}}, {{name: eu, sha256: {}}}]}}
+        "auth: {{mode: tokens, tokens: [{{name: team, sha256: {}}}, {{name: admin, sha256: {}}}, {{name: nobody, sha256: {}}}, {{name: eu, sha256: {}}}, {{name: fs, sha256: {}}}]}}
 scopes:
   admins: {{tokens: [admin]}}
   teams:
@@ -50,11 +51,16 @@ scopes:
       namespaces: [networking]
     - name: eu-platform
       members: {{tokens: [eu]}}
-      clusters: {{region: eu}}",
+      clusters: {{region: eu}}
+    - name: eu-flux-system
+      members: {{tokens: [fs]}}
+      clusters: {{region: eu}}
+      namespaces: [flux-system]",
         sha256_hex(TEAM),
         sha256_hex(ADMIN),
         sha256_hex(NOBODY),
-        sha256_hex(EU_WHOLE)
+        sha256_hex(EU_WHOLE),
+        sha256_hex(FLUX_SYSTEM)
     );
     config.web = fleetglass::yaml::from_str(&web).unwrap();
     let domains: Vec<&str> = config.domains.iter().map(|d| d.name.as_str()).collect();
@@ -162,7 +168,7 @@ fn concrete(pattern: &str, object: &(String, String, String, String)) -> String 
 }
 
 /// The routes whose views filter by scope (`web::scope`); the rest are closed to teams.
-const SCOPED: [&str; 32] = [
+const SCOPED: [&str; 34] = [
     "/",
     "/fragments/fleet",
     "/clusters",
@@ -178,6 +184,7 @@ const SCOPED: [&str; 32] = [
     "/objects",
     "/objects/{cluster}/{kind}/{namespace}/{name}",
     "/owner/{cluster}/{kind}/{namespace}/{name}",
+    "/impact/{cluster}/{kind}/{namespace}/{name}",
     "/fragments/logs/{cluster}/{namespace}/{pod}/{container}",
     "/actions/{cluster}/{kind}/{namespace}/{name}/{action}",
     "/api/v1/fleet",
@@ -194,6 +201,7 @@ const SCOPED: [&str; 32] = [
     "/api/v1/objects",
     "/api/v1/objects/{cluster}/{kind}/{namespace}/{name}",
     "/api/v1/owner",
+    "/api/v1/impact",
     "/api/v1/openapi.json",
 ];
 
@@ -231,7 +239,7 @@ async fn a_team_sees_its_own_and_nothing_else_on_every_route() {
         let (cluster, kind, namespace, name) = &example;
         let uri = match *pattern {
             "/api/v1/domains/{name}/wait" => format!("{uri}?version=v1&timeout=0s&label=region=eu"),
-            "/api/v1/owner" => {
+            "/api/v1/owner" | "/api/v1/impact" => {
                 format!("{uri}?cluster={cluster}&kind={kind}&namespace={namespace}&name={name}")
             }
             _ => uri,
@@ -426,4 +434,51 @@ async fn an_alert_shows_only_where_its_root_cause_is_in_sight() {
     assert!(!eu.to_string().contains("prod-us-1"), "{eu}");
     let (_, page) = get(&app, "/alerts", EU_WHOLE).await;
     assert!(!page.contains("prod-us-1") && !page.contains("action=\"/alerts/silences\""));
+}
+
+/// A stack's impact is the admin's when every consumer is in the team's scope, and refused
+/// (never a shorter "nothing depends on it") when one is not.
+#[tokio::test(flavor = "multi_thread")]
+async fn impact_is_told_whole_or_not_at_all() {
+    let app = scoped_app().await;
+    let ids = every_id(&app).await;
+    let mut told = 0;
+    for (cluster, kind, namespace, name) in &ids {
+        let stack = kind == "Kustomization" || kind == "HelmRelease";
+        if !stack {
+            continue;
+        }
+        let uri = format!(
+            "/api/v1/impact?cluster={cluster}&kind={kind}&namespace={namespace}&name={name}"
+        );
+        let admin = json(&app, &uri, ADMIN).await;
+        let (status, body) = get(&app, &uri, TEAM).await;
+        if !in_scope(cluster, namespace) {
+            assert_eq!(status, StatusCode::NOT_FOUND, "{uri}: {body}");
+            continue;
+        }
+        let consumers: Vec<&str> = admin["clusters"][0]["provides"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|p| p["consumers"].as_array().unwrap())
+            .map(|c| c["namespace"].as_str().unwrap())
+            .collect();
+        if consumers.iter().all(|ns| *ns == "networking") {
+            assert_eq!(status, StatusCode::OK, "{uri}: {body}");
+            let team: Value = serde_json::from_str(&body).unwrap();
+            assert_eq!(team["consumers_total"], admin["consumers_total"]);
+            told += 1;
+        } else {
+            assert_eq!(status, StatusCode::FORBIDDEN, "{uri}: {body}");
+            assert!(
+                body.contains("used by objects outside your scope"),
+                "{body}"
+            );
+        }
+    }
+    assert!(
+        told > 0,
+        "some networking stack's impact is the team's to see"
+    );
 }

@@ -77,7 +77,7 @@ pub async fn serve(options: Options) -> anyhow::Result<()> {
     let address = listener.local_addr()?;
     let site = Site::from_config(&config).listening_on(address);
     if web::record_policy(&store, &site).await? {
-        tracing::info!(policy = %site.auth.policy(), "the access policy changed: recorded in the audit trail");
+        tracing::info!(policy = %site.policy(), "the access policy changed: recorded in the audit trail");
     }
     warn_about_exposure(&site, address);
     let mut state = AppState::new(store, site)

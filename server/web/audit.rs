@@ -31,7 +31,7 @@ pub const FLEETGLASS: &str = "fleetglass";
 /// recorded: a policy change made in the configuration shows in the trail at the start that
 /// applied it. Says whether it recorded.
 pub async fn record_policy(store: &Store, site: &Site) -> Result<bool, sqlx::Error> {
-    let policy = site.auth.policy();
+    let policy = site.policy();
     let mut tx = store.pool().begin().await?;
     // One process at a time: replicas starting together record a change once.
     sqlx::query!("SELECT pg_advisory_xact_lock(hashtext('fleetglass_audit_policy'))")

@@ -309,7 +309,7 @@ fn like_pattern(pattern: &str) -> String {
 
 /// The routes whose views filter by scope. Every other route answers a team scope with 403:
 /// a route added later is closed to teams until its view filters.
-const SCOPED_ROUTES: [&str; 32] = [
+const SCOPED_ROUTES: [&str; 34] = [
     "/",
     "/fragments/fleet",
     "/clusters",
@@ -325,6 +325,7 @@ const SCOPED_ROUTES: [&str; 32] = [
     "/objects",
     "/objects/{cluster}/{kind}/{namespace}/{name}",
     "/owner/{cluster}/{kind}/{namespace}/{name}",
+    "/impact/{cluster}/{kind}/{namespace}/{name}",
     "/fragments/logs/{cluster}/{namespace}/{pod}/{container}",
     "/actions/{cluster}/{kind}/{namespace}/{name}/{action}",
     "/api/v1/fleet",
@@ -341,6 +342,7 @@ const SCOPED_ROUTES: [&str; 32] = [
     "/api/v1/objects",
     "/api/v1/objects/{cluster}/{kind}/{namespace}/{name}",
     "/api/v1/owner",
+    "/api/v1/impact",
     "/api/v1/openapi.json",
 ];
 
@@ -421,6 +423,28 @@ web:
         assert_eq!(nobody, Scope::Teams(vec![]));
         assert!(!nobody.sees_cluster("prod-1") && !nobody.sees_domain("x"));
         assert_eq!(nobody.sql_pairs(), Some((vec![], vec![])));
+    }
+
+    /// What the audit trail records at a start that changed it (no secret in it).
+    #[test]
+    fn the_policy_says_who_sees_what() {
+        let policy = site().policy();
+        assert!(policy.starts_with("mode tokens; tokens: ci"), "{policy}");
+        assert!(
+            policy.contains("; scopes: admins group platform"),
+            "{policy}"
+        );
+        assert!(
+            policy.contains(
+                "; team pay (group pay): domains none, clusters ring=prod, namespaces payments, pay-*"
+            ),
+            "{policy}"
+        );
+        assert!(
+            policy
+                .contains("; team dev (user dee): domains none, clusters ring=dev, namespaces all")
+        );
+        assert!(!policy.contains("5e884898"), "never a hash");
     }
 
     #[test]

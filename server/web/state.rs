@@ -9,7 +9,7 @@ use super::views::commits::CommitLinks;
 use super::views::domain_hint::HintCache;
 use super::waits::{Waits, WakeSource};
 use crate::config::{
-    ActionsConfig, AlertRule, AuthConfig, AuthMode, Config, ScopesConfig, WebLimits,
+    ActionsConfig, AlertRule, AuthConfig, AuthMode, Config, Grantees, ScopesConfig, WebLimits,
 };
 use crate::health::{DomainSpec, Thresholds};
 use crate::ingest::Latest;
@@ -194,6 +194,52 @@ impl Site {
     /// Whether anyone on the network can reach this server without signing in.
     pub fn open_to_the_network(&self) -> bool {
         !self.auth.identifies() && self.hosts.listen().is_some_and(|a| !a.ip().is_loopback())
+    }
+
+    /// Who may sign in, act and see what, in one line without secrets: what the audit trail
+    /// records when it changes.
+    pub fn policy(&self) -> String {
+        let mut policy = self.auth.policy();
+        let names = |g: &Grantees| {
+            let mut all: Vec<String> = (g.users.iter().map(|u| format!("user {u}")))
+                .chain(g.groups.iter().map(|x| format!("group {x}")))
+                .chain(g.tokens.iter().map(|t| format!("token {t}")))
+                .collect();
+            all.sort();
+            match all.is_empty() {
+                true => "nobody".to_string(),
+                false => all.join(", "),
+            }
+        };
+        if self.actions.enabled {
+            policy.push_str(&format!("; actions by {}", names(&self.actions.allowed)));
+        }
+        if let Some(scopes) = &self.scopes {
+            policy.push_str(&format!("; scopes: admins {}", names(&scopes.admins)));
+            for team in &scopes.teams {
+                let list = |items: &[String]| match items.is_empty() {
+                    true => "all".to_string(),
+                    false => items.join(", "),
+                };
+                let clusters: Vec<String> = team
+                    .clusters
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                policy.push_str(&format!(
+                    "; team {} ({}): domains {}, clusters {}, namespaces {}",
+                    team.name,
+                    names(&team.members),
+                    match team.domains.is_empty() {
+                        true => "none".to_string(),
+                        false => team.domains.join(", "),
+                    },
+                    list(&clusters),
+                    list(&team.namespaces)
+                ));
+            }
+        }
+        policy
     }
 
     /// Whether changes (silences) can be made here: only by someone identified.

@@ -4,10 +4,11 @@
 use crate::web::AppState;
 use crate::web::error::{ApiError, ErrorBody, Result};
 use crate::web::freshness::Freshness;
+use crate::web::scope::Scope;
 use crate::web::views::impact::ImpactView;
 use crate::web::views::object::key_from_path;
 use axum::Json;
-use axum::extract::{Query, State};
+use axum::extract::{Extension, Query, State};
 use chrono::Utc;
 use std::collections::HashMap;
 
@@ -29,6 +30,7 @@ use std::collections::HashMap;
     ))]
 pub async fn impact(
     State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Json<ImpactView>> {
     let field = |key: &str| {
@@ -47,7 +49,10 @@ pub async fn impact(
     let namespace = field("namespace").unwrap_or_default();
     let (clusters, domain) = match (field("cluster"), field("domain")) {
         (Some(cluster), None) => (vec![cluster], None),
-        (None, Some(domain)) => (domain_clusters(&state, &domain).await?, Some(domain)),
+        (None, Some(domain)) => (
+            domain_clusters(&state, &scope, &domain).await?,
+            Some(domain),
+        ),
         _ => {
             return Err(ApiError::BadRequest(
                 "give exactly one of cluster or domain".into(),
@@ -63,6 +68,7 @@ pub async fn impact(
     let view = ImpactView::load(
         &state.store,
         &state.site,
+        &scope,
         &clusters,
         (key.kind, &key.namespace, &key.name),
         domain,
@@ -73,8 +79,10 @@ pub async fn impact(
 }
 
 /// Every cluster the domain is evaluated on.
-async fn domain_clusters(state: &AppState, domain: &str) -> Result<Vec<String>> {
-    if !state.site.domains.iter().any(|d| d.name == domain) {
+/// The clusters the domain is on; under a team scope, only when it sees them all (a stack's
+/// impact on some of them could read "nothing depends on it").
+async fn domain_clusters(state: &AppState, scope: &Scope, domain: &str) -> Result<Vec<String>> {
+    if !state.site.domains.iter().any(|d| d.name == domain) || !scope.sees_domain(domain) {
         return Err(ApiError::NotFound(format!("no domain named {domain:?}")));
     }
     let (freshness, clusters) = Freshness::load(&state.store, &state.site, Utc::now()).await?;
@@ -83,9 +91,17 @@ async fn domain_clusters(state: &AppState, domain: &str) -> Result<Vec<String>> 
         &clusters,
         state.store.domain_verdicts_of(domain).await?,
     );
-    Ok(rows
+    let clusters: Vec<String> = rows
         .into_iter()
         .filter(|row| row.domain == domain)
         .map(|row| row.cluster)
-        .collect())
+        .collect();
+    let unseen = clusters.iter().filter(|c| !scope.sees_cluster(c)).count();
+    if unseen > 0 {
+        return Err(ApiError::Forbidden(format!(
+            "domain {domain:?} is on {unseen} cluster(s) outside your scope: ask with cluster= \
+             on one you see"
+        )));
+    }
+    Ok(clusters)
 }

@@ -3,11 +3,12 @@
 use super::render;
 use crate::web::AppState;
 use crate::web::error::PageResult;
+use crate::web::scope::Scope;
 use crate::web::views::icons::Icon as _;
 use crate::web::views::impact::ImpactView;
 use crate::web::views::object::key_from_path;
 use askama::Template;
-use axum::extract::{Path, State};
+use axum::extract::{Extension, Path, State};
 use axum::response::Response;
 use chrono::Utc;
 
@@ -21,6 +22,7 @@ struct ImpactPage {
 
 pub async fn page(
     State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
     Path((cluster, kind, namespace, name)): Path<(String, String, String, String)>,
 ) -> PageResult<Response> {
     let key = key_from_path(cluster, &kind, &namespace, name)?;
@@ -28,6 +30,7 @@ pub async fn page(
     let view = ImpactView::load(
         &state.store,
         &state.site,
+        &scope,
         &clusters,
         (key.kind, &key.namespace, &key.name),
         None,

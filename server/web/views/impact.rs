@@ -8,6 +8,7 @@ use crate::model::{Kind, ObjectId};
 use crate::store::{DependencyRow, Store};
 use crate::web::error::ApiError;
 use crate::web::freshness::Freshness;
+use crate::web::scope::Scope;
 use crate::web::state::Site;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -62,20 +63,34 @@ impl ImpactView {
     /// What depends on the stack on each of `clusters`. Absence is never an answer: a cluster
     /// fleetglass does not know, or a stack on none of the clusters, is a 404, never "nothing
     /// depends on it".
+    ///
+    /// Under a team scope the stack must be in it (else not found, in the same words), and its
+    /// impact is told only when every consumer is in it too: a list without the others could
+    /// read "nothing else depends on it" when something does, so it is refused instead.
     pub async fn load(
         store: &Store,
         site: &Site,
+        scope: &Scope,
         clusters: &[String],
         (kind, namespace, name): (Kind, &str, &str),
         domain: Option<String>,
         now: DateTime<Utc>,
     ) -> Result<ImpactView, ApiError> {
-        let (freshness, known) = Freshness::load(store, site, now).await?;
+        let (freshness, mut known) = Freshness::load(store, site, now).await?;
+        known.retain(|k| scope.sees_cluster(&k.name));
         if let Some(unknown) = clusters
             .iter()
             .find(|c| !known.iter().any(|k| k.name == **c))
         {
             return Err(ApiError::NotFound(format!("no cluster named {unknown:?}")));
+        }
+        let place = match &domain {
+            Some(domain) => format!("any cluster of domain {domain:?}"),
+            None => format!("cluster {:?}", clusters.join(", ")),
+        };
+        let missing = || ApiError::NotFound(format!("no {kind} {namespace}/{name} on {place}"));
+        if clusters.iter().any(|c| !scope.sees_object(c, namespace)) {
+            return Err(missing());
         }
         let mut impacts = Vec::new();
         let mut consumers_total = std::collections::BTreeSet::new();
@@ -128,12 +143,18 @@ impl ImpactView {
             .collect();
         let found = impacts.iter().any(|i| i.provider.is_some());
         if !found && unverified.is_empty() {
-            let place = match &domain {
-                Some(domain) => format!("any cluster of domain {domain:?}"),
-                None => format!("cluster {:?}", clusters.join(", ")),
-            };
-            return Err(ApiError::NotFound(format!(
-                "no {kind} {namespace}/{name} on {place}"
+            return Err(missing());
+        }
+        let outside = impacts.iter().any(|i| {
+            let consumers = i.provides.iter().flat_map(|p| &p.consumers);
+            let holders = i.co_owned.iter().flat_map(|c| &c.also_held_by);
+            consumers.clone().any(|c| !scope.sees_id(&c.verdict.id.0))
+                || holders.clone().any(|h| !scope.sees_id(h))
+        });
+        if outside || consumers_total.iter().any(|id| !scope.sees_id(id)) {
+            return Err(ApiError::Forbidden(format!(
+                "{kind} {namespace}/{name} is used by objects outside your scope: only an admin \
+                 sees its whole impact"
             )));
         }
         Ok(ImpactView {
