@@ -163,6 +163,11 @@ pub struct ProxyConfig {
     /// Only requests from these networks may assert a user (`127.0.0.1/32`, `10.0.0.0/8`).
     #[serde(default)]
     pub trusted_proxies: Vec<Cidr>,
+    /// The header listing the user's groups, comma-separated (oauth2-proxy:
+    /// `X-Forwarded-Groups`), for `web.scopes` and `web.actions`; absent: no groups. The
+    /// proxy must set it itself, never pass on a client's.
+    #[serde(default)]
+    pub groups_header: Option<String>,
 }
 
 impl Default for ProxyConfig {
@@ -170,6 +175,7 @@ impl Default for ProxyConfig {
         ProxyConfig {
             user_header: default_user_header(),
             trusted_proxies: Vec::new(),
+            groups_header: None,
         }
     }
 }

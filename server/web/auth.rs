@@ -26,8 +26,8 @@ pub enum Identity {
     Anonymous,
     /// A bearer token, by its configured name.
     Token(String),
-    /// The user a trusted proxy named.
-    ProxyUser(String),
+    /// The user a trusted proxy named, with the groups it named (`proxy.groups_header`).
+    ProxyUser(Person),
     /// A person signed in with the OpenID provider, with their groups.
     Person(Person),
 }
@@ -39,7 +39,7 @@ impl Identity {
         match self {
             Identity::Anonymous => false,
             Identity::Token(name) => grantees.has_token(name),
-            Identity::ProxyUser(user) => grantees.has_person(user, &[]),
+            Identity::ProxyUser(user) => grantees.has_person(&user.name, &user.groups),
             Identity::Person(person) => grantees.has_person(&person.name, &person.groups),
         }
     }
@@ -49,7 +49,7 @@ impl Identity {
         match self {
             Identity::Anonymous => "anonymous".to_string(),
             Identity::Token(name) => format!("token {name}"),
-            Identity::ProxyUser(user) => user.chars().take(200).collect(),
+            Identity::ProxyUser(user) => user.name.chars().take(200).collect(),
             Identity::Person(person) => person.name.clone(),
         }
     }
@@ -228,7 +228,10 @@ fn identify_without_token(
     let user = proxy_user(headers, &auth.proxy.user_header)?;
     let trusted = peer.is_some_and(|ip| auth.proxy.trusted_proxies.iter().any(|c| c.contains(ip)));
     match (user, trusted) {
-        (Some(user), true) => Ok(Identity::ProxyUser(user.to_string())),
+        (Some(user), true) => Ok(Identity::ProxyUser(Person {
+            name: user.to_string(),
+            groups: proxy_groups(headers, auth.proxy.groups_header.as_deref())?,
+        })),
         (Some(_), false) => Err(ApiError::Forbidden(format!(
             "{} is only accepted from the configured proxies",
             auth.proxy.user_header
@@ -256,6 +259,28 @@ fn proxy_user<'h>(headers: &'h HeaderMap, header_name: &str) -> Result<Option<&'
         .map_err(|_| ApiError::BadRequest(format!("{header_name} is not valid UTF-8")))?
         .trim();
     Ok((!user.is_empty()).then_some(user))
+}
+
+/// The groups a trusted proxy lists in `header` (comma-separated, as oauth2-proxy's
+/// `X-Forwarded-Groups`); none without the header configured.
+fn proxy_groups(headers: &HeaderMap, header: Option<&str>) -> Result<Vec<String>, ApiError> {
+    let Some(header) = header else {
+        return Ok(Vec::new());
+    };
+    let mut groups = Vec::new();
+    for value in headers.get_all(header) {
+        let text = std::str::from_utf8(value.as_bytes())
+            .map_err(|_| ApiError::BadRequest(format!("{header} is not valid UTF-8")))?;
+        groups.extend(
+            text.split(',')
+                .map(str::trim)
+                .filter(|g| !g.is_empty())
+                .map(|g| g.chars().take(200).collect::<String>()),
+        );
+    }
+    groups.sort_unstable();
+    groups.dedup();
+    Ok(groups)
 }
 
 /// The credentials of an `Authorization: Bearer …` header; the scheme name is
@@ -302,32 +327,44 @@ mod tests {
     fn requesters_name_their_source() {
         assert_eq!(Identity::Anonymous.requester(), "anonymous");
         assert_eq!(Identity::Token("ci".into()).requester(), "token ci");
-        assert_eq!(Identity::ProxyUser("ana".into()).requester(), "ana");
-        let person = Person {
-            name: "bo".into(),
-            groups: vec!["dev".into()],
-        };
-        assert_eq!(Identity::Person(person).requester(), "bo");
+        assert_eq!(Identity::ProxyUser(person("ana", &[])).requester(), "ana");
+        assert_eq!(Identity::Person(person("bo", &["dev"])).requester(), "bo");
+    }
+
+    fn person(name: &str, groups: &[&str]) -> Person {
+        Person {
+            name: name.into(),
+            groups: groups.iter().map(|g| g.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_proxy_lists_groups_comma_separated_in_any_number_of_headers() {
+        let mut headers = HeaderMap::new();
+        headers.append("x-forwarded-groups", HeaderValue::from_static("b, a,,"));
+        headers.append("x-forwarded-groups", HeaderValue::from_static("c,a"));
+        let groups = proxy_groups(&headers, Some("X-Forwarded-Groups")).unwrap();
+        assert_eq!(groups, ["a", "b", "c"]);
+        assert!(
+            proxy_groups(&headers, None).unwrap().is_empty(),
+            "not configured: none"
+        );
     }
 
     #[test]
     fn who_is_among_grantees_depends_on_how_they_signed_in() {
         let grantees: Grantees =
             crate::yaml::from_str("{users: [ana], groups: [platform], tokens: [deploy]}").unwrap();
-        let person = |name: &str, groups: &[&str]| {
-            Identity::Person(Person {
-                name: name.into(),
-                groups: groups.iter().map(|g| g.to_string()).collect(),
-            })
-        };
-        assert!(person("ana", &[]).is_among(&grantees));
-        assert!(person("bo", &["platform"]).is_among(&grantees));
-        assert!(!person("bo", &["dev"]).is_among(&grantees));
-        assert!(Identity::ProxyUser("ana".into()).is_among(&grantees));
+        let signed_in = |name: &str, groups: &[&str]| Identity::Person(person(name, groups));
+        assert!(signed_in("ana", &[]).is_among(&grantees));
+        assert!(signed_in("bo", &["platform"]).is_among(&grantees));
+        assert!(!signed_in("bo", &["dev"]).is_among(&grantees));
+        assert!(Identity::ProxyUser(person("ana", &[])).is_among(&grantees));
+        assert!(Identity::ProxyUser(person("bo", &["platform"])).is_among(&grantees));
         assert!(Identity::Token("deploy".into()).is_among(&grantees));
         // A token named like a person is not that person, nor the reverse.
         assert!(!Identity::Token("ana".into()).is_among(&grantees));
-        assert!(!Identity::ProxyUser("deploy".into()).is_among(&grantees));
+        assert!(!Identity::ProxyUser(person("deploy", &[])).is_among(&grantees));
         assert!(!Identity::Anonymous.is_among(&grantees));
     }
 }

@@ -18,7 +18,9 @@ impl<S: Send + Sync> FromRequestParts<S> for Client {
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         let client = match parts.extensions.get::<Identity>() {
-            Some(Identity::ProxyUser(user)) => format!("user {user}"),
+            Some(Identity::ProxyUser(user) | Identity::Person(user)) => {
+                format!("user {}", user.name)
+            }
             _ => peer(&parts.extensions).map_or_else(|| "in-process".into(), |ip| ip.to_string()),
         };
         Ok(Client(client))
