@@ -269,3 +269,102 @@ async fn reconcile_suspend_and_resume_patch_the_object_and_are_audited() {
         "{trail:?}"
     );
 }
+
+/// In a real chromium, signed in through the real OpenID provider: the object page of a
+/// Kustomization on a real API server offers reconcile; confirming it patches the object,
+/// the page shows the request once the collector has seen it, and the audit trail names her.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_reconciles_from_the_object_page_in_a_real_browser() {
+    use crate::browser::{browser, start_chromedriver, wait_until};
+    use crate::security_sso::{ALICE, sign_in_at_the_form};
+    use common::oidc_provider::{CLIENT_ID, CLIENT_SECRET, OidcProvider};
+    use fantoccini::Locator;
+    let bed = common::collector::bed();
+    let cluster = bed.clusters[0].as_str();
+    let ns = common::collector::unique_namespace("fgb");
+    common::collector::apply(&bed, cluster, &flux_pair(&ns));
+    set_status(&bed, cluster, "kustomization/app", &ns, &ready_status(true));
+    let store = common::fresh_store().await;
+    let _collector = Collector::start(
+        &config(&bed.kubeconfig, &[cluster]),
+        store.clone(),
+        Source::Kube,
+        "browser-actions".into(),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let provider = OidcProvider::start(&[ALICE], &format!("{base}/auth/callback")).await;
+    let mut settings = config(&bed.kubeconfig, &[cluster]);
+    settings.public_url = Some(base.clone());
+    settings.web = fleetglass::yaml::from_str(&format!(
+        "auth: {{mode: oidc, tokens: [{{name: ci, sha256: {}}}], oidc: {{issuer: '{}', client_id: {CLIENT_ID}}}}}
+actions: {{enabled: true, allowed: {{users: [alice]}}}}
+scopes:
+  admins: {{tokens: [ci]}}
+  teams: [{{name: apps, members: {{users: [alice]}}, namespaces: ['{ns}']}}]",
+        sha256_hex("ci-token"),
+        provider.issuer,
+    ))
+    .unwrap();
+    settings.web.auth.oidc.as_mut().unwrap().client_secret = Some(CLIENT_SECRET.into());
+    assert_eq!(settings.web.problem(settings.public_url.as_deref()), None);
+    let state = AppState::new(store.clone(), Site::from_config(&settings))
+        .with_oidc()
+        .unwrap()
+        .with_actions(Actuator::new(settings.clusters.clone()));
+    let app = router(state.clone());
+    let served = router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    tokio::spawn(async move { axum::serve(listener, served).await.unwrap() });
+    eventually("the Kustomization stored", DEADLINE, || async {
+        let objects = objects_in(&store, cluster, &ns).await;
+        objects
+            .iter()
+            .any(|o| o.verdict.kind.as_str() == "Kustomization")
+            .then_some(())
+    })
+    .await;
+
+    let (_driver, webdriver) = start_chromedriver().await;
+    let profile = std::env::temp_dir().join(format!("fleetglass-act-{}", std::process::id()));
+    let client = browser(&webdriver, &profile).await;
+    let object = format!("{base}/objects/{cluster}/Kustomization/{ns}/app");
+    client.goto(&object).await.unwrap();
+    sign_in_at_the_form(&client).await;
+    assert_eq!(client.current_url().await.unwrap().as_str(), object);
+    let reconcile = client
+        .find(Locator::Css("p.actions a[href$='/reconcile']"))
+        .await
+        .expect("the page offers reconcile");
+    reconcile.click().await.unwrap();
+    let confirm = client.find(Locator::Css("button#confirm")).await.unwrap();
+    confirm.click().await.unwrap();
+    wait_until("the request on the object page", || async {
+        client.goto(&object).await.unwrap();
+        client
+            .find(Locator::Css("p#reconcile-request"))
+            .await
+            .is_ok()
+    })
+    .await;
+    let annotation = "{.metadata.annotations.reconcile\\.fluxcd\\.io/requestedAt}";
+    let requested = kubectl_get(&bed, cluster, &ns, annotation);
+    let shown = client
+        .find(Locator::Css("p#reconcile-request"))
+        .await
+        .unwrap();
+    let shown = shown.text().await.unwrap();
+    assert!(
+        shown.contains(&requested) && shown.contains("not handled yet"),
+        "{shown}"
+    );
+    let (_, _, body) = call(&app, "GET", "/api/v1/audit", "ci-token", "", String::new()).await;
+    let trail: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let newest = &trail["events"][0];
+    assert_eq!(
+        (newest["actor"].as_str(), newest["action"].as_str()),
+        (Some("alice"), Some("reconcile"))
+    );
+    assert_eq!(newest["detail"], format!("requested at {requested}"));
+    client.close().await.unwrap();
+    let _ = std::fs::remove_dir_all(&profile);
+}

@@ -14,7 +14,7 @@ use reqwest::header::{COOKIE, LOCATION, SET_COOKIE};
 use reqwest::{Response, StatusCode, redirect::Policy};
 use std::net::SocketAddr;
 
-const ALICE: User = User {
+pub(crate) const ALICE: User = User {
     name: "alice",
     password: "alice-secret-pw",
 };
@@ -513,7 +513,7 @@ async fn an_unreachable_provider_is_named_and_everything_else_works() {
 
 /// Signs in at the provider's login form the browser is on (or is on its way to), and waits
 /// until it is back at fleetglass, signed in.
-async fn sign_in_at_the_form(client: &fantoccini::Client) {
+pub(crate) async fn sign_in_at_the_form(client: &fantoccini::Client) {
     use crate::browser::wait_until;
     use fantoccini::Locator;
     wait_until("the provider's login form", || async {
