@@ -118,40 +118,40 @@ fn kubectl_get(bed: &common::testbed::Testbed, cluster: &str, ns: &str, path: &s
 
 async fn audit(app: &axum::Router) -> Vec<(String, String, String)> {
     let (_, _, body) = call(app, "GET", "/api/v1/audit", "ops-token", "", String::new()).await;
-    let body: serde_json::Value = serde_json::from_str(&body).unwrap();
-    body["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            let text = |k: &str| e[k].as_str().unwrap().to_string();
-            (text("actor"), text("action"), text("detail"))
-        })
-        .collect()
+    common::web::audit_events(&serde_json::from_str(&body).unwrap())
+}
+
+/// A ready Kustomization `app` (with its GitRepository) in a new namespace on the bed's first
+/// cluster, collected into a fresh store: the namespace, the store and the collector.
+async fn collected_kustomization(
+    bed: &common::testbed::Testbed,
+    prefix: &str,
+) -> (String, Store, Collector) {
+    let cluster = bed.clusters[0].as_str();
+    let ns = common::collector::unique_namespace(prefix);
+    common::collector::apply(bed, cluster, &flux_pair(&ns));
+    set_status(bed, cluster, "kustomization/app", &ns, &ready_status(true));
+    let store = common::fresh_store().await;
+    let collector = Collector::start(
+        &config(&bed.kubeconfig, &[cluster]),
+        store.clone(),
+        Source::Kube,
+        format!("actions-{prefix}"),
+    );
+    eventually("the Kustomization stored", DEADLINE, || async {
+        let objects = objects_in(&store, cluster, &ns).await;
+        let kinds = objects.iter().map(|o| o.verdict.kind.as_str());
+        kinds.clone().any(|k| k == "Kustomization").then_some(())
+    })
+    .await;
+    (ns, store, collector)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reconcile_suspend_and_resume_patch_the_object_and_are_audited() {
     let bed = common::collector::bed();
     let cluster = bed.clusters[0].as_str();
-    let ns = common::collector::unique_namespace("fga");
-    common::collector::apply(&bed, cluster, &flux_pair(&ns));
-    set_status(&bed, cluster, "kustomization/app", &ns, &ready_status(true));
-    let store = common::fresh_store().await;
-    let _collector = Collector::start(
-        &config(&bed.kubeconfig, &[cluster]),
-        store.clone(),
-        Source::Kube,
-        "actions-test".into(),
-    );
-    eventually("the Kustomization stored", DEADLINE, || async {
-        let objects = objects_in(&store, cluster, &ns).await;
-        objects
-            .iter()
-            .any(|o| o.verdict.kind.as_str() == "Kustomization")
-            .then_some(())
-    })
-    .await;
+    let (ns, store, _collector) = collected_kustomization(&bed, "fga").await;
     let app = acting_app(store.clone(), &bed.kubeconfig, cluster);
     let object = format!("/objects/{cluster}/Kustomization/{ns}/app");
     let reconcile = format!("/actions/{cluster}/Kustomization/{ns}/app/reconcile");
@@ -281,16 +281,7 @@ async fn a_person_reconciles_from_the_object_page_in_a_real_browser() {
     use fantoccini::Locator;
     let bed = common::collector::bed();
     let cluster = bed.clusters[0].as_str();
-    let ns = common::collector::unique_namespace("fgb");
-    common::collector::apply(&bed, cluster, &flux_pair(&ns));
-    set_status(&bed, cluster, "kustomization/app", &ns, &ready_status(true));
-    let store = common::fresh_store().await;
-    let _collector = Collector::start(
-        &config(&bed.kubeconfig, &[cluster]),
-        store.clone(),
-        Source::Kube,
-        "browser-actions".into(),
-    );
+    let (ns, store, _collector) = collected_kustomization(&bed, "fgb").await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let provider = OidcProvider::start(&[ALICE], &format!("{base}/auth/callback")).await;
@@ -315,15 +306,6 @@ scopes:
     let app = router(state.clone());
     let served = router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
     tokio::spawn(async move { axum::serve(listener, served).await.unwrap() });
-    eventually("the Kustomization stored", DEADLINE, || async {
-        let objects = objects_in(&store, cluster, &ns).await;
-        objects
-            .iter()
-            .any(|o| o.verdict.kind.as_str() == "Kustomization")
-            .then_some(())
-    })
-    .await;
-
     let (_driver, webdriver) = start_chromedriver().await;
     let profile = std::env::temp_dir().join(format!("fleetglass-act-{}", std::process::id()));
     let client = browser(&webdriver, &profile).await;

@@ -713,6 +713,16 @@ async fn signs_in_and_out(client: &Client, url: &str) {
         scroll <= client_width,
         "signed in, {scroll} > {client_width}"
     );
+    sign_out(client).await;
+    client.goto(url).await.unwrap();
+    assert!(
+        body_text(client).await.contains("Sign in"),
+        "signed out: the page asks again"
+    );
+}
+
+/// Clicks the header's sign-out button and waits for the sign-in page.
+pub(crate) async fn sign_out(client: &Client) {
     client
         .find(Locator::Css("header.top form.sign-out button"))
         .await
@@ -724,11 +734,6 @@ async fn signs_in_and_out(client: &Client, url: &str) {
         client.current_url().await.unwrap().path() == "/sign-in"
     })
     .await;
-    client.goto(url).await.unwrap();
-    assert!(
-        body_text(client).await.contains("Sign in"),
-        "signed out: the page asks again"
-    );
 }
 
 /// An empty fleetglass in tokens mode, for its sign-in page.

@@ -158,27 +158,25 @@ fn absolute(from: &str, location: &str) -> String {
 /// Signs `user` in; the session cookie (`name=value`) and where fleetglass sent the browser.
 async fn sign_in(sso: &Sso, next: &str) -> (String, String) {
     let (callback, login_cookie) = through_the_provider(sso, next, &ALICE).await;
-    let back = sso
-        .http
-        .get(&callback)
-        .header(COOKIE, &login_cookie)
-        .send()
-        .await
-        .unwrap();
+    let back = fetch(sso, &callback, &login_cookie).await;
     assert_eq!(back.status(), StatusCode::SEE_OTHER, "{callback}");
     let session = cookie(&back, "fleetglass_sso").expect("a session cookie");
     (session, location(&back))
 }
 
 async fn get(sso: &Sso, path: &str, cookie: &str) -> (StatusCode, String) {
-    let response = sso
-        .http
-        .get(format!("{}{path}", sso.base))
+    let response = fetch(sso, &format!("{}{path}", sso.base), cookie).await;
+    (response.status(), response.text().await.unwrap())
+}
+
+/// GET `url` with these cookies, redirects not followed.
+async fn fetch(sso: &Sso, url: &str, cookie: &str) -> Response {
+    sso.http
+        .get(url)
         .header(COOKIE, cookie)
         .send()
         .await
-        .unwrap();
-    (response.status(), response.text().await.unwrap())
+        .unwrap()
 }
 
 /// The audit trail's (actor, action, detail), oldest first, as the API shows it.
@@ -191,15 +189,7 @@ async fn audit(sso: &Sso) -> Vec<(String, String, String)> {
         .await
         .unwrap();
     let body: serde_json::Value = response.json().await.unwrap();
-    let mut events: Vec<(String, String, String)> = body["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            let text = |k: &str| e[k].as_str().unwrap().to_string();
-            (text("actor"), text("action"), text("detail"))
-        })
-        .collect();
+    let mut events = common::web::audit_events(&body);
     events.reverse();
     events
 }
@@ -259,13 +249,7 @@ async fn a_return_is_taken_once_and_only_in_the_browser_that_left() {
         assert_eq!(status, StatusCode::UNAUTHORIZED);
         assert!(page.contains("did not start in this browser"), "{page}");
     }
-    let first = sso
-        .http
-        .get(&callback)
-        .header(COOKIE, &login_cookie)
-        .send()
-        .await
-        .unwrap();
+    let first = fetch(&sso, &callback, &login_cookie).await;
     assert_eq!(first.status(), StatusCode::SEE_OTHER);
     assert!(cookie(&first, "fleetglass_sso").is_some());
     let set: Vec<&str> = first
@@ -287,13 +271,7 @@ async fn a_return_is_taken_once_and_only_in_the_browser_that_left() {
         "{set:?}"
     );
     // The same return again (state replay): refused, nothing opened.
-    let again = sso
-        .http
-        .get(&callback)
-        .header(COOKIE, &login_cookie)
-        .send()
-        .await
-        .unwrap();
+    let again = fetch(&sso, &callback, &login_cookie).await;
     assert_eq!(again.status(), StatusCode::UNAUTHORIZED);
     assert!(cookie(&again, "fleetglass_sso").is_none());
     assert!(again.text().await.unwrap().contains("already used"));
@@ -542,7 +520,9 @@ pub(crate) async fn sign_in_at_the_form(client: &fantoccini::Client) {
 /// a revoked session sends the next page to the provider; the audit trail has all of it.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_person_signs_in_at_the_providers_form_in_a_real_browser() {
-    use crate::browser::{body_text, browser, screenshot, start_chromedriver, wait_until};
+    use crate::browser::{
+        body_text, browser, screenshot, sign_out, start_chromedriver, wait_until,
+    };
     use fantoccini::Locator;
     let sso = start(None).await;
     let (_driver, webdriver) = start_chromedriver().await;
@@ -584,17 +564,7 @@ async fn a_person_signs_in_at_the_providers_form_in_a_real_browser() {
             .contains("signed in with single sign-on")
     );
     screenshot(&client, "sso-signed-in").await;
-    client
-        .find(Locator::Css("header.top form.sign-out button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    wait_until("signed out", || async {
-        client.current_url().await.unwrap().path() == "/sign-in"
-    })
-    .await;
+    sign_out(&client).await;
     assert!(
         client.find(Locator::Css("a#sso")).await.is_ok(),
         "the provider is offered again"

@@ -30,6 +30,7 @@ pub use audit::record_policy;
 pub use csrf::CsrfKey;
 pub use listener::{ConnectionLimits, serve};
 pub use pages::PATHS as PAGE_PATHS;
+pub use scope::SCOPED_ROUTES as SCOPED_PATHS;
 pub use state::{AppState, Site};
 pub use views::delivery::{
     GAUGES_EVERY as DORA_GAUGES_EVERY, refresh_gauges as refresh_dora_gauges,

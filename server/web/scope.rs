@@ -309,7 +309,7 @@ fn like_pattern(pattern: &str) -> String {
 
 /// The routes whose views filter by scope. Every other route answers a team scope with 403:
 /// a route added later is closed to teams until its view filters.
-const SCOPED_ROUTES: [&str; 34] = [
+pub const SCOPED_ROUTES: [&str; 34] = [
     "/",
     "/fragments/fleet",
     "/clusters",

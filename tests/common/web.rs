@@ -61,6 +61,19 @@ pub fn tokens_app(store: Store, token: &str) -> axum::Router {
     app(store, &config)
 }
 
+/// `/api/v1/audit`'s events as (actor, action, detail), newest first.
+pub fn audit_events(body: &Value) -> Vec<(String, String, String)> {
+    body["events"]
+        .as_array()
+        .expect("an audit page")
+        .iter()
+        .map(|e| {
+            let text = |k: &str| e[k].as_str().unwrap_or_default().to_string();
+            (text("actor"), text("action"), text("detail"))
+        })
+        .collect()
+}
+
 pub async fn send(app: &axum::Router, request: Request<Body>) -> (StatusCode, String) {
     let response = app.clone().oneshot(request).await.unwrap();
     let status = response.status();
