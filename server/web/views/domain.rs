@@ -110,11 +110,8 @@ impl DomainDetail {
         rows.retain(|row| row.domain == name);
         let partial = !scope.is_everything() && rows.len() < everywhere;
         let causes = blockers_of(store, &freshness, &rows).await?;
-        let mut detail = DomainDetail::build(site, name, rows, &clusters, &causes, label, now);
-        if partial {
-            detail.summary = format!("in your scope: {}", detail.summary);
-        }
-        Ok(detail)
+        let detail = DomainDetail::build(site, name, rows, &clusters, &causes, label, now);
+        Ok(detail.partly_seen(partial))
     }
 
     /// Every domain `scope` sees, on its clusters.
@@ -147,14 +144,19 @@ impl DomainDetail {
                     rows.iter().filter(|r| r.domain == *name).cloned().collect();
                 let partial = !scope.is_everything()
                     && mine.len() < everywhere.get(name).copied().unwrap_or_default();
-                let mut detail =
-                    DomainDetail::build(site, name, mine, &clusters, &causes, None, now);
-                if partial {
-                    detail.summary = format!("in your scope: {}", detail.summary);
-                }
-                detail
+                DomainDetail::build(site, name, mine, &clusters, &causes, None, now)
+                    .partly_seen(partial)
             })
             .collect())
+    }
+
+    /// A domain seen on only some of the clusters it is on says so before its summary (whose
+    /// "fully healthy on N of N" is then of those).
+    fn partly_seen(mut self, partial: bool) -> DomainDetail {
+        if partial {
+            self.summary = format!("in your scope: {}", self.summary);
+        }
+        self
     }
 
     fn build(
