@@ -558,11 +558,8 @@ async fn a_person_signs_in_at_the_providers_form_in_a_real_browser() {
             .is_ok(),
         "still signed in after a page with forms"
     );
-    assert!(
-        body_text(&client)
-            .await
-            .contains("signed in with single sign-on")
-    );
+    let body = body_text(&client).await;
+    assert!(body.contains("signed in with single sign-on") && body.contains("sign out alice"));
     screenshot(&client, "sso-signed-in").await;
     sign_out(&client).await;
     assert!(

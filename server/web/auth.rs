@@ -97,7 +97,11 @@ pub async fn check(State(state): State<AppState>, mut request: Request, next: Ne
     };
     let sign_out = by_cookie
         .then(|| signin::sign_out_token(request.headers(), &state))
-        .flatten();
+        .flatten()
+        .map(|token| signin::SignedIn {
+            name: identity.requester(),
+            token,
+        });
     request.extensions_mut().insert(identity);
     request.extensions_mut().insert(ByCookie(by_cookie));
     signin::with_sign_out(sign_out, next.run(request)).await

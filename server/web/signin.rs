@@ -45,10 +45,17 @@ const ID_BYTES: usize = 16;
 const SIGN_OUT_PURPOSE: &str = "fleetglass sign-out v1";
 
 tokio::task_local! {
-    /// The sign-out form's token while a page for a browser signed in with a session renders
-    /// (set by the auth middleware around the handler), so the shared header shows the button
-    /// without every page passing it along.
-    static SIGN_OUT_TOKEN: Option<String>;
+    /// Who is signed in and the sign-out form's token while a page for a browser signed in
+    /// with a session renders (set by the auth middleware around the handler), so the shared
+    /// header shows them without every page passing them along.
+    static SIGN_OUT_TOKEN: Option<SignedIn>;
+}
+
+/// The page header's sign-out form: for whom, and its token.
+#[derive(Debug, Clone)]
+pub struct SignedIn {
+    pub name: String,
+    pub token: String,
 }
 
 #[derive(Template)]
@@ -277,18 +284,18 @@ pub fn sign_out_token(headers: &HeaderMap, state: &AppState) -> Option<String> {
     Some(state.csrf_key.mac(&[SIGN_OUT_PURPOSE, &value]))
 }
 
-/// Runs a request with its sign-out token (if signed in by cookie) available to the page
+/// Runs a request with its sign-out form (if signed in by cookie) available to the page
 /// header.
 pub async fn with_sign_out<F: Future<Output = Response>>(
-    token: Option<String>,
+    signed_in: Option<SignedIn>,
     run: F,
 ) -> Response {
-    SIGN_OUT_TOKEN.scope(token, run).await
+    SIGN_OUT_TOKEN.scope(signed_in, run).await
 }
 
-/// The sign-out token for the page being rendered: Some only for a browser signed in with a
+/// The sign-out form for the page being rendered: Some only for a browser signed in with a
 /// session (not with a bearer token, a proxy, or no authentication).
-pub fn header_sign_out() -> Option<String> {
+pub fn header_sign_out() -> Option<SignedIn> {
     SIGN_OUT_TOKEN.try_with(Clone::clone).ok().flatten()
 }
 
