@@ -408,6 +408,16 @@ async fn an_alert_shows_only_where_its_root_cause_is_in_sight() {
         "prod-eu-1/Deployment/flux-system/tofu-controller"
     );
     assert!(!eu.to_string().contains("prod-us-1"), "{eu}");
+    // Silencing stays with admins while scopes are in force.
+    let request = Request::builder()
+        .method("POST")
+        .uri("/api/v1/silences")
+        .header("authorization", format!("Bearer {EU_WHOLE}"))
+        .header("content-type", "application/json")
+        .body(Body::from(r#"{"cluster": "prod-eu-1", "until": "2099-01-01T00:00:00Z"}"#))
+        .unwrap();
+    let response = app.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
     let (_, page) = get(&app, "/alerts", EU_WHOLE).await;
     assert!(!page.contains("prod-us-1") && !page.contains("action=\"/alerts/silences\""));
 }

@@ -267,6 +267,14 @@ impl WebConfig {
                 "web.auth.oidc",
                 "mode is oidc: configure the provider (issuer, client_id)".into(),
             )),
+            // A provider signs in everyone it knows (with Google, anyone with an account): who
+            // sees what must be said, not assumed to be everything.
+            AuthMode::Oidc if self.scopes.is_none() => Some((
+                "web.scopes",
+                "mode is oidc: say who sees what in web.scopes (admins at least); everyone the \
+                 provider signs in would otherwise see the whole fleet"
+                    .into(),
+            )),
             _ if auth.mode() != AuthMode::Oidc && auth.oidc.is_some() => Some((
                 "web.auth.mode",
                 format!(
@@ -399,5 +407,16 @@ mod tests {
         assert!(parse_sha256(&"ab".repeat(32)).is_ok());
         assert!(parse_sha256("abc").unwrap_err().contains("64 hex digits"));
         assert!(parse_sha256(&"zz".repeat(32)).is_err());
+    }
+
+    #[test]
+    fn single_sign_on_needs_a_policy_of_who_sees_what() {
+        let provider = "auth: {mode: oidc, oidc: {issuer: 'https://dex.example', client_id: f}}";
+        let url = Some("https://fleet.example");
+        let (key, problem) = web(provider).problem(url).unwrap();
+        assert_eq!(key, "web.scopes");
+        assert!(problem.contains("everyone the provider signs in"), "{problem}");
+        let scoped = format!("{provider}\nscopes: {{admins: {{groups: [platform]}}}}");
+        assert_eq!(web(&scoped).problem(url), None);
     }
 }

@@ -309,7 +309,7 @@ fn like_pattern(pattern: &str) -> String {
 
 /// The routes whose views filter by scope. Every other route answers a team scope with 403:
 /// a route added later is closed to teams until its view filters.
-pub const SCOPED_ROUTES: [&str; 34] = [
+pub const SCOPED_ROUTES: [&str; 35] = [
     "/",
     "/fragments/fleet",
     "/clusters",
@@ -333,6 +333,7 @@ pub const SCOPED_ROUTES: [&str; 34] = [
     "/api/v1/clusters/{name}",
     "/api/v1/problems",
     "/api/v1/alerts",
+    "/api/v1/silences",
     "/api/v1/domains",
     "/api/v1/domains/{name}",
     "/api/v1/domains/{name}/wait",

@@ -75,9 +75,14 @@ pub async fn alerts(
     (status = 200, description = "the silences in force", body = Vec<Silence>),
     (status = "default", description = "an error (see the document's description)", body = ErrorBody),
 ))]
-pub async fn list_silences(State(state): State<AppState>) -> Result<Json<Vec<Silence>>> {
+pub async fn list_silences(
+    State(state): State<AppState>,
+    Extension(scope): Extension<Scope>,
+) -> Result<Json<Vec<Silence>>> {
     let mut conn = state.store.pool().acquire().await?;
-    Ok(Json(silences::active(&mut conn, Utc::now()).await?))
+    let mut active = silences::active(&mut conn, Utc::now()).await?;
+    active.retain(|s| scope.sees_silence(s));
+    Ok(Json(active))
 }
 
 /// Silences the alerts matching a root cause, domain and/or cluster until a time.
@@ -92,9 +97,15 @@ pub async fn list_silences(State(state): State<AppState>) -> Result<Json<Vec<Sil
 pub async fn create_silence(
     State(state): State<AppState>,
     Extension(identity): Extension<Identity>,
+    Extension(scope): Extension<Scope>,
     source: Source,
     Json(silence): Json<NewSilence>,
 ) -> Result<(StatusCode, Json<Silence>)> {
+    if !scope.is_everything() {
+        return Err(ApiError::Forbidden(
+            "silences are for admins while web.scopes is in force".into(),
+        ));
+    }
     let created = add_silence(&state, silence, &identity, &source).await?;
     Ok((StatusCode::CREATED, Json(created)))
 }
