@@ -414,7 +414,9 @@ async fn an_alert_shows_only_where_its_root_cause_is_in_sight() {
         .uri("/api/v1/silences")
         .header("authorization", format!("Bearer {EU_WHOLE}"))
         .header("content-type", "application/json")
-        .body(Body::from(r#"{"cluster": "prod-eu-1", "until": "2099-01-01T00:00:00Z"}"#))
+        .body(Body::from(
+            r#"{"cluster": "prod-eu-1", "until": "2099-01-01T00:00:00Z"}"#,
+        ))
         .unwrap();
     let response = app.clone().oneshot(request).await.unwrap();
     assert_eq!(response.status(), StatusCode::FORBIDDEN);

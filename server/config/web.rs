@@ -415,7 +415,10 @@ mod tests {
         let url = Some("https://fleet.example");
         let (key, problem) = web(provider).problem(url).unwrap();
         assert_eq!(key, "web.scopes");
-        assert!(problem.contains("everyone the provider signs in"), "{problem}");
+        assert!(
+            problem.contains("everyone the provider signs in"),
+            "{problem}"
+        );
         let scoped = format!("{provider}\nscopes: {{admins: {{groups: [platform]}}}}");
         assert_eq!(web(&scoped).problem(url), None);
     }
