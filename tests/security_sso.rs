@@ -512,6 +512,11 @@ pub(crate) async fn sign_in_at_the_form(client: &fantoccini::Client) {
         .await
         .unwrap();
     submit.click().await.unwrap();
+    wait_until("back at fleetglass, signed in", || async {
+        let button = client.find(Locator::Css("header.top form.sign-out button"));
+        button.await.is_ok()
+    })
+    .await;
 }
 
 /// In a real chromium: a page sends the browser to the provider's login form; signing in

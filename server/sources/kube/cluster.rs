@@ -30,6 +30,9 @@ const TOFU_CONTROLLER: &str = "app.kubernetes.io/name in (tofu-controller,tf-con
 const FIRST_LIST_DEADLINE: Duration = Duration::from_secs(60);
 const RETRY_MIN: Duration = Duration::from_secs(2);
 const RETRY_MAX: Duration = Duration::from_secs(30);
+/// After a Flux CRD changed, a missing kind is looked for after 1, 2, 4 … 32 s (a minute in all).
+const SETTLE_MIN: Duration = Duration::from_secs(1);
+const SETTLE_MAX: Duration = Duration::from_secs(32);
 
 fn is_controller(object: &Object) -> bool {
     controller_of_deployment(&object.name).is_some()
@@ -111,6 +114,8 @@ pub async fn run(target: ClusterConfig, events: EventSender, settings: KubeSetti
     let mut missing: BTreeSet<Kind> = BTreeSet::new();
     let mut first = true;
     let mut retry = RETRY_MIN;
+    // Quick re-discoveries left after a Flux CRD changed (the next one's delay).
+    let mut settling: Option<Duration> = None;
     loop {
         let served = match discovery::flux_kinds(&client).await {
             Ok(served) => served,
@@ -146,10 +151,23 @@ pub async fn run(target: ClusterConfig, events: EventSender, settings: KubeSetti
             });
             first = false;
         }
+        // Right after a Flux CRD changed, a kind still missing is looked for again soon: the
+        // API server lists a CRD's kind in discovery only once its DiscoveryController has
+        // synced it from a work queue (apiextensions-apiserver v0.37.2,
+        // pkg/apiserver/customresource_discovery_controller.go), after the CRD's Established
+        // update that woke this loop. Waiting for the next rediscovery would leave the kind
+        // unwatched for `rediscover`.
+        let wait = match settling {
+            Some(delay) if !missing.is_empty() => delay,
+            _ => settings.rediscover,
+        };
         tokio::select! {
-            _ = tokio::time::sleep(settings.rediscover) => {}
+            _ = tokio::time::sleep(wait) => {
+                settling = settling.map(|d| d * 2).filter(|d| *d <= SETTLE_MAX);
+            }
             _ = ctx.flux_crds_changed.notified() => {
                 tracing::info!("a Flux CRD changed; discovering the served kinds again");
+                settling = Some(SETTLE_MIN);
             }
         }
     }
