@@ -16,6 +16,7 @@ use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -211,16 +212,17 @@ impl Scope {
     }
 
     /// The site as the scope sees it: only its clusters and domains.
-    pub fn site(&self, site: &Site) -> Site {
-        let mut seen = site.clone();
+    /// Borrowed as it is for those who see everything (every page asks, on every request).
+    pub fn site<'a>(&self, site: &'a Site) -> Cow<'a, Site> {
         if self.is_everything() {
-            return seen;
+            return Cow::Borrowed(site);
         }
+        let mut seen = site.clone();
         seen.cluster_order.retain(|c| self.sees_cluster(c));
         seen.cluster_labels.retain(|c, _| self.sees_cluster(c));
         seen.domains.retain(|d| self.sees_domain(&d.name));
         seen.kube_contexts.retain(|c, _| self.sees_cluster(c));
-        seen
+        Cow::Owned(seen)
     }
 }
 
@@ -455,7 +457,13 @@ web:
         assert_eq!(clusters, ["prod-1", "prod-1", "prod-2", "prod-2"]);
         assert_eq!(patterns, ["payments", "pay-_%", "payments", "pay-_%"]);
         assert_eq!(like_pattern("a_b"), "a\\_b");
-        let seen = pay.site(&site());
+        let all = site();
+        let everything = Scope::Everything.site(&all);
+        assert!(
+            matches!(everything, Cow::Borrowed(_)),
+            "no copy for those who see all"
+        );
+        let seen = pay.site(&all);
         assert_eq!(seen.cluster_order, ["prod-1", "prod-2"]);
     }
 }
