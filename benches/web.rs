@@ -232,6 +232,7 @@ async fn seed(store: &Store) -> String {
                         "install failed".into(),
                         "the chart's hook timed out".into(),
                     ),
+                    cause: Default::default(),
                 }
             })
             .collect();

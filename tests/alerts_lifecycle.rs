@@ -684,3 +684,118 @@ async fn an_alert_from_before_incidents_carries_on_under_its_incident() {
     assert_eq!(texts.len(), 1, "{texts:#?}");
     assert!(texts[0].contains("prod-eu-2 joined"), "{}", texts[0]);
 }
+
+/// Deployment apps/web crash-looping on each cluster given, its pod named with the suffix given
+/// and restarted that many times, as the engine evaluates it.
+fn crash_loop_on(clusters: &[(&str, &str, i64)]) -> fleetglass::health::Evaluation {
+    use fleetglass::health::testkit::{self, deployment, pod};
+    use fleetglass::health::{ClusterInfo, Thresholds};
+    let mut placed = Vec::new();
+    for &(cluster, suffix, restarts) in clusters {
+        let mut crashing = pod(
+            "apps",
+            "web",
+            suffix,
+            Some((
+                "CrashLoopBackOff",
+                &format!("back-off {restarts}s restarting failed container=manager"),
+            )),
+        );
+        crashing["status"]["containerStatuses"][0]["restartCount"] = restarts.into();
+        placed.push((cluster, deployment("apps", "web", 1, 0)));
+        placed.push((cluster, crashing));
+    }
+    let infos: Vec<ClusterInfo> = CLUSTERS
+        .iter()
+        .map(|name| ClusterInfo {
+            name: name.to_string(),
+            last_good: Some(testkit::now()),
+            ..ClusterInfo::default()
+        })
+        .collect();
+    testkit::evaluate_on(&placed, &infos, &[], &Thresholds::default())
+}
+
+/// Issue 46: one crash loop on two clusters whose pods differ in name and restart count (so
+/// the engine's words differ) is one incident and one alert, paged once.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_crash_loop_on_two_clusters_with_different_restart_counts_is_one_alert() {
+    let store = common::fresh_store().await;
+    let receiver = Receiver::start().await;
+    let s = setup(&store, webhook(&receiver), Vec::new());
+    let evaluation = crash_loop_on(&[("prod-eu-1", "x2k4q", 4), ("prod-eu-2", "b7z9m", 57)]);
+    let reasons: Vec<&str> = evaluation
+        .root_causes
+        .iter()
+        .map(|r| r.reason.as_str())
+        .collect();
+    assert_eq!(reasons.len(), 2, "{reasons:?}");
+    assert_ne!(reasons[0], reasons[1], "the words differ by cluster");
+    s.evaluator.round(&evaluation, Utc::now()).await.unwrap();
+    drain(&s.worker).await;
+    let alerts: Vec<(String, Vec<String>)> =
+        sqlx::query_as("SELECT incident_key, clusters FROM alerts")
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    assert_eq!(alerts[0].1, ["prod-eu-1", "prod-eu-2"]);
+    assert_eq!(receiver.accepted().len(), 1);
+}
+
+/// An open alert written before causes were recorded (keyed by a digest of its reason's words,
+/// members without a cause) carries on under the key of its cause: the same alert, still
+/// firing, no second page.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_alert_keyed_by_its_reason_carries_on_under_its_cause() {
+    use sha2::{Digest, Sha256};
+    let store = common::fresh_store().await;
+    let receiver = Receiver::start().await;
+    let s = setup(&store, webhook(&receiver), Vec::new());
+    let id = "prod-eu-1/Deployment/flux-system/tofu-controller";
+    // The previous version's key: kind/namespace/name and the first 4 bytes of the sha256 of
+    // the reason with per-cluster details taken out ("ImagePullBackOff" has none).
+    let digest: String = Sha256::digest(b"ImagePullBackOff")
+        .iter()
+        .take(4)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let old_key = format!("Deployment/flux-system/tofu-controller/{digest}");
+    let (alert_id,): (i64,) = sqlx::query_as(
+        "INSERT INTO alerts (incident_key, root_cause, cluster, clusters, members, rule, severity,
+             status, state, reason, message, affected_count, affected_sample, domains,
+             first_seen, fired_at, notified, last_notified_at, updated_at)
+         VALUES ($1, $2, 'prod-eu-1', '{prod-eu-1}',
+             jsonb_build_array(jsonb_build_object('root_cause', $2::text, 'cluster', 'prod-eu-1',
+                 'state', 'failed', 'since', NULL, 'reason', 'ImagePullBackOff', 'message', 'm',
+                 'affected_count', 3, 'affected_sample', '[]'::jsonb, 'domains', '[]'::jsonb)),
+             'root-cause', 'warning', 'firing', 'failed', 'ImagePullBackOff', 'm', 3, '[]', '[]',
+             now(), now(), true, now(), now())
+         RETURNING id",
+    )
+    .bind(&old_key)
+    .bind(id)
+    .fetch_one(store.pool())
+    .await
+    .unwrap();
+    s.evaluator
+        .round(&tofu_on(&["prod-eu-1"]), Utc::now())
+        .await
+        .unwrap();
+    drain(&s.worker).await;
+    let alerts: Vec<(i64, String, String, serde_json::Value)> =
+        sqlx::query_as("SELECT id, incident_key, status, members FROM alerts")
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    let (same, key, status, members) = &alerts[0];
+    assert_eq!((*same, status.as_str()), (alert_id, "firing"));
+    assert_ne!(key, &old_key, "keyed by its cause now");
+    assert!(
+        key.starts_with("Deployment/flux-system/tofu-controller/"),
+        "{key}"
+    );
+    assert_eq!(members[0]["cause"]["code"], "flux_failure", "{members}");
+    assert!(receiver.accepted().is_empty(), "no second page");
+}

@@ -1,9 +1,10 @@
 //! The store against a real Postgres: migrations, round trips, change-only writes, history.
 
 use crate::common;
+use crate::common::web::flux_failure;
 
 use chrono::{TimeZone, Utc};
-use fleetglass::health::{EdgeKind, ObjectEdge, State, StateCounts};
+use fleetglass::health::{Cause, CauseCode, EdgeKind, ObjectEdge, State, StateCounts};
 use fleetglass::model::{Kind, ObjectId};
 use fleetglass::store::{BadStoredValue, replace_rollups, upsert_clusters, write_changes};
 use fleetglass::store::{
@@ -360,6 +361,9 @@ async fn rollups_are_replaced_per_cluster() {
             "controller down".into(),
             "ImagePullBackOff".into(),
         ),
+        cause: Cause::new(CauseCode::ContainerWaiting)
+            .with("container", "manager")
+            .with("reason", "ImagePullBackOff"),
         affected: vec!["a".into(), "b".into()],
     };
     let domain = |cluster: &str| DomainRow {
@@ -394,6 +398,20 @@ async fn rollups_are_replaced_per_cluster() {
             .map(|c| c.verdict.cluster.as_str())
             .collect::<Vec<_>>(),
         vec!["b"]
+    );
+    assert_eq!(
+        causes[0],
+        cause("b"),
+        "the cause's code and parameters read back"
+    );
+    let resolved = store
+        .resolved_since(now - chrono::TimeDelta::hours(1))
+        .await
+        .unwrap();
+    assert_eq!(
+        resolved.iter().map(|r| &r.cause).collect::<Vec<_>>(),
+        [&cause("a").cause],
+        "a resolved cause keeps its cause"
     );
     assert_eq!(store.domain_verdicts().await.unwrap().len(), 1);
 
@@ -445,6 +463,7 @@ async fn rollups_write_only_the_rows_that_changed_and_resolve_the_causes_that_we
             "BuildFailed".into(),
             message.into(),
         ),
+        cause: flux_failure("BuildFailed"),
         affected: vec![name.into()],
     };
     let domain = |name: &str| DomainRow {
@@ -678,6 +697,7 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
             "BuildFailed".into(),
             String::new(),
         ),
+        cause: flux_failure("BuildFailed"),
         affected: Vec::new(),
     };
     replace_rollups(&mut conn, &["prod-eu-1".to_string()], &[cause], &[], now)

@@ -12,8 +12,8 @@ use common::web::{
     app, cause_row, cluster_row, demo_app, domain_row, fresh_store, get, get_json, seed_rollups,
 };
 use fleetglass::config::{Config, from_yaml_str};
-use fleetglass::health::State;
-use fleetglass::store::{ClusterRow, Store};
+use fleetglass::health::{Cause, CauseCode, State, Untrusted};
+use fleetglass::store::{ClusterRow, RootCauseRow, Store};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -27,6 +27,21 @@ fn tofu_id(cluster: &str) -> String {
 /// name (its ReplicaSet hash and random suffix) differs on every cluster.
 fn pull_failure(pod: &str) -> String {
     format!("1/1 pods failing: pod {pod}: ImagePullBackOff: Back-off pulling image")
+}
+
+/// The cause the engine names for a container whose pod has `reason` (`ImagePullBackOff`).
+fn waiting(reason: &str) -> Cause {
+    Cause::new(CauseCode::ContainerWaiting)
+        .with("container", "manager")
+        .with("reason", reason)
+}
+
+/// tofu-controller's pod `pod` unable to pull its image, as its root-cause row reads.
+fn pulling(id: &str, pod: &str, affected: &[&str]) -> RootCauseRow {
+    RootCauseRow {
+        cause: waiting("ImagePullBackOff"),
+        ..cause_row(id, &pull_failure(pod), affected)
+    }
 }
 
 fn config(group_order: &str) -> Config {
@@ -59,7 +74,7 @@ async fn seed_fleet(store: &Store) {
     ] {
         let id = tofu_id(cluster);
         let terraform = format!("{cluster}/Terraform/flux-system/nlb");
-        let cause = cause_row(&id, &pull_failure(pod), &[id.as_str(), terraform.as_str()]);
+        let cause = pulling(&id, pod, &[id.as_str(), terraform.as_str()]);
         let blocked = domain_row("networking", cluster, "2.13.0", false, &[id.as_str()]);
         seed_rollups(store, &clusters, cluster, &[cause], &[blocked]).await;
     }
@@ -158,11 +173,9 @@ async fn clusters_unreachable_for_the_same_reason_are_one_incident() {
     for cluster in ["dev-1", "prod-eu-1", "prod-eu-2"] {
         // The engine's root cause for stale data: the cluster itself (health/clusters.rs).
         let id = format!("{cluster}/Cluster//{cluster}");
-        let mut cause = cause_row(
-            &id,
-            &format!("cluster {cluster} unreachable: connection refused"),
-            &[id.as_str()],
-        );
+        let why = Untrusted::Unreachable("connection refused".into());
+        let mut cause = cause_row(&id, &why.reason(cluster), &[id.as_str()]);
+        cause.cause = why.cause();
         cause.verdict.state = State::Stale;
         seed_rollups(&store, &clusters, cluster, &[cause], &[]).await;
     }
@@ -188,22 +201,17 @@ async fn clusters_unreachable_for_the_same_reason_are_one_incident() {
 async fn a_different_reason_on_the_other_cluster_is_a_second_incident() {
     let store = fresh_store().await;
     let clusters = clusters();
-    for (cluster, reason) in [
-        ("prod-eu-1", pull_failure("tofu-controller-7d9f8b6c5-x2k4q")),
-        (
-            "prod-eu-2",
-            "1/1 pods failing: pod tofu-controller-5c8dd4f7b9-mz9wd: OOMKilled".to_string(),
-        ),
-    ] {
+    let oom = "1/1 pods failing: pod tofu-controller-5c8dd4f7b9-mz9wd: OOMKilled";
+    for cluster in ["prod-eu-1", "prod-eu-2"] {
         let id = tofu_id(cluster);
-        seed_rollups(
-            &store,
-            &clusters,
-            cluster,
-            &[cause_row(&id, &reason, &[id.as_str()])],
-            &[],
-        )
-        .await;
+        let row = match cluster {
+            "prod-eu-1" => pulling(&id, "tofu-controller-7d9f8b6c5-x2k4q", &[id.as_str()]),
+            _ => RootCauseRow {
+                cause: waiting("CrashLoopBackOff"),
+                ..cause_row(&id, oom, &[id.as_str()])
+            },
+        };
+        seed_rollups(&store, &clusters, cluster, &[row], &[]).await;
     }
     let (_, body) = get_json(&app(store, &config("[prod]")), "/api/v1/fleet").await;
     let list = incidents(&body);

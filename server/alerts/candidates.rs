@@ -56,6 +56,7 @@ pub fn candidates(
             Candidate {
                 cluster_labels: cluster_labels.get(&cluster).cloned().unwrap_or_default(),
                 verdict: ObjectVerdict { cluster, ..verdict },
+                cause: cause.cause.clone(),
                 affected_count: cause.affected.len(),
                 affected_sample: cause
                     .affected

@@ -16,7 +16,7 @@ use super::grouping::{self, CauseGroup, adopted_key, merged};
 use super::lifecycle::{Context, Step, step};
 use super::rules::Policy;
 use super::sinks::Route;
-use crate::health::Parts;
+use crate::health::{Parts, same_cause_on};
 use crate::incidents::{REASONS_SHOWN, alert_version_split, by_reason};
 use crate::ingest::Latest;
 use crate::model::ObjectId;
@@ -123,13 +123,13 @@ impl Dispatcher {
     /// reasons of its root cause on each of its clusters (and of its pods). Evidence only: a
     /// failed read sends the alert without it.
     async fn evidence_of(&self, alert: &super::Alert) -> Vec<String> {
-        let Some((_, kind, namespace, name)) = alert.root_cause.parts() else {
+        if alert.root_cause.parts().is_none() {
             return Vec::new();
-        };
+        }
         let ids: Vec<ObjectId> = alert
             .clusters
             .iter()
-            .map(|cluster| ObjectId([cluster.as_str(), kind, namespace, name].join("/")))
+            .map(|cluster| same_cause_on(alert.root_cause.as_str(), cluster))
             .collect();
         let read = tokio::try_join!(self.store.warnings_of(&ids), self.store.domain_verdicts());
         match read {

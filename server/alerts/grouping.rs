@@ -21,11 +21,7 @@ impl CauseGroup {
     /// A cause on one cluster, alone.
     pub fn single(candidate: Candidate) -> CauseGroup {
         CauseGroup {
-            key: key_of(
-                candidate.verdict.id.as_str(),
-                &candidate.verdict.cluster,
-                &candidate.verdict.reason,
-            ),
+            key: key_of(candidate.verdict.id.as_str(), &candidate.cause),
             members: vec![candidate],
         }
     }
@@ -44,11 +40,7 @@ impl CauseGroup {
 pub fn by_incident(causes: Vec<Candidate>, policy: &Policy) -> BTreeMap<String, Vec<Candidate>> {
     let mut groups: BTreeMap<String, Vec<Candidate>> = BTreeMap::new();
     for cause in causes.into_iter().filter(|c| policy.rule_for(c).is_some()) {
-        let key = key_of(
-            cause.verdict.id.as_str(),
-            &cause.verdict.cluster,
-            &cause.verdict.reason,
-        );
+        let key = key_of(cause.verdict.id.as_str(), &cause.cause);
         groups.entry(key).or_default().push(cause);
     }
     for members in groups.values_mut() {
@@ -112,12 +104,14 @@ pub fn adopted_key(
 mod tests {
     use super::*;
     use crate::config::AlertsConfig;
-    use crate::health::State;
+    use crate::health::{Cause, CauseCode, State};
     use crate::model::ObjectId;
     use crate::store::ObjectVerdict;
 
+    /// A Flux failure the engine names by the controller's `reason`.
     fn cause(cluster: &str, reason: &str) -> Candidate {
         Candidate {
+            cause: Cause::new(CauseCode::FluxFailure).with("reason", reason),
             verdict: ObjectVerdict::new(
                 ObjectId(format!("{cluster}/Deployment/flux-system/tofu-controller")),
                 State::Failed,
@@ -157,8 +151,11 @@ mod tests {
     #[test]
     fn one_crash_loop_with_different_restart_counts_is_one_alert() {
         let policy = Policy::from_config(&AlertsConfig::default());
-        let crash_loop = |cluster: &str, restarts: u32| {
-            cause(
+        let crash_loop = |cluster: &str, restarts: u32| Candidate {
+            cause: Cause::new(CauseCode::CrashLoop)
+                .with("container", "manager")
+                .with("exit", "Error"),
+            ..cause(
                 cluster,
                 &format!(
                     "1/1 pods failing: pod tofu-controller-7d9f8b6c5-x2k4q: CrashLoopBackOff: manager, {restarts} restarts"

@@ -182,6 +182,7 @@ mod tests {
                 "RBAC Forbidden".into(),
                 "forbidden".into(),
             ),
+            cause: Default::default(),
             affected_count: affected,
             affected_sample: Vec::new(),
             domains: vec!["gateway".into()],

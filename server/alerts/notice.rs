@@ -2,6 +2,7 @@
 //! reason, which sinks get it. The notice itself is a stored record (`store::Notice`).
 
 use super::{Alert, Event, Notice};
+use crate::health::reason_beside_clusters;
 use chrono::{DateTime, Utc};
 
 impl Notice {
@@ -109,15 +110,10 @@ impl Notice {
         if self.reason.is_empty() {
             return self.state.as_str();
         }
-        let named_after_first = format!("cluster {} ", self.cluster);
-        match self.reason.strip_prefix(&named_after_first) {
-            Some(rest)
-                if self.clusters.len() > 1
-                    && crate::health::cluster_of_cluster_id(&self.root_cause).is_some() =>
-            {
-                rest
-            }
-            _ => &self.reason,
+        if self.clusters.len() > 1 {
+            reason_beside_clusters(&self.root_cause, &self.reason)
+        } else {
+            &self.reason
         }
     }
 }

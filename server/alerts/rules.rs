@@ -67,6 +67,7 @@ mod tests {
                 String::new(),
                 String::new(),
             ),
+            cause: Default::default(),
             affected_count: 1,
             affected_sample: Vec::new(),
             domains: domains.iter().map(|d| d.to_string()).collect(),

@@ -1,22 +1,22 @@
 //! Incidents: the fleet's view of root causes. Root causes are per cluster; the same cause on
-//! several clusters (same kind, namespace and name, same classified reason once per-cluster
-//! details are taken out) is one incident, ordered by impact. Pure: no I/O, no clock.
+//! several clusters (same kind, namespace and name, same cause code and parameters: see
+//! [`key_of`]) is one incident, ordered by impact. Pure: no I/O, no clock.
 
 mod evidence;
 mod flaps;
+mod key;
 mod order;
-mod reason;
 mod resolved;
 mod split;
 
 pub use evidence::{REASONS_SHOWN, ReasonSeen, by_reason};
 pub use flaps::{ENTRIES_COUNTED, FLAP_WINDOW, Flap, flapping};
+pub use key::{key_of, object_of};
 pub use order::RingOrder;
 pub use resolved::{RESOLVED_WINDOW, ResolvedCause, ResolvedIncident, recently_resolved};
 pub use split::{VersionSplit, alert_version_split, version_split};
 
 use crate::health::State;
-use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
 use rustc_hash::FxHashSet;
 use serde::Serialize;
@@ -32,6 +32,8 @@ pub struct Cause {
     pub group: String,
     pub state: State,
     pub since: Option<DateTime<Utc>>,
+    /// What it is, as fields: what the incident key is made of.
+    pub cause: crate::health::Cause,
     pub reason: String,
     /// Objects whose verdict names this cause (itself included when it is an object).
     pub affected: Vec<String>,
@@ -52,7 +54,7 @@ pub struct DomainVersion {
 /// `/api/v1/problems`): exactly these.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Incident {
-    /// Stable: kind, namespace, name and a digest of the normalised reason.
+    /// Stable: kind, namespace, name and a digest of the cause's code and parameters.
     pub key: String,
     /// The worst state among its root causes.
     pub state: State,
@@ -89,33 +91,13 @@ pub fn affected_total<'a>(affected: impl IntoIterator<Item = &'a [String]>) -> u
     seen.len()
 }
 
-/// `cluster/Kind/namespace/name` → (kind, namespace, name).
-pub fn object_of(id: &str) -> (&str, &str, &str) {
-    ObjectId::split(id).map_or(("", "", id), |(_, kind, namespace, name)| {
-        (kind, namespace, name)
-    })
-}
-
-/// The key of the incident a cause belongs to. A cluster that is itself the cause (its data
-/// is stale: the collector cannot reach it) is named after itself, so its name is left out:
-/// several clusters unreachable for the same classified reason are one incident.
-pub fn key_of(id: &str, cluster: &str, reason: &str) -> String {
-    let (kind, namespace, name) = object_of(id);
-    let name = if crate::health::cluster_of_cluster_id(id).is_some() {
-        "*"
-    } else {
-        name
-    };
-    reason::key(kind, namespace, name, &reason::normalised(reason, cluster))
-}
-
 /// Groups root causes into incidents, most impact first: the highest ring (in `rings` order),
 /// then most domain versions blocked, most objects affected, oldest.
 pub fn group(causes: &[Cause], rings: &RingOrder) -> Vec<Incident> {
     let mut by_key: BTreeMap<String, Vec<&Cause>> = BTreeMap::new();
     for cause in causes {
         by_key
-            .entry(key_of(&cause.id, &cause.cluster, &cause.reason))
+            .entry(key_of(&cause.id, &cause.cause))
             .or_default()
             .push(cause);
     }

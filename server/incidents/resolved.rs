@@ -17,6 +17,7 @@ pub struct ResolvedCause {
     pub cluster: String,
     pub state: State,
     pub since: Option<DateTime<Utc>>,
+    pub cause: crate::health::Cause,
     pub reason: String,
     pub resolved_at: DateTime<Utc>,
 }
@@ -47,7 +48,7 @@ pub fn recently_resolved<'a>(
     let active: HashSet<&str> = active.into_iter().collect();
     let mut by_key: BTreeMap<String, ResolvedIncident> = BTreeMap::new();
     for cause in resolved {
-        let key = key_of(&cause.id, &cause.cluster, &cause.reason);
+        let key = key_of(&cause.id, &cause.cause);
         if active.contains(key.as_str()) {
             continue;
         }

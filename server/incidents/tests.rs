@@ -1,10 +1,18 @@
 //! Grouping root causes into incidents, their order, and what resolved ones leave behind.
 
 use super::*;
+use crate::health::{Cause as Why, CauseCode, Untrusted};
 use chrono::TimeDelta;
 
 fn ago(minutes: i64) -> Option<DateTime<Utc>> {
     Some(DateTime::from_timestamp(1_800_000_000, 0).unwrap() - TimeDelta::minutes(minutes))
+}
+
+/// A container of the cause's pods waiting for `reason`, as the engine names it.
+fn waiting(reason: &str) -> Why {
+    Why::new(CauseCode::ContainerWaiting)
+        .with("container", "manager")
+        .with("reason", reason)
 }
 
 fn cause(id: &str, ring: &str, reason: &str, affected: &[&str], blocks: &[&str]) -> Cause {
@@ -14,6 +22,7 @@ fn cause(id: &str, ring: &str, reason: &str, affected: &[&str], blocks: &[&str])
         group: ring.to_string(),
         state: State::Failed,
         since: ago(10),
+        cause: waiting("ImagePullBackOff"),
         reason: reason.to_string(),
         affected: affected.iter().map(|a| a.to_string()).collect(),
         blocks: blocks
@@ -40,14 +49,15 @@ fn tofu(cluster: &str, pod: &str) -> Cause {
     cause(&id, "prod", &reason, &[&id, &terraform], &["networking"])
 }
 
-/// The engine's root cause for a cluster whose data is stale, with the reason it words
-/// (health/clusters.rs `data_problem`).
+/// The engine's root cause for a cluster whose API server stopped answering, as it words
+/// and names it (health/clusters.rs `data_problem`).
 fn stale(cluster: &str, error: &str) -> Cause {
     let id = format!("{cluster}/Cluster//{cluster}");
-    let reason = format!("cluster {cluster} unreachable: {error}");
+    let why = Untrusted::Unreachable(error.to_string());
     Cause {
         state: State::Stale,
-        ..cause(&id, "prod", &reason, &[&id], &[])
+        cause: why.cause(),
+        ..cause(&id, "prod", &why.reason(cluster), &[&id], &[])
     }
 }
 
@@ -57,7 +67,7 @@ fn clusters_unreachable_for_the_same_reason_are_one_incident() {
         stale("prod-eu-2", "connection refused"),
         stale("prod-eu-1", "connection refused"),
         stale("prod-us-1", "connection refused"),
-        stale("dev-1", "401 Unauthorized"),
+        stale("dev-1", "401 Unauthorized: credentials rejected"),
     ];
     let incidents = group(&causes, &rings());
     assert_eq!(incidents.len(), 2, "{incidents:#?}");
@@ -73,9 +83,10 @@ fn clusters_unreachable_for_the_same_reason_are_one_incident() {
     );
     assert_eq!((refused.state, refused.affected_total), (State::Stale, 3));
     assert_eq!(incidents[1].clusters, ["dev-1"]);
+    let failed = waiting("ImagePullBackOff");
     assert_ne!(
-        key_of("a/Deployment/x/a", "a", "failed"),
-        key_of("b/Deployment/x/b", "b", "failed"),
+        key_of("a/Deployment/x/a", &failed),
+        key_of("b/Deployment/x/b", &failed),
         "only a cluster that is itself the cause loses its name"
     );
 }
@@ -111,8 +122,11 @@ fn the_same_cause_on_two_clusters_is_one_incident_listing_both() {
 /// times (`health/pods.rs` writes "…, N restarts") is one incident, not one per count.
 #[test]
 fn one_crash_loop_with_different_restart_counts_is_one_incident() {
-    let crash_loop = |cluster: &str, pod: &str, restarts: u32| {
-        cause(
+    let crash_loop = |cluster: &str, pod: &str, restarts: u32| Cause {
+        cause: Why::new(CauseCode::CrashLoop)
+            .with("container", "manager")
+            .with("exit", "Error"),
+        ..cause(
             &format!("{cluster}/{TOFU}"),
             "prod",
             &format!("1/1 pods failing: pod {pod}: CrashLoopBackOff: manager, {restarts} restarts"),
@@ -130,16 +144,14 @@ fn one_crash_loop_with_different_restart_counts_is_one_incident() {
 }
 
 #[test]
-fn a_different_reason_or_a_different_object_is_another_incident() {
+fn a_different_cause_or_a_different_object_is_another_incident() {
+    let oom = "1/1 pods failing: pod tofu-controller-5c8dd4f7b9-mz9wd: OOMKilled";
     let causes = [
         tofu("prod-eu-1", "tofu-controller-7d9f8b6c5-x2k4q"),
-        cause(
-            &format!("prod-eu-2/{TOFU}"),
-            "prod",
-            "1/1 pods failing: pod tofu-controller-5c8dd4f7b9-mz9wd: OOMKilled",
-            &[],
-            &[],
-        ),
+        Cause {
+            cause: oom_or_pulls(oom),
+            ..cause(&format!("prod-eu-2/{TOFU}"), "prod", oom, &[], &[])
+        },
         cause(
             "prod-eu-2/Deployment/flux-system/source-controller",
             "prod",
@@ -261,6 +273,7 @@ fn resolved_causes_group_like_active_ones_and_leave_out_what_is_active_again() {
         cluster: cluster.to_string(),
         state: State::Failed,
         since: ago(90),
+        cause: oom_or_pulls(reason),
         reason: reason.to_string(),
         resolved_at: at(minutes),
     };
@@ -279,7 +292,10 @@ fn resolved_causes_group_like_active_ones_and_leave_out_what_is_active_again() {
     assert_eq!(listed[1].resolved_at, at(20));
 
     let active = group(
-        &[cause(&format!("prod-eu-3/{TOFU}"), "prod", oom, &[], &[])],
+        &[Cause {
+            cause: oom_or_pulls(oom),
+            ..cause(&format!("prod-eu-3/{TOFU}"), "prod", oom, &[], &[])
+        }],
         &rings(),
     );
     let listed = recently_resolved(&cleared, active.iter().map(|i| i.key.as_str()));
@@ -289,4 +305,15 @@ fn resolved_causes_group_like_active_ones_and_leave_out_what_is_active_again() {
         "the OOM incident is active again on prod-eu-3"
     );
     assert!(listed[0].reason.contains("ImagePullBackOff"));
+}
+
+/// The cause the engine names for the words these tests give.
+fn oom_or_pulls(reason: &str) -> Why {
+    if reason.contains("OOMKilled") {
+        Why::new(CauseCode::CrashLoop)
+            .with("container", "manager")
+            .with("exit", "OOMKilled")
+    } else {
+        waiting("ImagePullBackOff")
+    }
 }

@@ -221,6 +221,8 @@ impl Written {
                     name: stored.name.clone(),
                     state: stored.state,
                     since: stored.since,
+                    // Not stored with the object: only its root-cause row keeps it.
+                    cause: Default::default(),
                     reason: stored.reason.clone(),
                     message: stored.message.clone(),
                     root_causes,

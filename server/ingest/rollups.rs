@@ -191,6 +191,7 @@ fn rollup_of(cluster: &str, evaluation: &Evaluation) -> ClusterRollup {
                 cause.reason.clone(),
                 cause.message.clone(),
             ),
+            cause: cause.cause.clone(),
             affected: id_strings(&cause.affected),
         })
         .collect();
@@ -246,6 +247,7 @@ mod tests {
                 "BuildFailed".into(),
                 message.into(),
             ),
+            cause: Default::default(),
             affected: Vec::new(),
         }
     }

@@ -5,7 +5,7 @@
 //! which re-exports them.
 
 use super::ObjectVerdict;
-use crate::health::State;
+use crate::health::{Cause, State};
 use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -22,6 +22,8 @@ use std::str::FromStr;
 pub struct Candidate {
     /// The root cause and its verdict.
     pub verdict: ObjectVerdict,
+    /// Why, as fields: what the incident key is made of.
+    pub cause: Cause,
     pub affected_count: usize,
     /// A few of the affected objects (not the cause itself), for the message.
     pub affected_sample: Vec<String>,
@@ -42,9 +44,17 @@ struct StoredCandidate<'a> {
     since: Option<DateTime<Utc>>,
     reason: Cow<'a, str>,
     message: Cow<'a, str>,
+    /// Absent from members stored before causes were recorded: `unrecorded`, and written
+    /// back as it was.
+    #[serde(default, skip_serializing_if = "unrecorded")]
+    cause: Cow<'a, Cause>,
     affected_count: usize,
     affected_sample: Cow<'a, [String]>,
     domains: Cow<'a, [String]>,
+}
+
+fn unrecorded(cause: &Cause) -> bool {
+    *cause == Cause::default()
 }
 
 impl Serialize for Candidate {
@@ -57,6 +67,7 @@ impl Serialize for Candidate {
             since: verdict.since,
             reason: Cow::Borrowed(&verdict.reason),
             message: Cow::Borrowed(&verdict.message),
+            cause: Cow::Borrowed(&self.cause),
             affected_count: self.affected_count,
             affected_sample: Cow::Borrowed(&self.affected_sample),
             domains: Cow::Borrowed(&self.domains),
@@ -80,6 +91,7 @@ impl From<StoredCandidate<'static>> for Candidate {
                 cluster: stored.cluster.into_owned(),
                 ..verdict
             },
+            cause: stored.cause.into_owned(),
             affected_count: stored.affected_count,
             affected_sample: stored.affected_sample.into_owned(),
             domains: stored.domains.into_owned(),
@@ -307,9 +319,23 @@ mod tests {
         serde_json::from_str(STORED_MEMBER).unwrap()
     }
 
+    /// Members stored before causes were recorded read as `unrecorded` and are written back
+    /// as they were; a member's cause is stored beside its other fields and reads back.
     #[test]
-    fn a_member_is_stored_in_the_json_open_alerts_already_hold() {
-        assert_eq!(serde_json::to_string(&member()).unwrap(), STORED_MEMBER);
+    fn a_member_is_stored_in_the_json_open_alerts_already_hold_and_its_cause() {
+        let old = member();
+        assert_eq!(old.cause, Cause::default());
+        assert_eq!(serde_json::to_string(&old).unwrap(), STORED_MEMBER);
+
+        let named = Candidate {
+            cause: Cause::new(crate::health::CauseCode::ContainerWaiting)
+                .with("container", "manager")
+                .with("reason", "ImagePullBackOff"),
+            ..old
+        };
+        let stored = serde_json::to_string(&named).unwrap();
+        assert!(stored.contains(r#""cause":{"code":"container_waiting","params":{"container":"manager","reason":"ImagePullBackOff"}}"#), "{stored}");
+        assert_eq!(serde_json::from_str::<Candidate>(&stored).unwrap(), named);
     }
 
     #[test]

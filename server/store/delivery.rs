@@ -473,11 +473,11 @@ impl Store {
     ) -> Result<Vec<RootCauseRow>, sqlx::Error> {
         let rows = sqlx::query_as!(
             StoredRootCause,
-            r#"SELECT id AS "id!", state AS "state!", since, reason AS "reason!", message AS "message!", affected AS "affected!"
-             FROM (SELECT id, state, since, reason, message, affected::text AS affected FROM root_causes
+            r#"SELECT id AS "id!", state AS "state!", since, reason AS "reason!", message AS "message!", cause AS "cause!", affected AS "affected!"
+             FROM (SELECT id, state, since, reason, message, cause::text AS cause, affected::text AS affected FROM root_causes
                    WHERE COALESCE(since, updated_at) <= $1
                    UNION ALL
-                   (SELECT DISTINCT ON (root_cause) root_cause, state, since, reason, '', '[]' FROM resolved_root_causes
+                   (SELECT DISTINCT ON (root_cause) root_cause, state, since, reason, '', cause::text, '[]' FROM resolved_root_causes
                     WHERE since <= $1 AND resolved_at > $1
                       AND root_cause NOT IN (SELECT id FROM root_causes WHERE COALESCE(since, updated_at) <= $1)
                     ORDER BY root_cause, resolved_at)) open

@@ -5,7 +5,7 @@
 use super::Store;
 use super::decode::Stored;
 use super::reads::typed;
-use crate::health::State;
+use crate::health::{Cause, State};
 use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
@@ -26,6 +26,7 @@ pub struct ResolvedRow {
     pub state: State,
     pub since: Option<DateTime<Utc>>,
     pub reason: String,
+    pub cause: Cause,
     pub resolved_at: DateTime<Utc>,
 }
 
@@ -37,6 +38,7 @@ struct StoredResolved {
     state: String,
     since: Option<DateTime<Utc>>,
     reason: String,
+    cause: String,
     resolved_at: DateTime<Utc>,
 }
 
@@ -44,9 +46,11 @@ impl TryFrom<StoredResolved> for ResolvedRow {
     type Error = sqlx::Error;
 
     fn try_from(row: StoredResolved) -> Result<ResolvedRow, sqlx::Error> {
-        let state = Stored::new("resolved_root_causes", row.id).parsed("state", &row.state)?;
+        let stored = Stored::new("resolved_root_causes", row.id);
+        let state = stored.parsed("state", &row.state)?;
         Ok(ResolvedRow {
             state,
+            cause: stored.json("cause", &row.cause)?,
             root_cause: row.root_cause,
             cluster: row.cluster,
             since: row.since,
@@ -70,9 +74,9 @@ pub(super) async fn resolve(
         "WITH gone AS (
              DELETE FROM root_causes
              WHERE id = ANY($3) OR (cluster = ANY($1) AND NOT (id = ANY($2)))
-             RETURNING id, cluster, state, since, reason)
-         INSERT INTO resolved_root_causes (root_cause, cluster, state, since, reason, resolved_at)
-         SELECT id, cluster, state, since, reason, $4 FROM gone",
+             RETURNING id, cluster, state, since, reason, cause)
+         INSERT INTO resolved_root_causes (root_cause, cluster, state, since, reason, cause, resolved_at)
+         SELECT id, cluster, state, since, reason, cause, $4 FROM gone",
         replaced,
         kept as &[&str],
         gone as &[&str],
@@ -91,8 +95,8 @@ impl Store {
     ) -> Result<Vec<ResolvedRow>, sqlx::Error> {
         let rows = sqlx::query_as!(
             StoredResolved,
-            "SELECT id, root_cause, cluster, state, since, reason, resolved_at FROM resolved_root_causes
-             WHERE resolved_at >= $1 ORDER BY resolved_at DESC LIMIT 500",
+            r#"SELECT id, root_cause, cluster, state, since, reason, cause::text AS "cause!", resolved_at FROM resolved_root_causes
+             WHERE resolved_at >= $1 ORDER BY resolved_at DESC LIMIT 500"#,
             since,
         )
         .fetch_all(self.pool())

@@ -233,7 +233,7 @@ impl Store {
     pub async fn root_causes(&self) -> Result<Vec<RootCauseRow>, sqlx::Error> {
         let rows = sqlx::query_as!(
             StoredRootCause,
-            r#"SELECT id, state, since, reason, message, affected::text AS "affected!" FROM root_causes
+            r#"SELECT id, state, since, reason, message, cause::text AS "cause!", affected::text AS "affected!" FROM root_causes
              ORDER BY jsonb_array_length(affected) DESC, id"#
         )
         .fetch_all(self.pool())
@@ -345,7 +345,7 @@ impl Store {
     ) -> Result<Vec<RootCauseRow>, sqlx::Error> {
         let rows = sqlx::query_as!(
             StoredRootCause,
-            r#"SELECT id, state, since, reason, message, affected::text AS "affected!" FROM root_causes
+            r#"SELECT id, state, since, reason, message, cause::text AS "cause!", affected::text AS "affected!" FROM root_causes
              WHERE id = ANY($1) ORDER BY id"#,
             ids,
         )

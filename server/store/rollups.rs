@@ -3,7 +3,7 @@
 
 use super::decode::{Key, Stored};
 use super::verdict::ObjectVerdict;
-use crate::health::{CoOwnership, Dependency, State};
+use crate::health::{Cause, CoOwnership, Dependency, State};
 use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
@@ -14,6 +14,8 @@ use std::collections::HashSet;
 #[derive(Debug, Clone, PartialEq)]
 pub struct RootCauseRow {
     pub verdict: ObjectVerdict,
+    /// Why, as fields: what incidents key on.
+    pub cause: Cause,
     /// Ids of the objects whose verdict names this cause.
     pub affected: Vec<String>,
 }
@@ -41,6 +43,7 @@ pub(super) struct StoredRootCause {
     pub since: Option<DateTime<Utc>>,
     pub reason: String,
     pub message: String,
+    pub cause: String,
     // As text, read straight into strings: the fleet page reads every cause's list on each
     // request, and a bad list is an error naming its row.
     pub affected: String,
@@ -55,6 +58,7 @@ impl TryFrom<StoredRootCause> for RootCauseRow {
         let state = stored.parsed("state", &row.state)?;
         Ok(RootCauseRow {
             verdict: ObjectVerdict::new(id, state, row.since, row.reason, row.message),
+            cause: stored.json("cause", &row.cause)?,
             affected: stored.json("affected", &row.affected)?,
         })
     }
@@ -190,16 +194,16 @@ async fn write_root_causes(
     }
     // Only a row that differs is updated: an unchanged one keeps its `updated_at`.
     sqlx::query!(
-        "INSERT INTO root_causes (id, cluster, state, since, reason, message, affected, updated_at)
-         SELECT i, c, s, si, r, m, a, $8 FROM UNNEST($1::text[], $2::text[], $3::text[], $4::timestamptz[],
-                                                  $5::text[], $6::text[], $7::jsonb[]) AS t(i, c, s, si, r, m, a)
+        "INSERT INTO root_causes (id, cluster, state, since, reason, message, affected, cause, updated_at)
+         SELECT i, c, s, si, r, m, a, ca, $9 FROM UNNEST($1::text[], $2::text[], $3::text[], $4::timestamptz[],
+                                                  $5::text[], $6::text[], $7::jsonb[], $8::jsonb[]) AS t(i, c, s, si, r, m, a, ca)
          ON CONFLICT (id) DO UPDATE SET
              cluster = excluded.cluster, state = excluded.state, since = excluded.since,
              reason = excluded.reason, message = excluded.message, affected = excluded.affected,
-             updated_at = excluded.updated_at
-         WHERE (root_causes.cluster, root_causes.state, root_causes.since, root_causes.reason, root_causes.message, root_causes.affected)
+             cause = excluded.cause, updated_at = excluded.updated_at
+         WHERE (root_causes.cluster, root_causes.state, root_causes.since, root_causes.reason, root_causes.message, root_causes.affected, root_causes.cause)
                IS DISTINCT FROM
-               (excluded.cluster, excluded.state, excluded.since, excluded.reason, excluded.message, excluded.affected)",
+               (excluded.cluster, excluded.state, excluded.since, excluded.reason, excluded.message, excluded.affected, excluded.cause)",
         rows.iter().map(|r| r.verdict.id.as_str()).collect::<Vec<_>>() as Vec<&str>,
         rows.iter().map(|r| r.verdict.cluster.as_str()).collect::<Vec<_>>() as Vec<&str>,
         rows.iter().map(|r| r.verdict.state.as_str()).collect::<Vec<_>>() as Vec<&str>,
@@ -207,6 +211,7 @@ async fn write_root_causes(
         rows.iter().map(|r| r.verdict.reason.as_str()).collect::<Vec<_>>() as Vec<&str>,
         rows.iter().map(|r| r.verdict.message.as_str()).collect::<Vec<_>>() as Vec<&str>,
         rows.iter().map(|r| Json(&r.affected)).collect::<Vec<_>>() as Vec<Json<&Vec<String>>>,
+        rows.iter().map(|r| Json(&r.cause)).collect::<Vec<_>>() as Vec<Json<&Cause>>,
         now,
     )
     .execute(conn)

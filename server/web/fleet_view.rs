@@ -635,6 +635,7 @@ mod tests {
                 "UpgradeFailed".to_string(),
                 "timed out".to_string(),
             ),
+            cause: Default::default(),
             affected: vec!["prod-eu-1/Kustomization/flux-system/apps".to_string()],
         };
         assert_eq!(

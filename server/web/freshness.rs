@@ -208,6 +208,7 @@ impl Freshness {
                     unproven.reason.clone(),
                     String::new(),
                 ),
+                cause: unproven.why.cause(),
                 affected,
             });
         }
@@ -398,6 +399,7 @@ mod tests {
                 "x".into(),
                 String::new(),
             ),
+            cause: Default::default(),
             affected: vec![id.to_string()],
         };
         let objects = BTreeMap::from([(

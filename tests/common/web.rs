@@ -130,6 +130,13 @@ pub fn domain_row(
     }
 }
 
+/// The cause the engine names for a Flux failure its classifier has no rule for: the
+/// controller's reason (tests give a distinct reason for a distinct cause).
+pub fn flux_failure(reason: &str) -> fleetglass::health::Cause {
+    fleetglass::health::Cause::new(fleetglass::health::CauseCode::FluxFailure)
+        .with("reason", reason)
+}
+
 pub fn cause_row(id: &str, reason: &str, affected: &[&str]) -> RootCauseRow {
     RootCauseRow {
         verdict: ObjectVerdict::new(
@@ -139,6 +146,7 @@ pub fn cause_row(id: &str, reason: &str, affected: &[&str]) -> RootCauseRow {
             reason.to_string(),
             format!("{reason}: details"),
         ),
+        cause: flux_failure(reason),
         affected: affected.iter().map(|a| a.to_string()).collect(),
     }
 }

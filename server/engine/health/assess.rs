@@ -2,16 +2,15 @@
 //! kind), then what the user asked for (suspend), then structural faults (cycles, missing
 //! references, no controller), then the kind's own rules; malformed fields never pass as green.
 
-use super::State;
 use super::Thresholds;
 use super::classify::classify;
 use super::clusters::Clusters;
 use super::controllers::{Liveness, down_reason};
 use super::cycles::Cycle;
 use super::deadlines::Clock;
-use super::finding::{Cause, EdgeSet, Finding};
+use super::finding::{EdgeSet, Finding, Propagation};
 use super::flux::{self, FluxContext};
-use super::graph::Graph;
+use super::graph::{Graph, Uncovered};
 use super::index::Index;
 use super::index::controller_of;
 use super::jobs::{assess_cron_job, assess_job, cron_job_of, succeeded_after};
@@ -19,6 +18,7 @@ use super::pods::{assess_deleting_pod, assess_pod};
 use super::revisions::same_revision;
 use super::threshold::{Timing, threshold};
 use super::workloads::assess_workload;
+use super::{Cause, CauseCode, State};
 use crate::model::{Kind, Object, ObjectId};
 use chrono::{DateTime, TimeDelta, Utc};
 
@@ -57,21 +57,27 @@ impl<'a> Assessor<'a> {
     /// Findings that make the object's own status irrelevant.
     fn precondition(&self, i: usize, object: &Object) -> Option<Finding> {
         let cluster = object.cluster.as_str();
-        if let Some(problem) = self.clusters.data_problem(cluster) {
-            let finding = Finding::new(State::Unverifiable, problem, "");
+        if let Some((cause, problem)) = self.clusters.data_problem(cluster) {
+            let finding = Finding::new(State::Unverifiable, cause, problem, "");
             return Some(
                 finding
                     .since(self.clusters.last_good(cluster))
-                    .cause(Cause::Cluster),
+                    .propagation(Propagation::Cluster),
             );
         }
         if let Some(error) = self.clusters.kind_error(cluster, object.kind) {
-            let reason = if error == super::NOT_YET_LISTED {
-                format!("{} on cluster {cluster} {error}", object.kind)
+            let (code, reason) = if error == super::NOT_YET_LISTED {
+                let reason = format!("{} on cluster {cluster} {error}", object.kind);
+                (CauseCode::KindNotYetListed, reason)
             } else {
-                format!("cannot read {} on cluster {cluster}: {error}", object.kind)
+                let reason = format!("cannot read {} on cluster {cluster}: {error}", object.kind);
+                (CauseCode::KindUnreadable, reason)
             };
-            return Some(Finding::new(State::Unverifiable, reason, error).cause(Cause::Cluster));
+            let cause = Cause::new(code).with("kind", object.kind.as_str());
+            return Some(
+                Finding::new(State::Unverifiable, cause, reason, error)
+                    .propagation(Propagation::Cluster),
+            );
         }
         if let Some(copies) = self.clusters.conflicting_copies(cluster, &self.ids[i]) {
             return Some(conflicting_copies(copies));
@@ -79,33 +85,42 @@ impl<'a> Assessor<'a> {
         if object.spec.flux.suspend && object.kind.is_flux() {
             let ready = object.condition("Ready");
             let message = ready.map(|c| c.message.as_str()).unwrap_or("");
-            let finding = Finding::new(State::Suspended, "suspended (spec.suspend)", message);
+            let suspended = |message| {
+                let cause = Cause::new(CauseCode::Suspended);
+                Finding::new(State::Suspended, cause, "suspended (spec.suspend)", message)
+            };
+            let finding = suspended(message.to_string());
             // Suspended while ready holds nothing up; suspended while not ready, or behind
             // its source, holds up whatever waits on it.
             return Some(match self.behind_source(i, object) {
-                Some(lag) => Finding::new(State::Suspended, "suspended (spec.suspend)", lag)
-                    .cause(Cause::HoldsWaiters),
+                Some(lag) => suspended(lag).propagation(Propagation::HoldsWaiters),
                 None if ready.is_some_and(|c| c.is_true()) => finding,
-                None => finding.cause(Cause::HoldsWaiters),
+                None => finding.propagation(Propagation::HoldsWaiters),
             });
         }
         if let Some(cycle) = self.cycle_of[i] {
-            let reason = format!("dependency cycle: {}", self.cycles[cycle].path);
+            let path = &self.cycles[cycle].path;
+            let cause = Cause::new(CauseCode::DependencyCycle).with("cycle", path);
+            let reason = format!("dependency cycle: {path}");
             let message = "Flux waits on a dependsOn cycle forever";
             return Some(
-                Finding::new(State::Failed, reason, message).since(not_ready_since(object)),
+                Finding::new(State::Failed, cause, reason, message).since(not_ready_since(object)),
             );
         }
-        if let Some(first) = self.graph.missing[i].first() {
+        if let Some((cause, first)) = self.graph.missing[i].first() {
             let more = self.graph.missing[i].len() - 1;
             let reason = if more > 0 {
                 format!("{first} (and {more} more)")
             } else {
                 first.clone()
             };
-            let message = self.graph.missing[i].join("; ");
+            let all: Vec<&str> = self.graph.missing[i]
+                .iter()
+                .map(|(_, m)| m.as_str())
+                .collect();
             return Some(
-                Finding::new(State::Failed, reason, message).since(not_ready_since(object)),
+                Finding::new(State::Failed, cause.clone(), reason, all.join("; "))
+                    .since(not_ready_since(object)),
             );
         }
         if let Some(finding) = uncovered(&self.graph.uncovered[i]) {
@@ -123,26 +138,28 @@ impl<'a> Assessor<'a> {
                     "no controller{shard}: Deployment {}/{} not found",
                     missing.namespace, missing.deployment
                 );
+                let cause = missing.cause();
                 Some(
                     Finding::new(
                         State::Unverifiable,
+                        cause,
                         reason,
                         "nothing reconciles this object; its status is whatever was last written",
                     )
-                    .cause(Cause::Absent(absent)),
+                    .propagation(Propagation::Absent(absent)),
                 )
             }
             &Liveness::Down(controller) => {
-                let reason = down_reason(self.index, controller, self.clock);
+                let (cause, reason) = down_reason(self.index, controller, self.clock);
                 let since = self.index.objects[controller]
                     .condition("Available")
                     .and_then(|c| c.last_transition);
                 let message =
                     "status written by a controller that is not running cannot be trusted";
                 Some(
-                    Finding::new(State::Unverifiable, reason, message)
+                    Finding::new(State::Unverifiable, cause, reason, message)
                         .since(since)
-                        .cause(Cause::Symptom(EdgeSet::CONTROLLER)),
+                        .propagation(Propagation::Symptom(EdgeSet::CONTROLLER)),
                 )
             }
             // A vanished CRD or Namespace breaks the object whatever its conditions say.
@@ -234,10 +251,11 @@ impl<'a> Assessor<'a> {
             Kind::CronJob => match self.clusters.kind_error(&object.cluster, Kind::Job) {
                 Some(error) => Finding::new(
                     State::Unverifiable,
+                    Cause::new(CauseCode::KindUnreadable).with("kind", Kind::Job.as_str()),
                     format!("its runs cannot be read: Job {error}"),
                     error,
                 )
-                .cause(Cause::Cluster),
+                .propagation(Propagation::Cluster),
                 None => self.cron_job(i, object),
             },
             // The API server sets a Namespace's deletionTimestamp and phase Terminating in the
@@ -246,6 +264,7 @@ impl<'a> Assessor<'a> {
             // cross-stack rule reads it, never as a healthy namespace.
             Kind::Namespace if object.status.phase.as_deref() == Some("Terminating") => timing
                 .in_progress(
+                    Cause::new(CauseCode::NamespaceTerminating),
                     "namespace terminating",
                     "",
                     object.deleting_since,
@@ -253,14 +272,15 @@ impl<'a> Assessor<'a> {
                 ),
             Kind::CustomResourceDefinition => match object.condition("Established") {
                 Some(established) if !established.is_true() => timing.in_progress(
+                    Cause::new(CauseCode::CrdNotEstablished),
                     "CRD not established",
                     &established.message,
                     established.last_transition,
                     EdgeSet::NONE,
                 ),
-                _ => Finding::new(State::Healthy, "exists", ""),
+                _ => exists(),
             },
-            _ => Finding::new(State::Healthy, "exists", ""),
+            _ => exists(),
         }
     }
 }
@@ -274,17 +294,29 @@ fn being_deleted(object: &Object, timing: Timing) -> Finding {
         .into_iter()
         .filter_map(|type_| object.condition(type_))
         .find(|c| c.status == crate::model::ConditionStatus::False && object.kind.is_flux());
-    let (reason, message) = match failing {
+    let deleting = Cause::new(CauseCode::Deleting);
+    let (cause, reason, message) = match failing {
         Some(ready) => {
             let classified = classify(object.kind, &ready.reason, &ready.message);
             (
+                deleting.with("reason", ready.reason.as_ref()),
                 format!("being deleted: {}", classified.reason),
                 ready.message.as_str(),
             )
         }
-        None => ("being deleted (finalizers pending)".to_string(), ""),
+        None => (
+            deleting,
+            "being deleted (finalizers pending)".to_string(),
+            "",
+        ),
     };
-    timing.in_progress(&reason, message, object.deleting_since, EdgeSet::NONE)
+    timing.in_progress(
+        cause,
+        &reason,
+        message,
+        object.deleting_since,
+        EdgeSet::NONE,
+    )
 }
 
 /// Ready and converged, but what its inventory lists is not all there: it claims to run what
@@ -305,6 +337,7 @@ fn inventory_checked(finding: Finding, missing: &[String]) -> Finding {
     );
     Finding::new(
         State::Degraded,
+        Cause::new(CauseCode::InventoryObjectMissing).with("object", first),
         format!("inventory object {first} not found{more}"),
         message,
     )
@@ -314,16 +347,31 @@ fn inventory_checked(finding: Finding, missing: &[String]) -> Finding {
 fn conflicting_copies(copies: &[String]) -> Finding {
     let reason = format!("{} differing copies in the input", copies.len());
     let message = format!("the input holds this object at {}", copies.join(", "));
-    Finding::new(State::Unverifiable, reason, message)
+    let cause = Cause::new(CauseCode::ConflictingCopies);
+    Finding::new(State::Unverifiable, cause, reason, message)
+}
+
+/// An object whose existence is its health.
+fn exists() -> Finding {
+    Finding::new(State::Healthy, Cause::new(CauseCode::Exists), "exists", "")
 }
 
 /// References to kinds the input holds nothing of: neither present nor proven absent. Only a
 /// source can be one: dependsOn names the object's own kind, which the input holds.
-fn uncovered(references: &[(String, String, String)]) -> Option<Finding> {
-    let (why, explained, _) = references.first()?;
-    let named: Vec<&str> = references.iter().map(|(.., r)| r.as_str()).collect();
-    let message = format!("{} cannot be checked: {explained}", named.join("; "));
-    Some(Finding::new(State::Unverifiable, why.clone(), message))
+fn uncovered(references: &[Uncovered]) -> Option<Finding> {
+    let first = references.first()?;
+    let named: Vec<&str> = references.iter().map(|r| r.named.as_str()).collect();
+    let message = format!(
+        "{} cannot be checked: {}",
+        named.join("; "),
+        first.explained
+    );
+    Some(Finding::new(
+        State::Unverifiable,
+        first.cause.clone(),
+        first.why.clone(),
+        message,
+    ))
 }
 
 /// A structural fault shows since the object last stopped being Ready, when it says so.
@@ -355,5 +403,6 @@ fn with_defects(object: &Object, mut finding: Finding) -> Finding {
     } else {
         format!("malformed object: {first}")
     };
-    Finding::new(State::Unverifiable, reason, all)
+    let cause = Cause::new(CauseCode::Malformed);
+    Finding::new(State::Unverifiable, cause, reason, all)
 }

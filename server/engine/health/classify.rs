@@ -4,6 +4,7 @@
 //! testable on its own and new failure shapes are one entry.
 
 use super::finding::EdgeSet;
+use super::{Cause, CauseCode};
 use crate::model::Kind;
 use std::borrow::Cow;
 
@@ -21,6 +22,10 @@ pub(super) enum Outcome {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Classified {
+    /// The condition's reason (a controller constant) and the classified words as `detail`:
+    /// rules word only names they read from the message (a webhook, a policy, a subject, a
+    /// path), never its figures, unless they say what identifies them instead.
+    pub cause: Cause,
     pub reason: String,
     pub outcome: Outcome,
     /// Problem prerequisites over these edges make the object a symptom of them.
@@ -37,6 +42,8 @@ pub(super) struct Evidence<'a> {
 struct Rule {
     applies: fn(&Evidence) -> bool,
     describe: fn(&Evidence) -> String,
+    /// What identifies the cause, where the words hold more (an error's own text).
+    identify: Option<fn(&Evidence) -> String>,
     outcome: Outcome,
     explained_by: EdgeSet,
 }
@@ -50,8 +57,16 @@ const fn rule(
     Rule {
         applies,
         describe,
+        identify: None,
         outcome,
         explained_by,
+    }
+}
+
+impl Rule {
+    const fn identified_by(mut self, identify: fn(&Evidence) -> String) -> Rule {
+        self.identify = Some(identify);
+        self
     }
 }
 
@@ -201,6 +216,14 @@ const RULES: &[Rule] = &[
         },
         FailedBy,
         EdgeSet::DEPLOYED,
+    )
+    // The error's first line is the helm library's words (release names, revisions,
+    // durations): the failing test pod identifies the cause, or the action alone.
+    .identified_by(
+        |e| match failed_test_pod(e.message).filter(|_| e.reason == "TestFailed") {
+            Some(pod) => format!("{}: pod {pod} failed", helm_action(e.reason)),
+            None => helm_action(e.reason).into(),
+        },
     ),
     rule(
         |e| matches!(e.reason, "RetriesExceeded" | "RetryLimitReached"),
@@ -338,16 +361,35 @@ pub(super) fn classify(kind: Kind, reason: &str, message: &str) -> Classified {
         message,
     };
     match RULES.iter().find(|rule| (rule.applies)(&evidence)) {
-        Some(rule) => Classified {
-            reason: (rule.describe)(&evidence),
-            outcome: rule.outcome,
-            explained_by: rule.explained_by,
-        },
+        Some(rule) => {
+            let words = (rule.describe)(&evidence);
+            let detail = match rule.identify {
+                Some(identify) => identify(&evidence),
+                None => words.clone(),
+            };
+            Classified {
+                cause: Cause::new(outcome_code(rule.outcome))
+                    .with("reason", reason)
+                    .with("detail", detail),
+                reason: words,
+                outcome: rule.outcome,
+                explained_by: rule.explained_by,
+            }
+        }
         None => Classified {
+            cause: Cause::new(CauseCode::FluxFailure).with("reason", reason),
             reason: reason.to_string(),
             outcome: Failure,
             explained_by: EdgeSet::NONE,
         },
+    }
+}
+
+fn outcome_code(outcome: Outcome) -> CauseCode {
+    match outcome {
+        Failure | FailedBy => CauseCode::FluxFailure,
+        Waiting => CauseCode::FluxWaiting,
+        InProgress => CauseCode::FluxInProgress,
     }
 }
 

@@ -5,7 +5,7 @@
 //! left behind is judged at the time it is read.
 
 use super::deadlines::Clock;
-use super::{ClusterInfo, InputEvidence};
+use super::{Cause, CauseCode, ClusterInfo, InputEvidence, cluster_of_cluster_id};
 use crate::model::{Kind, ObjectId, human};
 use chrono::{DateTime, TimeDelta, Utc};
 use std::collections::HashMap;
@@ -33,8 +33,8 @@ impl<'a> Clusters<'a> {
         self.infos.get(cluster).copied()
     }
 
-    /// Why the whole cluster's data cannot be trusted, if it cannot.
-    pub fn data_problem(&self, cluster: &str) -> Option<String> {
+    /// Why the whole cluster's data cannot be trusted, if it cannot: the cause and its reason.
+    pub fn data_problem(&self, cluster: &str) -> Option<(Cause, String)> {
         let info = self.info(cluster)?;
         if info.input.is_some() {
             return None;
@@ -52,7 +52,7 @@ impl<'a> Clusters<'a> {
             self.freshness,
             self.clock.now,
         )
-        .map(|why| why.reason(cluster))
+        .map(|why| (why.cause(), why.reason(cluster)))
     }
 
     /// Clusters given an info whose whole data cannot be trusted: each is a root cause even
@@ -90,18 +90,24 @@ impl<'a> Clusters<'a> {
         self.info(cluster)?.input.as_ref()
     }
 
-    /// The reason shown on the cluster's own root-cause entry.
-    pub fn root_reason(&self, cluster: &str) -> String {
+    /// The cause and reason on the cluster's own root-cause entry: its data untrusted, else
+    /// the kinds it cannot read (named in the cause; their errors only in the reason).
+    pub fn root_cause_of(&self, cluster: &str) -> (Cause, String) {
         if let Some(problem) = self.data_problem(cluster) {
             return problem;
         }
-        let errors: Vec<String> = self
+        let kind_errors = self
             .info(cluster)
             .into_iter()
-            .flat_map(|info| &info.kind_errors)
+            .flat_map(|info| &info.kind_errors);
+        let kinds: Vec<&str> = kind_errors.clone().map(|(kind, _)| kind.as_str()).collect();
+        let errors: Vec<String> = kind_errors
             .map(|(kind, error)| format!("cannot read {kind}: {error}"))
             .collect();
-        errors.join("; ")
+        (
+            Cause::new(CauseCode::KindUnreadable).with("kind", kinds.join(",")),
+            errors.join("; "),
+        )
     }
 
     /// When the cluster's data was last known good: the start of its unverifiable period.
@@ -145,10 +151,49 @@ impl Untrusted {
         }
     }
 
+    /// The cause as data: which of the four, and for an API server that does not answer the
+    /// class of its error, never the error's details or the age.
+    pub fn cause(&self) -> Cause {
+        match self {
+            Untrusted::NeverReached(error) => {
+                Cause::new(CauseCode::ClusterNeverReached).with("error", error_class(error))
+            }
+            Untrusted::Unreachable(error) => {
+                Cause::new(CauseCode::ClusterUnreachable).with("error", error_class(error))
+            }
+            Untrusted::NotYetListed => Cause::new(CauseCode::ClusterNotYetListed),
+            Untrusted::Stale { .. } => Cause::new(CauseCode::ClusterStale),
+        }
+    }
+
     /// The reason a verdict or root cause gives: "cluster prod-eu-1 data is 5m old …".
     pub fn reason(&self, cluster: &str) -> String {
         format!("cluster {cluster} {}", self.describe())
     }
+}
+
+/// A root cause's reason where its clusters are listed beside it (an incident on several):
+/// for a cluster that is itself the cause, without the cluster [`Untrusted::reason`] names
+/// ("data is 5m old …"); any other reason as it is.
+pub fn reason_beside_clusters<'r>(id: &str, reason: &'r str) -> &'r str {
+    match cluster_of_cluster_id(id) {
+        Some(cluster) => reason
+            .strip_prefix("cluster ")
+            .and_then(|rest| rest.strip_prefix(cluster))
+            .and_then(|rest| rest.strip_prefix(' '))
+            .unwrap_or(reason),
+        None => reason,
+    }
+}
+
+/// The collector words a cluster's error as its class, then the details after a colon
+/// ("401 Unauthorized: credentials rejected", "TLS: certificate expired", "connection
+/// refused": sources/kube/errors.rs `classify`): the class.
+fn error_class(error: &str) -> &str {
+    error
+        .split_once(':')
+        .map_or(error, |(class, _)| class)
+        .trim()
 }
 
 /// Whether the data collected from a cluster can be trusted at `now`: it was never listed in

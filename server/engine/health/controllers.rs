@@ -3,12 +3,12 @@
 //! (seed 000, incident 4: a tofu-controller in ImagePullBackOff behind days of stale status),
 //! and neither is status whose controller is not installed at all.
 
-use super::Thresholds;
 use super::deadlines::Clock;
 use super::index::Index;
 use super::pods::pod_failure;
 use super::threshold::threshold;
 use super::workloads::active_rollout;
+use super::{Cause, CauseCode, Thresholds};
 use crate::model::{Kind, Object, ObjectId};
 use std::collections::HashMap;
 
@@ -64,6 +64,13 @@ impl Absent {
     }
 
     /// What is missing, as the root cause says it.
+    pub fn cause(&self) -> Cause {
+        Cause::new(CauseCode::ControllerAbsent)
+            .with("namespace", &self.namespace)
+            .with("deployment", &self.deployment)
+            .with("shard", &self.shard)
+    }
+
     pub fn reason(&self) -> String {
         let serves = if self.shard.is_empty() {
             String::new()
@@ -146,15 +153,23 @@ fn restarting(index: &Index, deployment: usize, thresholds: &Thresholds, clock: 
     young && !failing
 }
 
-pub(super) fn down_reason(index: &Index, controller: usize, clock: Clock) -> String {
+/// Why a controller is down, named by its pods' failure when one says.
+pub(super) fn down_reason(index: &Index, controller: usize, clock: Clock) -> (Cause, String) {
     let deployment = &index.objects[controller];
     let pods = index.pods_of(controller);
     let from_pods = pods
         .iter()
         .find_map(|&pod| pod_failure(&index.objects[pod], clock));
-    let why = from_pods.unwrap_or_else(|| {
-        let desired = deployment.status.workload.as_ref().map_or(0, |w| w.desired);
-        format!("0/{desired} replicas available")
-    });
-    format!("controller {} unavailable: {why}", deployment.name)
+    let down = Cause::new(CauseCode::ControllerDown).with("controller", &deployment.name);
+    let (cause, why) = match from_pods {
+        Some((cause, why)) => (down.because(&cause), why),
+        None => {
+            let desired = deployment.status.workload.as_ref().map_or(0, |w| w.desired);
+            (down, format!("0/{desired} replicas available"))
+        }
+    };
+    (
+        cause,
+        format!("controller {} unavailable: {why}", deployment.name),
+    )
 }

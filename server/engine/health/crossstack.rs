@@ -7,7 +7,7 @@
 
 use super::finding::Finding;
 use super::index::{HashMap, Index};
-use super::{ClusterInfo, CoOwnership, CrdProvider, Dependency, State};
+use super::{Cause, CauseCode, ClusterInfo, CoOwnership, CrdProvider, Dependency, State};
 use crate::model::{Kind, Object, ObjectId};
 use chrono::SecondsFormat;
 use std::collections::BTreeMap;
@@ -197,15 +197,20 @@ pub(super) fn analyse(index: &Index, infos: &[ClusterInfo], ids: &[ObjectId]) ->
                 );
             }
         }
-        if !problems.is_empty() {
-            let reason = problems[0].clone();
+        if let Some((cause, first)) = problems.first() {
             let more = problems.len() - 1;
             let reason = if more > 0 {
-                format!("{reason} (and {more} more)")
+                format!("{first} (and {more} more)")
             } else {
-                reason
+                first.clone()
             };
-            result.broken[i] = Some(Finding::new(State::Failed, reason, problems.join("; ")));
+            let all: Vec<&str> = problems.iter().map(|(_, p)| p.as_str()).collect();
+            result.broken[i] = Some(Finding::new(
+                State::Failed,
+                cause.clone(),
+                reason,
+                all.join("; "),
+            ));
         }
     }
     for (cluster, view) in &views {
@@ -259,7 +264,7 @@ fn consume_crd(
     ids: &[ObjectId],
     consumer: usize,
     entry: &InventoryEntry,
-    problems: &mut Vec<String>,
+    problems: &mut Vec<(Cause, String)>,
     dependencies: &mut Vec<Dependency>,
 ) {
     let crd = view
@@ -309,16 +314,23 @@ fn consume_crd(
         }
     };
     match served {
-        Some(crd) if crd.deleting => problems.push(format!(
-            "CRD {} is being deleted{}",
-            crd.name,
-            provided_by(&crd.name)
+        Some(crd) if crd.deleting => problems.push((
+            consumed("crd", &crd.name, "deleting"),
+            format!(
+                "CRD {} is being deleted{}",
+                crd.name,
+                provided_by(&crd.name)
+            ),
         )),
-        Some(crd) if crd.condition("Established").is_some_and(|c| !c.is_true()) => {
-            problems.push(format!("CRD {} is not established", crd.name))
-        }
+        Some(crd) if crd.condition("Established").is_some_and(|c| !c.is_true()) => problems.push((
+            consumed("crd", &crd.name, "not_established"),
+            format!("CRD {} is not established", crd.name),
+        )),
         Some(_) => {}
-        None => problems.push(gone_crd(former, crd, entry)),
+        None => problems.push((
+            consumed("kind", &format!("{}.{}", entry.kind, entry.group), "gone"),
+            gone_crd(former, crd, entry),
+        )),
     }
 }
 
@@ -353,7 +365,7 @@ fn consume_namespace(
     ids: &[ObjectId],
     consumer: usize,
     namespace: &str,
-    problems: &mut Vec<String>,
+    problems: &mut Vec<(Cause, String)>,
     dependencies: &mut Vec<Dependency>,
 ) {
     let key = namespace_key(namespace);
@@ -379,12 +391,24 @@ fn consume_namespace(
         .map(|&p| format!(" (provided by {})", ids[p]))
         .unwrap_or_default();
     match view.namespaces.get(namespace).map(|&n| &objects[n]) {
-        None => problems.push(format!("namespace {namespace} is gone{provided_by}")),
-        Some(ns) if ns.status.phase.as_deref() == Some("Terminating") || ns.deleting => {
-            problems.push(format!("namespace {namespace} is terminating{provided_by}"))
-        }
+        None => problems.push((
+            consumed("namespace", namespace, "gone"),
+            format!("namespace {namespace} is gone{provided_by}"),
+        )),
+        Some(ns) if ns.status.phase.as_deref() == Some("Terminating") || ns.deleting => problems
+            .push((
+                consumed("namespace", namespace, "terminating"),
+                format!("namespace {namespace} is terminating{provided_by}"),
+            )),
         Some(_) => {}
     }
+}
+
+/// A consumed CRD, kind or namespace (`what` names it) in a state that breaks its consumers.
+fn consumed(what: &str, name: &str, state: &str) -> Cause {
+    Cause::new(CauseCode::CrossStack)
+        .with(what, name)
+        .with("state", state)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The engine's intermediate vocabulary: one object's own finding (from its own evidence only)
 //! and the edge kinds that say which prerequisites could explain it.
 
-use super::State;
+use super::{Cause, State};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -63,7 +63,7 @@ pub(super) struct Edge {
 
 /// How an object's own finding combines with the state of its prerequisites.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Cause {
+pub(super) enum Propagation {
     /// The cluster's data cannot be trusted: the cluster is the root cause.
     Cluster,
     /// No Deployment reconciles the object: that absent controller (an index into the
@@ -85,28 +85,36 @@ pub(super) enum Cause {
     HoldsWaiters,
 }
 
-impl Cause {
-    pub const ITSELF: Cause = Cause::Symptom(EdgeSet::NONE);
+impl Propagation {
+    pub const ITSELF: Propagation = Propagation::Symptom(EdgeSet::NONE);
 }
 
-/// What one object's own evidence says, before its prerequisites are considered.
+/// What one object's own evidence says, before its prerequisites are considered: the cause as
+/// fields, and its rendered text.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Finding {
     pub state: State,
     pub since: Option<DateTime<Utc>>,
+    pub cause: Cause,
     pub reason: String,
     pub message: String,
-    pub cause: Cause,
+    pub propagation: Propagation,
 }
 
 impl Finding {
-    pub fn new(state: State, reason: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn new(
+        state: State,
+        cause: Cause,
+        reason: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
         Finding {
             state,
             since: None,
+            cause,
             reason: reason.into(),
             message: message.into(),
-            cause: Cause::ITSELF,
+            propagation: Propagation::ITSELF,
         }
     }
 
@@ -115,8 +123,8 @@ impl Finding {
         self
     }
 
-    pub fn cause(mut self, cause: Cause) -> Self {
-        self.cause = cause;
+    pub fn propagation(mut self, propagation: Propagation) -> Self {
+        self.propagation = propagation;
         self
     }
 }

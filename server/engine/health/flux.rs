@@ -1,12 +1,12 @@
 //! Per-object rules for Flux kinds, from the object's own status only: conditions, observed
 //! generations, revisions, and time. Prerequisites are combined later (roots.rs).
 
-use super::State;
 use super::classify::{Classified, Outcome, classify, helm_action, waited_for};
-use super::finding::{Cause, EdgeSet, Finding};
+use super::finding::{EdgeSet, Finding, Propagation};
 use super::reasons::ready_is_proof;
 use super::revisions::{converged_revision, same_chart, same_revision};
 use super::threshold::Timing;
+use super::{Cause, CauseCode, State};
 use crate::model::{Condition, ConditionStatus, Kind, Object};
 
 /// What a Flux object's rules need besides the object.
@@ -30,9 +30,14 @@ pub(super) fn assess(object: &Object, context: &FluxContext) -> Finding {
             .iter()
             .filter_map(|c| c.last_transition)
             .min();
-        return context
-            .timing
-            .in_progress("no Ready condition yet", "", since, EdgeSet::WAITING);
+        let cause = Cause::new(CauseCode::NoStatusYet).with("what", "Ready");
+        return context.timing.in_progress(
+            cause,
+            "no Ready condition yet",
+            "",
+            since,
+            EdgeSet::WAITING,
+        );
     };
     match ready.status {
         ConditionStatus::True => when_ready(object, ready, context),
@@ -42,9 +47,13 @@ pub(super) fn assess(object: &Object, context: &FluxContext) -> Finding {
                 .and_then(|r| r.last_transition)
                 .or(ready.last_transition);
             let message = with_revision_lag(object, &ready.message);
-            context
-                .timing
-                .in_progress(&classified.reason, &message, since, EdgeSet::WAITING)
+            context.timing.in_progress(
+                classified.cause,
+                &classified.reason,
+                &message,
+                since,
+                EdgeSet::WAITING,
+            )
         }
         ConditionStatus::False => {
             let (classified, message) = remediated(object, ready).unwrap_or_else(|| {
@@ -53,11 +62,13 @@ pub(super) fn assess(object: &Object, context: &FluxContext) -> Finding {
             });
             match classified.outcome {
                 Outcome::Failure | Outcome::FailedBy => {
-                    Finding::new(State::Failed, &classified.reason, message)
+                    let propagation = failure_cause(&classified);
+                    Finding::new(State::Failed, classified.cause, classified.reason, message)
                         .since(ready.last_transition)
-                        .cause(failure_cause(&classified))
+                        .propagation(propagation)
                 }
                 Outcome::Waiting | Outcome::InProgress => context.timing.in_progress(
+                    classified.cause,
                     &classified.reason,
                     &with_revision_lag(object, &message),
                     ready.last_transition,
@@ -70,10 +81,10 @@ pub(super) fn assess(object: &Object, context: &FluxContext) -> Finding {
 
 /// A failure is explainable (blocked when its prerequisites are problems), unless its cause
 /// is them (a Helm wait on failing workloads): then it stays failed and takes their roots.
-fn failure_cause(classified: &Classified) -> Cause {
+fn failure_cause(classified: &Classified) -> Propagation {
     match classified.outcome {
-        Outcome::FailedBy => Cause::Symptom(classified.explained_by),
-        _ => Cause::Explainable(classified.explained_by),
+        Outcome::FailedBy => Propagation::Symptom(classified.explained_by),
+        _ => Propagation::Explainable(classified.explained_by),
     }
 }
 
@@ -86,13 +97,15 @@ fn gave_up(object: &Object, stalled: &Condition) -> Finding {
         .condition("Ready")
         .and_then(|ready| remediated(object, ready))
     {
+        let propagation = failure_cause(&remediated);
         return Finding::new(
             State::Failed,
+            remediated.cause.with("stalled", stalled.reason.as_ref()),
             format!("{} ({})", remediated.reason, stalled_as.reason),
             format!("{}: {message}", stalled.message),
         )
         .since(stalled.last_transition)
-        .cause(failure_cause(&remediated));
+        .propagation(propagation);
     }
     let why = ["Released", "Ready"]
         .into_iter()
@@ -101,22 +114,24 @@ fn gave_up(object: &Object, stalled: &Condition) -> Finding {
         .map(|c| (c, classify(object.kind, &c.reason, &c.message)))
         // the one naming what the action waited on, else Ready
         .max_by_key(|(condition, _)| waited_for(&condition.message).is_some());
-    let finding = |reason: String, message: String, cause: Cause| {
-        Finding::new(State::Failed, reason, message)
+    let finding = |classified: Classified, reason: String, message: String, propagation| {
+        let cause = classified.cause.with("stalled", stalled.reason.as_ref());
+        Finding::new(State::Failed, cause, reason, message)
             .since(stalled.last_transition)
-            .cause(cause)
+            .propagation(propagation)
     };
     match why {
-        Some((condition, why)) if why.reason != stalled_as.reason => finding(
-            format!("{} ({})", why.reason, stalled_as.reason),
-            format!("{}: {}", stalled.message, condition.message),
-            failure_cause(&why),
-        ),
-        _ => finding(
-            stalled_as.reason,
-            stalled.message.clone(),
-            Cause::Explainable(stalled_as.explained_by),
-        ),
+        Some((condition, why)) if why.reason != stalled_as.reason => {
+            let propagation = failure_cause(&why);
+            let reason = format!("{} ({})", why.reason, stalled_as.reason);
+            let message = format!("{}: {}", stalled.message, condition.message);
+            finding(why, reason, message, propagation)
+        }
+        _ => {
+            let propagation = Propagation::Explainable(stalled_as.explained_by);
+            let reason = stalled_as.reason.clone();
+            finding(stalled_as, reason, stalled.message.clone(), propagation)
+        }
     }
 }
 
@@ -140,6 +155,7 @@ fn remediated(object: &Object, ready: &Condition) -> Option<(Classified, String)
         .find(|c| c.status == ConditionStatus::False);
     let Some(failed) = failed else {
         let classified = Classified {
+            cause: Cause::new(CauseCode::FluxFailure).with("reason", ready.reason.as_ref()),
             reason: format!("Helm action failed ({outcome})"),
             outcome: Outcome::FailedBy,
             explained_by: EdgeSet::DEPLOYED,
@@ -147,6 +163,10 @@ fn remediated(object: &Object, ready: &Condition) -> Option<(Classified, String)
         return Some((classified, ready.message.clone()));
     };
     let mut classified = classify(object.kind, &failed.reason, &failed.message);
+    classified.cause = classified
+        .cause
+        .with("condition", failed.type_.as_ref())
+        .with("remediation", ready.reason.as_ref());
     let action = helm_action(&failed.reason);
     classified.reason = if classified.reason.starts_with(action) {
         format!("{} ({outcome})", classified.reason)
@@ -160,10 +180,10 @@ fn remediated(object: &Object, ready: &Condition) -> Option<(Classified, String)
 /// progress under it is still Ready: what it deployed degrades it rather than blocking it.
 fn when_ready(object: &Object, ready: &Condition, context: &FluxContext) -> Finding {
     let mut finding = ready_evidence(object, ready, context);
-    if let Cause::Explainable(set) = finding.cause
+    if let Propagation::Explainable(set) = finding.propagation
         && finding.state != State::Healthy
     {
-        finding.cause = Cause::ReadyInProgress(set);
+        finding.propagation = Propagation::ReadyInProgress(set);
     }
     finding
 }
@@ -176,9 +196,14 @@ fn ready_evidence(object: &Object, ready: &Condition, context: &FluxContext) -> 
             // The controller marks Reconciling when it starts on the new generation; before
             // that there is no trustworthy start time, so it cannot be called stuck yet.
             let since = reconciling(object).and_then(|r| r.last_transition);
-            return context
-                .timing
-                .in_progress(&reason, &ready.message, since, EdgeSet::WAITING);
+            let cause = Cause::new(CauseCode::GenerationPending);
+            return context.timing.in_progress(
+                cause,
+                &reason,
+                &ready.message,
+                since,
+                EdgeSet::WAITING,
+            );
         }
     }
     if let Some(flag) = reconciling(object) {
@@ -199,12 +224,19 @@ fn ready_evidence(object: &Object, ready: &Condition, context: &FluxContext) -> 
             ready.reason.as_ref(),
             object.kind
         );
-        return Finding::new(State::Unverifiable, reason, &ready.message)
+        let cause = Cause::new(CauseCode::UnknownReadyReason).with("reason", ready.reason.as_ref());
+        return Finding::new(State::Unverifiable, cause, reason, &ready.message)
             .since(ready.last_transition);
     }
-    Finding::new(State::Healthy, ready.reason.to_string(), &ready.message)
-        .since(ready.last_transition)
-        .cause(Cause::Explainable(EdgeSet::DEPLOYED))
+    let cause = Cause::new(CauseCode::Ready).with("reason", ready.reason.as_ref());
+    Finding::new(
+        State::Healthy,
+        cause,
+        ready.reason.to_string(),
+        &ready.message,
+    )
+    .since(ready.last_transition)
+    .propagation(Propagation::Explainable(EdgeSet::DEPLOYED))
 }
 
 /// Ready=True + Reconciling=True: a routine run for a few minutes (every HelmRelease run shows
@@ -221,6 +253,7 @@ fn reconciling_while_ready(flag: &Condition, context: &FluxContext) -> Finding {
     match overdue {
         Some(began) => Finding::new(
             State::Stale,
+            Cause::new(CauseCode::StaleStatus).with("reason", flag.reason.as_ref()),
             format!(
                 "stale status: Ready=True but Reconciling=True for {} ({detail})",
                 timing.clock.age(began)
@@ -230,11 +263,14 @@ fn reconciling_while_ready(flag: &Condition, context: &FluxContext) -> Finding {
         .since(since),
         _ => Finding::new(
             State::Progressing,
+            Cause::new(CauseCode::FluxInProgress)
+                .with("condition", "Reconciling")
+                .with("reason", flag.reason.as_ref()),
             format!("reconciling ({detail})"),
             &flag.message,
         )
         .since(since)
-        .cause(Cause::Explainable(EdgeSet::WAITING)),
+        .propagation(Propagation::Explainable(EdgeSet::WAITING)),
     }
 }
 
@@ -242,12 +278,13 @@ fn reconciling_while_ready(flag: &Condition, context: &FluxContext) -> Finding {
 fn revision_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Option<Finding> {
     if let Some((attempted, applied)) = revision_in_flight(object) {
         let reason = format!("revision {attempted} attempted but {applied} applied");
-        let since = ready.last_transition;
-        return Some(
-            context
-                .timing
-                .in_progress(&reason, &ready.message, since, EdgeSet::WAITING),
-        );
+        return Some(lagging(
+            context,
+            CauseCode::RevisionInFlight,
+            &reason,
+            ready,
+            ready.last_transition,
+        ));
     }
     let applied = converged_revision(object);
     let source = context.source?;
@@ -264,11 +301,27 @@ fn revision_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Op
         .flux
         .artifact_updated
         .or(ready.last_transition);
-    Some(
-        context
-            .timing
-            .in_progress(&reason, &ready.message, since, EdgeSet::WAITING),
-    )
+    Some(lagging(
+        context,
+        CauseCode::BehindSource,
+        &reason,
+        ready,
+        since,
+    ))
+}
+
+/// Ready, and behind: a revision in flight or one the source offers not applied yet.
+fn lagging(
+    context: &FluxContext,
+    code: CauseCode,
+    reason: &str,
+    ready: &Condition,
+    since: Option<chrono::DateTime<chrono::Utc>>,
+) -> Finding {
+    let cause = Cause::new(code);
+    context
+        .timing
+        .in_progress(cause, reason, &ready.message, since, EdgeSet::WAITING)
 }
 
 /// HelmRelease: Ready on a chart other than the one last attempted (an upgrade in flight or
@@ -285,11 +338,13 @@ fn chart_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Optio
         && attempted != deployed
     {
         let reason = format!("chart {attempted} attempted, {deployed} deployed");
-        return Some(context.timing.in_progress(
+        let since = ready.last_transition;
+        return Some(lagging(
+            context,
+            CauseCode::RevisionInFlight,
             &reason,
-            &ready.message,
-            ready.last_transition,
-            EdgeSet::WAITING,
+            ready,
+            since,
         ));
     }
     let source = context.source?;
@@ -304,11 +359,13 @@ fn chart_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Optio
         .flux
         .artifact_updated
         .or(ready.last_transition);
-    Some(
-        context
-            .timing
-            .in_progress(&reason, &ready.message, since, EdgeSet::WAITING),
-    )
+    Some(lagging(
+        context,
+        CauseCode::BehindSource,
+        &reason,
+        ready,
+        since,
+    ))
 }
 
 /// The controller's message, plus the revision it is trying when that is not the one applied:
@@ -344,16 +401,18 @@ fn without_conditions(object: &Object, context: &FluxContext) -> Finding {
     {
         return Finding::new(
             State::Healthy,
+            Cause::new(CauseCode::NoStatusByDesign),
             "OCI HelmRepository (no status by design)",
             "",
         );
     }
-    let reason = if object.status.present {
-        "no conditions yet"
+    let (what, reason) = if object.status.present {
+        ("conditions", "no conditions yet")
     } else {
-        "no status yet"
+        ("status", "no status yet")
     };
+    let cause = Cause::new(CauseCode::NoStatusYet).with("what", what);
     context
         .timing
-        .in_progress(reason, "", object.created, EdgeSet::NONE)
+        .in_progress(cause, reason, "", object.created, EdgeSet::NONE)
 }

@@ -3,7 +3,6 @@
 //! nothing are collected as findings instead, since a missing prerequisite is itself the cause
 //! (and kept as dangling edges, so pages can show what the object asked for).
 
-use super::Thresholds;
 use super::classify::failed_test_pod;
 use super::clusters::{Clusters, NOT_YET_LISTED};
 use super::controllers::{Absences, Liveness, liveness};
@@ -11,6 +10,7 @@ use super::crossstack::InventoryEntry;
 use super::deadlines::Clock;
 use super::finding::{Edge, EdgeKind};
 use super::index::Index;
+use super::{Cause, CauseCode, Thresholds};
 use crate::model::{Kind, Object, ObjectId, Ref};
 
 pub(super) struct Graph {
@@ -19,11 +19,11 @@ pub(super) struct Graph {
     pub dangling: Vec<Vec<(EdgeKind, ObjectId)>>,
     /// Per object: what it references that cannot be reconciled (absent, or a source on
     /// another shard that its source-controller cannot see).
-    pub missing: Vec<Vec<String>>,
+    pub missing: Vec<Vec<(Cause, String)>>,
     /// Per object: references to a kind the input holds no object of (no evidence either way).
     /// Per object, the references that cannot be checked: why (short, and explained), and
     /// what is referenced.
-    pub uncovered: Vec<Vec<(String, String, String)>>,
+    pub uncovered: Vec<Vec<Uncovered>>,
     pub liveness: Vec<Liveness>,
     /// The controller Deployments objects need and the input lacks.
     pub absent: Absences,
@@ -125,8 +125,20 @@ struct Builder<'i, 'a> {
     object: &'a Object,
     edges: Vec<Edge>,
     dangling: Vec<(EdgeKind, ObjectId)>,
-    missing: Vec<String>,
-    uncovered: Vec<(String, String, String)>,
+    missing: Vec<(Cause, String)>,
+    uncovered: Vec<Uncovered>,
+}
+
+/// A reference neither found nor proven absent: its kind is unread, not yet listed, or not in
+/// the input.
+#[derive(Debug, Clone)]
+pub(super) struct Uncovered {
+    pub cause: Cause,
+    /// The reason: why it cannot be checked ("cannot read HelmRepository").
+    pub why: String,
+    pub explained: String,
+    /// What it is ("source HelmRepository flux-system/podinfo").
+    pub named: String,
 }
 
 impl Builder<'_, '_> {
@@ -150,28 +162,43 @@ impl Builder<'_, '_> {
             "{what} {target_kind} {}/{}",
             reference.namespace, reference.name
         );
+        let unverifiable = |why: &str| {
+            Cause::new(CauseCode::ReferenceUnverifiable)
+                .with("kind", target_kind.as_str())
+                .with("why", why)
+        };
         // An unread or partly listed kind is no evidence of absence: never "not found".
         if let Some(error) = self.clusters.kind_error(cluster, target_kind) {
-            let (why, explained) = if error == NOT_YET_LISTED {
-                (
-                    format!("{target_kind} {error}"),
-                    "its kind's first list on the cluster has not completed".to_string(),
-                )
+            let uncovered = if error == NOT_YET_LISTED {
+                Uncovered {
+                    cause: unverifiable("not_yet_listed"),
+                    why: format!("{target_kind} {error}"),
+                    explained: "its kind's first list on the cluster has not completed".into(),
+                    named,
+                }
             } else {
-                (
-                    format!("cannot read {target_kind}"),
-                    format!("its kind cannot be read on the cluster: {error}"),
-                )
+                Uncovered {
+                    cause: unverifiable("unreadable"),
+                    why: format!("cannot read {target_kind}"),
+                    explained: format!("its kind cannot be read on the cluster: {error}"),
+                    named,
+                }
             };
-            self.uncovered.push((why, explained, named));
+            self.uncovered.push(uncovered);
         } else if self.clusters.covers(cluster, target_kind) {
-            self.missing.push(format!("{named} not found"));
+            let cause = Cause::new(CauseCode::ReferenceNotFound)
+                .with("role", what)
+                .with("kind", target_kind.as_str())
+                .with("namespace", namespace)
+                .with("name", name);
+            self.missing.push((cause, format!("{named} not found")));
         } else {
-            self.uncovered.push((
-                format!("{target_kind} not in the input"),
-                "the input holds no object of its kind".to_string(),
+            self.uncovered.push(Uncovered {
+                cause: unverifiable("not_in_input"),
+                why: format!("{target_kind} not in the input"),
+                explained: "the input holds no object of its kind".to_string(),
                 named,
-            ));
+            });
         }
         None
     }
@@ -322,7 +349,11 @@ impl Builder<'_, '_> {
             Some(own) => format!("{controller}-{own}"),
             None => controller.to_string(),
         };
-        self.missing.push(format!(
+        let cause = Cause::new(CauseCode::ReferenceOnOtherShard)
+            .with("kind", target.kind.as_str())
+            .with("namespace", target.namespace.as_str())
+            .with("name", &target.name);
+        self.missing.push((cause, format!(
             "source {} {}/{} not found by {reconciler}: the source is on {}, this {} on {} (sharding.fluxcd.io/key differs)",
             target.kind,
             target.namespace,
@@ -330,6 +361,6 @@ impl Builder<'_, '_> {
             shard(target.shard()),
             self.object.kind,
             shard(self.object.shard()),
-        ));
+        )));
     }
 }

@@ -3,10 +3,10 @@
 //! the next attempt, as a ReplicaSet's is). A failed Job a CronJob keeps only as history,
 //! after a later run of the same CronJob succeeded, is no cause.
 
-use super::State;
-use super::finding::{Cause, EdgeSet, Finding};
+use super::finding::{EdgeSet, Finding, Propagation};
 use super::pods::{containers_summary, failed_attempt, is_live, pod_failure};
 use super::threshold::Timing;
+use super::{Cause, CauseCode, State};
 use crate::model::{Condition, Object};
 
 /// Job conditions as the job controller writes them (kubernetes@v1.37.2
@@ -25,16 +25,23 @@ pub(super) fn assess_job(
                 "failed run kept as history: a later run, Job {}, succeeded",
                 later.name
             );
-            return Finding::new(State::Healthy, reason, &failed.message);
+            let cause = Cause::new(CauseCode::Superseded);
+            return Finding::new(State::Healthy, cause, reason, &failed.message);
         }
-        return Finding::new(State::Failed, failed_reason(failed, pods), &failed.message)
+        let (cause, reason) = failed_reason(failed, pods);
+        return Finding::new(State::Failed, cause, reason, &failed.message)
             .since(failed.last_transition);
     }
     if condition(job, "Complete").is_some() {
-        return Finding::new(State::Healthy, "completed", "");
+        return Finding::new(
+            State::Healthy,
+            Cause::new(CauseCode::Completed),
+            "completed",
+            "",
+        );
     }
     if job.spec.flux.suspend || condition(job, "Suspended").is_some() {
-        return Finding::new(State::Suspended, "suspended (spec.suspend)", "");
+        return suspended();
     }
     // A running attempt that will not finish by itself (a crash loop under restartPolicy
     // OnFailure, an image that cannot be pulled): the Job fails on it, as a workload does.
@@ -42,21 +49,28 @@ pub(super) fn assess_job(
         .iter()
         .filter(|pod| is_live(pod))
         .find_map(|pod| Some((pod, pod_failure(pod, timing.clock)?)));
-    if let Some((pod, failure)) = failing {
+    if let Some((pod, (cause, failure))) = failing {
         let reason = format!("pod {}: {failure}", pod.name);
-        return Finding::new(State::Failed, reason, containers_summary(pod)).since(job.created);
+        return Finding::new(State::Failed, cause, reason, containers_summary(pod))
+            .since(job.created);
     }
     let attempts = pods.iter().filter(|p| failed_attempt(p).is_some()).count();
     let reason = match attempts {
         0 => "running".to_string(),
         failed => format!("running (after {failed} failed attempts)"),
     };
-    timing.in_progress(&reason, "", job.created, EdgeSet::NONE)
+    let cause = Cause::new(CauseCode::JobRunning);
+    timing.in_progress(cause, &reason, "", job.created, EdgeSet::NONE)
+}
+
+fn suspended() -> Finding {
+    let cause = Cause::new(CauseCode::Suspended).with("field", "spec.suspend");
+    Finding::new(State::Suspended, cause, "suspended (spec.suspend)", "")
 }
 
 /// `BackoffLimitExceeded: Job has reached the specified backoff limit; pod db-migrate-x7k2p:
 /// Error (exit code 1): relation "users" already exists`: the last failed attempt's words.
-fn failed_reason(failed: &Condition, pods: &[&Object]) -> String {
+fn failed_reason(failed: &Condition, pods: &[&Object]) -> (Cause, String) {
     let last = pods
         .iter()
         .filter_map(|pod| Some((pod, failed_attempt(pod)?)))
@@ -66,9 +80,13 @@ fn failed_reason(failed: &Condition, pods: &[&Object]) -> String {
     } else {
         format!("{}: {}", failed.reason, failed.message)
     };
+    let cause = Cause::new(CauseCode::JobFailed).with("reason", failed.reason.as_ref());
     match last {
-        Some((pod, words)) => format!("{why}; pod {}: {words}", pod.name),
-        None => why,
+        Some((pod, (attempt, words))) => (
+            cause.because(&attempt),
+            format!("{why}; pod {}: {words}", pod.name),
+        ),
+        None => (cause, why),
     }
 }
 
@@ -78,16 +96,22 @@ fn failed_reason(failed: &Condition, pods: &[&Object]) -> String {
 /// the schedule working.
 pub(super) fn assess_cron_job(cron_job: &Object, latest: Option<(&Object, Finding)>) -> Finding {
     if cron_job.spec.flux.suspend {
-        return Finding::new(State::Suspended, "suspended (spec.suspend)", "");
+        return suspended();
     }
     match latest {
         Some((job, run)) if run.state.is_problem() => {
             let reason = format!("last run, Job {}: {}", job.name, run.reason);
-            Finding::new(State::Degraded, reason, &run.message)
+            let cause = Cause::new(CauseCode::LastRunFailing).because(&run.cause);
+            Finding::new(State::Degraded, cause, reason, &run.message)
                 .since(run.since)
-                .cause(Cause::Symptom(EdgeSet::DEPLOYED))
+                .propagation(Propagation::Symptom(EdgeSet::DEPLOYED))
         }
-        _ => Finding::new(State::Healthy, "scheduled", ""),
+        _ => Finding::new(
+            State::Healthy,
+            Cause::new(CauseCode::Scheduled),
+            "scheduled",
+            "",
+        ),
     }
 }
 

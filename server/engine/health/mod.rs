@@ -29,6 +29,7 @@
 //!   `degraded`.
 
 mod assess;
+mod cause;
 mod classify;
 mod clusters;
 mod controllers;
@@ -60,6 +61,8 @@ mod verdict;
 mod versions;
 mod workloads;
 
+#[cfg(test)]
+mod cause_tests;
 #[cfg(test)]
 mod controller_tests;
 #[cfg(test)]
@@ -111,7 +114,10 @@ mod verdict_tests;
 #[cfg(test)]
 mod workload_tests;
 
-pub use clusters::{NOT_YET_LISTED, Untrusted, interchangeable, untrusted_data};
+pub use cause::{Cause, CauseCode};
+pub use clusters::{
+    NOT_YET_LISTED, Untrusted, interchangeable, reason_beside_clusters, untrusted_data,
+};
 pub use cores::cores;
 pub use crossstack::InventoryEntry;
 pub use finding::EdgeKind;

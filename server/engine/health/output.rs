@@ -44,6 +44,7 @@ pub(super) fn root_causes(
                         id: to_id(root),
                         state: finding.state,
                         since: finding.since,
+                        cause: finding.cause.clone(),
                         reason: finding.reason.clone(),
                         message: finding.message.clone(),
                         affected,
@@ -54,18 +55,23 @@ pub(super) fn root_causes(
                     id: to_id(root),
                     state: State::Failed,
                     since: None,
+                    cause: absent.cause(),
                     reason: absent.reason(),
                     message: String::new(),
                     affected,
                 },
-                Root::Cluster(cluster) => RootCause {
-                    id: to_id(root),
-                    state: State::Unverifiable,
-                    since: clusters.last_good(cluster),
-                    reason: clusters.root_reason(cluster),
-                    message: String::new(),
-                    affected,
-                },
+                Root::Cluster(cluster) => {
+                    let (cause, reason) = clusters.root_cause_of(cluster);
+                    RootCause {
+                        id: to_id(root),
+                        state: State::Unverifiable,
+                        since: clusters.last_good(cluster),
+                        cause,
+                        reason,
+                        message: String::new(),
+                        affected,
+                    }
+                }
             }
         })
         .collect();
@@ -116,6 +122,7 @@ pub(super) fn verdicts(
             name: object.name.clone(),
             state: r.finding.state,
             since: r.finding.since,
+            cause: r.finding.cause,
             reason: r.finding.reason,
             message: r.finding.message,
             root_causes,

@@ -2,12 +2,12 @@
 //! Ready while its pods crash-loop). A pod's failure is named in its workload's reason; the
 //! workload, not each pod, is the root cause.
 
-use super::State;
 use super::classify::explain_message;
 use super::deadlines::Clock;
-use super::finding::{Cause, EdgeSet, Finding};
+use super::finding::{EdgeSet, Finding, Propagation};
 use super::reasons::is_failing_wait;
 use super::threshold::Timing;
+use super::{Cause, CauseCode, State};
 use crate::model::{ContainerState, Object, PodStatus, Termination};
 use chrono::{DateTime, TimeDelta, Utc};
 
@@ -24,9 +24,12 @@ pub(super) const LOOP_RESTARTS: i64 = 2;
 /// a cluster autoscaler adding a node, needs a moment.
 pub(super) const SCHEDULE_WINDOW: TimeDelta = TimeDelta::seconds(15);
 
+/// A failure's cause and its words.
+pub(super) type Failure = (Cause, String);
+
 /// Why a pod is failing, e.g. `ImagePullBackOff: Back-off pulling image "…"`. None for a pod
 /// that is fine, still starting, or left over after its controller replaced it.
-pub(super) fn pod_failure(pod: &Object, clock: Clock) -> Option<String> {
+pub(super) fn pod_failure(pod: &Object, clock: Clock) -> Option<Failure> {
     let status = pod.status.pod.as_deref()?;
     if is_terminal(status) {
         return failed_attempt(pod).filter(|_| !is_replaced(pod));
@@ -42,20 +45,32 @@ pub(super) fn pod_failure(pod: &Object, clock: Clock) -> Option<String> {
 /// Why a pod that ended in phase Failed failed: the kubelet's reason for the pod (Evicted,
 /// OutOfcpu…) when it gave one, else its first container that exited with an error, with its
 /// exit code and last words (a Job's attempt, a Helm test).
-pub(super) fn failed_attempt(pod: &Object) -> Option<String> {
+pub(super) fn failed_attempt(pod: &Object) -> Option<Failure> {
     let status = pod.status.pod.as_deref()?;
     if status.phase.as_deref() != Some("Failed") {
         return None;
     }
-    if status.reason.is_some() {
-        return Some(ended_reason(status, "pod failed"));
+    let failed = Cause::new(CauseCode::PodFailed);
+    if let Some(reason) = &status.reason {
+        return Some((
+            failed.with("reason", reason),
+            ended_reason(status, "pod failed"),
+        ));
     }
     let exit = status
         .containers
         .iter()
-        .filter_map(|c| c.terminated.as_ref())
-        .find(|t| t.is_error());
-    Some(exit.map_or_else(|| "pod failed".to_string(), exit_detail))
+        .filter_map(|c| c.terminated.as_ref().map(|t| (c, t)))
+        .find(|(_, t)| t.is_error());
+    Some(match exit {
+        Some((container, exit)) => (
+            failed
+                .with("container", &container.name)
+                .with("exit", exit.reason.as_deref().unwrap_or("Error")),
+            exit_detail(exit),
+        ),
+        None => (failed, "pod failed".to_string()),
+    })
 }
 
 /// A pod that has ended (Evicted, Completed) and that its ReplicaSet, StatefulSet or DaemonSet
@@ -83,18 +98,19 @@ pub(super) fn unready_since(pod: &Object) -> Option<DateTime<Utc>> {
 
 pub(super) fn assess_pod(pod: &Object, timing: Timing) -> Finding {
     // A pod's trouble is its workload's trouble: the workload is the root cause when it is a problem.
-    own_finding(pod, timing).cause(Cause::Symptom(EdgeSet::OWNER))
+    own_finding(pod, timing).propagation(Propagation::Symptom(EdgeSet::OWNER))
 }
 
 fn own_finding(pod: &Object, timing: Timing) -> Finding {
-    if let Some(failure) = pod_failure(pod, timing.clock) {
-        return Finding::new(State::Failed, failure, containers_summary(pod));
+    if let Some((cause, failure)) = pod_failure(pod, timing.clock) {
+        return Finding::new(State::Failed, cause, failure, containers_summary(pod));
     }
     let status = pod.status.pod.as_deref();
     let phase = status.and_then(|s| s.phase.as_deref());
     let started = status.and_then(|s| s.started).or(pod.created);
     if let (Some(node), Some(condition)) = (preempting_for(pod), not_scheduled(pod)) {
         return timing.in_progress(
+            Cause::new(CauseCode::Preempting),
             &format!("waiting for preemption on node {node}"),
             &condition.message,
             condition.last_transition.or(started),
@@ -102,23 +118,24 @@ fn own_finding(pod: &Object, timing: Timing) -> Finding {
         );
     }
     match (status, phase) {
-        (_, Some("Succeeded")) => Finding::new(State::Healthy, "completed", ""),
+        (_, Some("Succeeded")) => running("completed"),
         // Not a failure (pod_failure said so): its controller replaced it.
-        (Some(status), Some("Failed")) => Finding::new(
-            State::Healthy,
-            format!("{} (left over, replaced)", ended_reason(status, "failed")),
-            "",
-        ),
-        (_, Some("Running")) if is_ready(pod) => {
-            Finding::new(State::Healthy, "running", "").since(started)
-        }
+        (Some(status), Some("Failed")) => running(&format!(
+            "{} (left over, replaced)",
+            ended_reason(status, "failed")
+        )),
+        (_, Some("Running")) if is_ready(pod) => running("running").since(started),
         (_, Some("Running")) => {
             let ready = pod.condition("Ready");
             let reason = match ready.map(|c| c.reason.as_str()) {
                 Some(why) if !why.is_empty() => format!("containers not ready ({why})"),
                 _ => "containers not ready".to_string(),
             };
+            let cause = Cause::new(CauseCode::PodStarting)
+                .with("phase", "Running")
+                .with("reason", ready.map_or("", |c| c.reason.as_str()));
             timing.in_progress(
+                cause,
                 &reason,
                 ready.map_or("", |c| c.message.as_str()),
                 ready.and_then(|c| c.last_transition).or(started),
@@ -126,6 +143,7 @@ fn own_finding(pod: &Object, timing: Timing) -> Finding {
             )
         }
         (_, phase) => timing.in_progress(
+            Cause::new(CauseCode::PodStarting).with("phase", phase.unwrap_or("Pending")),
             &format!("pod {}", phase.unwrap_or("pending")),
             "",
             started,
@@ -136,6 +154,16 @@ fn own_finding(pod: &Object, timing: Timing) -> Finding {
 
 /// Ready as the kubelet reports it: the Ready condition, or every container ready when the
 /// condition is absent.
+/// A pod that is fine: running and ready, completed, or left over and replaced.
+fn running(reason: &str) -> Finding {
+    Finding::new(
+        State::Healthy,
+        Cause::new(CauseCode::PodRunning),
+        reason,
+        "",
+    )
+}
+
 fn is_ready(pod: &Object) -> bool {
     if let Some(ready) = pod.condition("Ready") {
         return ready.is_true();
@@ -175,16 +203,19 @@ fn container_failure(
     container: &ContainerState,
     restarts_on_error: bool,
     clock: Clock,
-) -> Option<String> {
+) -> Option<Failure> {
     let prefix = if container.init { "Init:" } else { "" };
     if let Some(waiting) = container
         .waiting_reason
         .as_deref()
         .filter(|reason| is_failing_wait(reason))
     {
+        let cause = Cause::new(CauseCode::ContainerWaiting)
+            .with("container", &container.name)
+            .with("reason", format!("{prefix}{waiting}"));
         return Some(match waiting_detail(container) {
-            Some(detail) => format!("{prefix}{waiting}: {detail}"),
-            None => format!("{prefix}{waiting}"),
+            Some(detail) => (cause, format!("{prefix}{waiting}: {detail}")),
+            None => (cause, format!("{prefix}{waiting}")),
         });
     }
     // Terminated with an error right now, between restarts: the kubelet shows it as Error or
@@ -204,11 +235,17 @@ fn container_failure(
         })
     };
     let crash = exited.or_else(between_crashes)?;
-    Some(format!(
+    // The restart count grows while the loop lasts and differs between clusters: words only.
+    let cause = Cause::new(CauseCode::CrashLoop)
+        .with("container", &container.name)
+        .with("init", if container.init { "true" } else { "" })
+        .with("exit", crash.reason.as_deref().unwrap_or("Error"));
+    let words = format!(
         "{prefix}CrashLoopBackOff: {}, {} restarts",
         exit_detail(crash),
         container.restarts
-    ))
+    );
+    Some((cause, words))
 }
 
 /// `OOMKilled (exit code 137)`, with the container's last words when it left some.
@@ -253,7 +290,7 @@ fn last_words(message: &str) -> Option<String> {
 /// `Unschedulable: 0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims…`
 /// (or `SchedulerError: …`, kubernetes@v1.37.2 pkg/scheduler/schedule_one.go), once the pod
 /// has had its scheduling window, unless a preemption is under way for it.
-fn unschedulable(pod: &Object, clock: Clock) -> Option<String> {
+fn unschedulable(pod: &Object, clock: Clock) -> Option<Failure> {
     let condition = not_scheduled(pod)?;
     if preempting_for(pod).is_some() {
         return None;
@@ -261,7 +298,13 @@ fn unschedulable(pod: &Object, clock: Clock) -> Option<String> {
     let past_window = pod
         .created
         .is_none_or(|created| clock.past(created, SCHEDULE_WINDOW));
-    past_window.then(|| format!("{}: {}", condition.reason, condition.message))
+    past_window.then(|| {
+        let cause = Cause::new(CauseCode::Unschedulable).with("reason", condition.reason.as_ref());
+        (
+            cause,
+            format!("{}: {}", condition.reason, condition.message),
+        )
+    })
 }
 
 /// PodScheduled=False for a reason the scheduler gives when it could not place the pod.
@@ -307,26 +350,36 @@ const UNCONFIRMED_DELETION: TimeDelta = TimeDelta::minutes(5);
 /// A pod being deleted: one stranded on a lost node says so (it holds its owner's replica),
 /// any other is finishing its termination.
 pub(super) fn assess_deleting_pod(pod: &Object, timing: Timing) -> Finding {
-    let reason = match stranded_on(pod, timing.clock) {
-        Some(node) => format!("stuck terminating on unreachable node {node}"),
-        None => "being deleted (finalizers pending)".to_string(),
+    let (cause, reason) = match stranded_on(pod, timing.clock) {
+        Some(node) => (
+            Cause::new(CauseCode::NodeLost).with("node", node),
+            format!("stuck terminating on unreachable node {node}"),
+        ),
+        None => (
+            Cause::new(CauseCode::Deleting),
+            "being deleted (finalizers pending)".to_string(),
+        ),
     };
     timing
-        .in_progress(&reason, "", pod.deleting_since, EdgeSet::NONE)
-        .cause(Cause::Symptom(EdgeSet::OWNER))
+        .in_progress(cause, &reason, "", pod.deleting_since, EdgeSet::NONE)
+        .propagation(Propagation::Symptom(EdgeSet::OWNER))
 }
 
 /// Rejected by the kubelet at admission (`Pod was rejected: …`, reasons OutOfcpu,
 /// OutOfmemory, NodeAffinity…: kubernetes@v1.37.2 pkg/kubelet/lifecycle/predicate.go): the
 /// reason and message, `OutOfcpu: Pod was rejected: Node didn't have enough resource: cpu…`.
-pub(super) fn rejected_at_admission(pod: &Object) -> Option<String> {
+pub(super) fn rejected_at_admission(pod: &Object) -> Option<Failure> {
     let status = pod.status.pod.as_deref()?;
     let rejected = status.phase.as_deref() == Some("Failed")
         && status
             .message
             .as_deref()
             .is_some_and(|m| m.starts_with("Pod was rejected"));
-    rejected.then(|| ended_reason(status, "rejected"))
+    rejected.then(|| {
+        let reason = status.reason.as_deref().unwrap_or("rejected");
+        let cause = Cause::new(CauseCode::AdmissionRejections).with("reason", reason);
+        (cause, ended_reason(status, "rejected"))
+    })
 }
 
 pub(super) fn containers_summary(pod: &Object) -> String {

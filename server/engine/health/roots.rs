@@ -3,9 +3,9 @@
 //! fine); an edge back into the current path (a cycle through mixed edges) is ignored, and
 //! edges inside a dependsOn cycle too (each member is already its own root cause).
 
-use super::State;
 use super::controllers::Absent;
-use super::finding::{Cause, Edge, EdgeSet, Finding};
+use super::finding::{Edge, EdgeSet, Finding, Propagation};
+use super::{Cause, CauseCode, State};
 use crate::model::Object;
 use chrono::{DateTime, Utc};
 
@@ -98,7 +98,9 @@ fn name_held_suspensions(resolved: &mut [Resolved]) {
         .iter()
         .flat_map(|r| &r.roots)
         .filter_map(|&root| match root {
-            Root::Object(i) if resolved[i].finding.cause == Cause::HoldsWaiters => Some(i),
+            Root::Object(i) if resolved[i].finding.propagation == Propagation::HoldsWaiters => {
+                Some(i)
+            }
             _ => None,
         })
         .collect();
@@ -144,17 +146,17 @@ fn combine<'a>(
             .filter(|(edge, p)| {
                 set.contains(edge.kind)
                     && (p.finding.state.is_problem()
-                        || (holds_count && p.finding.cause == Cause::HoldsWaiters))
+                        || (holds_count && p.finding.propagation == Propagation::HoldsWaiters))
             })
             .map(|(edge, p)| (edge.target, *p))
             .collect()
     };
     let explaining = |set: EdgeSet| over(set, true);
     let itself = || vec![Root::Object(node)];
-    let roots = match finding.cause {
-        Cause::Cluster => vec![Root::Cluster(&objects[node].cluster)],
-        Cause::Absent(absent) => vec![Root::Absent(&context.absent[absent])],
-        Cause::Symptom(set) if finding.state.is_problem() => {
+    let roots = match finding.propagation {
+        Propagation::Cluster => vec![Root::Cluster(&objects[node].cluster)],
+        Propagation::Absent(absent) => vec![Root::Absent(&context.absent[absent])],
+        Propagation::Symptom(set) if finding.state.is_problem() => {
             let explaining = explaining(set);
             if explaining.is_empty() {
                 itself()
@@ -162,7 +164,7 @@ fn combine<'a>(
                 roots_of(&explaining)
             }
         }
-        Cause::Explainable(set)
+        Propagation::Explainable(set)
             if finding.state.is_problem() || finding.state == State::Progressing =>
         {
             let explaining = explaining(set);
@@ -178,7 +180,7 @@ fn combine<'a>(
                 roots
             }
         }
-        Cause::ReadyInProgress(set) => {
+        Propagation::ReadyInProgress(set) => {
             let blocking = explaining(set.without(EdgeSet::DEPLOYED));
             let deployed = over(set.and(EdgeSet::DEPLOYED), false);
             if !blocking.is_empty() {
@@ -194,7 +196,7 @@ fn combine<'a>(
                 roots_of(&deployed)
             }
         }
-        Cause::Explainable(set) if finding.state == State::Healthy => {
+        Propagation::Explainable(set) if finding.state == State::Healthy => {
             let explaining = over(set, false);
             if explaining.is_empty() {
                 if let Some(finding_while) = rolling_out(objects, &finding, set, prerequisites) {
@@ -206,7 +208,9 @@ fn combine<'a>(
                 roots_of(&explaining)
             }
         }
-        Cause::Symptom(_) | Cause::Explainable(_) | Cause::HoldsWaiters => Vec::new(),
+        Propagation::Symptom(_) | Propagation::Explainable(_) | Propagation::HoldsWaiters => {
+            Vec::new()
+        }
     };
     Resolved {
         finding,
@@ -218,8 +222,8 @@ fn combine<'a>(
 fn roots_of<'a>(explaining: &[(usize, &Resolved<'a>)]) -> Vec<Root<'a>> {
     let mut roots: Vec<Root> = explaining
         .iter()
-        .flat_map(|&(i, p)| match p.finding.cause {
-            Cause::HoldsWaiters => vec![Root::Object(i)],
+        .flat_map(|&(i, p)| match p.finding.propagation {
+            Propagation::HoldsWaiters => vec![Root::Object(i)],
             _ => p.roots.clone(),
         })
         .collect();
@@ -287,9 +291,10 @@ fn blocked(
         (Some(own), Some(cause)) => Some(own.max(cause)),
         (own, cause) => own.or(cause),
     };
-    Finding::new(State::Blocked, reason, message)
+    let cause = Cause::new(CauseCode::Blocked).with("by", label(objects, first));
+    Finding::new(State::Blocked, cause, reason, message)
         .since(since)
-        .cause(own.cause)
+        .propagation(own.propagation)
 }
 
 /// Says Ready while something it deployed is still rolling out — a workload, or a release or
@@ -312,9 +317,15 @@ fn rolling_out(
         workload.finding.reason
     );
     Some(
-        Finding::new(State::Progressing, reason, &own.reason)
-            .since(workload.finding.since)
-            .cause(own.cause),
+        Finding::new(
+            State::Progressing,
+            Cause::new(CauseCode::DeployedRollingOut)
+                .with("object", label(objects, Root::Object(target.target))),
+            reason,
+            &own.reason,
+        )
+        .since(workload.finding.since)
+        .propagation(own.propagation),
     )
 }
 
@@ -342,7 +353,9 @@ fn degraded(objects: &[Object], own: Finding, explaining: &[(usize, &Resolved)])
             message => format!("{} ({message})", describe(entry)),
         })
         .collect();
-    Finding::new(State::Degraded, reason, message.join("; "))
+    let cause = Cause::new(CauseCode::DeployedUnhealthy)
+        .with("object", label(objects, Root::Object(explaining[0].0)));
+    Finding::new(State::Degraded, cause, reason, message.join("; "))
         .since(since.or(own.since))
-        .cause(own.cause)
+        .propagation(own.propagation)
 }

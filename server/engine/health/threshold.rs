@@ -3,8 +3,8 @@
 //! effective timeout, so a slow but legitimate run is never flagged.
 
 use super::deadlines::Clock;
-use super::finding::{Cause, EdgeSet, Finding};
-use super::{State, Thresholds};
+use super::finding::{EdgeSet, Finding, Propagation};
+use super::{Cause, State, Thresholds};
 use crate::model::{Kind, Object};
 use chrono::{DateTime, TimeDelta, Utc};
 
@@ -52,23 +52,25 @@ impl Timing<'_> {
     /// Work in progress: `progressing` until the threshold, `stuck` after. Without a start
     /// time of its own, its age counts from when it was first seen in progress; never seen
     /// before, it is `progressing` (never `healthy`).
+    /// Stuck or not, the cause is the same: the age is in the reason only.
     pub fn in_progress(
         &self,
+        cause: Cause,
         reason: &str,
         message: &str,
         since: Option<DateTime<Utc>>,
         explained_by: EdgeSet,
     ) -> Finding {
-        let cause = Cause::Explainable(explained_by);
+        let propagation = Propagation::Explainable(explained_by);
         if let Some((since, age)) = self.overdue(since) {
             let reason = format!("stuck for {age}: {reason}");
-            return Finding::new(State::Stuck, reason, message)
+            return Finding::new(State::Stuck, cause, reason, message)
                 .since(Some(since))
-                .cause(cause);
+                .propagation(propagation);
         }
-        Finding::new(State::Progressing, reason, message)
+        Finding::new(State::Progressing, cause, reason, message)
             .since(self.start(since))
-            .cause(cause)
+            .propagation(propagation)
     }
 
     /// The start of work begun at `since` (else first seen in progress) and its age as people
@@ -98,7 +100,12 @@ impl Timing<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::health::CauseCode;
     use crate::model::{FluxSpec, Sparse, Spec};
+
+    fn progressing() -> Cause {
+        Cause::new(CauseCode::FluxInProgress).with("reason", "Progressing")
+    }
 
     fn object(kind: Kind, interval: Option<i64>, timeout: Option<i64>) -> Object {
         Object {
@@ -193,7 +200,7 @@ mod tests {
 
     fn state_after(timing: &Timing, since: Option<DateTime<Utc>>) -> State {
         timing
-            .in_progress("Progressing", "", since, EdgeSet::NONE)
+            .in_progress(progressing(), "Progressing", "", since, EdgeSet::NONE)
             .state
     }
 
@@ -203,7 +210,13 @@ mod tests {
         let at = timing.clock.now - timing.threshold;
         assert_eq!(state_after(&timing, Some(at)), State::Progressing);
         let past = at - TimeDelta::seconds(1);
-        let finding = timing.in_progress("Progressing", "msg", Some(past), EdgeSet::NONE);
+        let finding = timing.in_progress(
+            progressing(),
+            "Progressing",
+            "msg",
+            Some(past),
+            EdgeSet::NONE,
+        );
         assert_eq!(finding.state, State::Stuck);
         assert_eq!(finding.reason, "stuck for 15m: Progressing");
         assert_eq!(finding.since, Some(past));
@@ -221,7 +234,7 @@ mod tests {
         assert_eq!(state_after(&timing(Some(at)), None), State::Progressing);
         let past = at - TimeDelta::seconds(1);
         let seen = timing(Some(past));
-        let finding = seen.in_progress("Progressing", "", None, EdgeSet::NONE);
+        let finding = seen.in_progress(progressing(), "Progressing", "", None, EdgeSet::NONE);
         assert_eq!((finding.state, finding.since), (State::Stuck, Some(past)));
         // A fresh start of its own (a new attempt, Ready rewritten) does not reset the age of
         // work first seen unsettled earlier: the earlier of the two counts.
@@ -238,17 +251,24 @@ mod tests {
     fn a_start_from_a_clock_ahead_gives_way_to_the_first_sighting() {
         let now: DateTime<Utc> = "2026-11-29T12:00:00Z".parse().unwrap();
         let ahead = Some(now + TimeDelta::hours(2));
-        let unseen = timing(None).in_progress("Progressing", "", ahead, EdgeSet::NONE);
+        let unseen =
+            timing(None).in_progress(progressing(), "Progressing", "", ahead, EdgeSet::NONE);
         assert_eq!((unseen.state, unseen.since), (State::Progressing, None));
         let recently = now - TimeDelta::minutes(1);
-        let seen = timing(Some(recently)).in_progress("Progressing", "", ahead, EdgeSet::NONE);
+        let seen = timing(Some(recently)).in_progress(
+            progressing(),
+            "Progressing",
+            "",
+            ahead,
+            EdgeSet::NONE,
+        );
         assert_eq!(
             (seen.state, seen.since),
             (State::Progressing, Some(recently))
         );
         let long_ago = now - TimeDelta::minutes(16);
         let timing = timing(Some(long_ago));
-        let stuck = timing.in_progress("Progressing", "", ahead, EdgeSet::NONE);
+        let stuck = timing.in_progress(progressing(), "Progressing", "", ahead, EdgeSet::NONE);
         assert_eq!((stuck.state, stuck.since), (State::Stuck, Some(long_ago)));
         assert_eq!(
             timing.overdue(ahead).map(|(since, _)| since),

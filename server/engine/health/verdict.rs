@@ -1,6 +1,6 @@
 //! What the engine returns: a verdict per object, the root causes, and the domain roll-ups.
 
-use super::{EdgeKind, State};
+use super::{Cause, EdgeKind, State};
 use crate::model::{Kind, ObjectId, SharedStr};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -19,6 +19,9 @@ pub struct Verdict {
     pub state: State,
     /// When the object entered this state, from the conditions' transition times.
     pub since: Option<DateTime<Utc>>,
+    /// Why, as fields (what the product reads; not in the verdict's JSON contract).
+    #[serde(skip)]
+    pub cause: Cause,
     /// Short classified reason a human can act on ("RBAC Forbidden", "admission denied by …").
     pub reason: String,
     pub message: String,
@@ -48,6 +51,9 @@ pub struct RootCause {
     pub id: ObjectId,
     pub state: State,
     pub since: Option<DateTime<Utc>>,
+    /// Why, as fields: what incidents key on (not in the JSON contract).
+    #[serde(skip)]
+    pub cause: Cause,
     pub reason: String,
     pub message: String,
     /// Every object whose verdict lists this root cause (itself included).

@@ -605,7 +605,7 @@ fn an_error_exit_is_not_a_loop_when_the_pod_never_restarts_or_is_being_deleted()
     let clock = super::deadlines::Clock::new(now(), &due);
     let on_failure = super::pods::pod_failure(&parse(&on_failure), clock);
     assert_eq!(
-        on_failure.as_deref(),
+        on_failure.as_ref().map(|(_, words)| words.as_str()),
         Some("CrashLoopBackOff: Error (exit code 143), 0 restarts")
     );
 }

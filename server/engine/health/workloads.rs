@@ -2,15 +2,16 @@
 //! are listed with their sources in docs/WORKLOADS.md). One finding per workload: its pods are
 //! evidence named in its reason, and it is the root cause of the Flux object that applied it.
 
-use super::State;
 use super::classify::explain_message;
 use super::deadlines::Clock;
 use super::finding::{EdgeSet, Finding};
 use super::pods::{
-    CRASH_LOOP_WINDOW, is_live, pod_failure, rejected_at_admission, stranded_on, unready_since,
+    CRASH_LOOP_WINDOW, Failure, is_live, pod_failure, rejected_at_admission, stranded_on,
+    unready_since,
 };
 use super::rollout::{Pending, pending};
 use super::threshold::Timing;
+use super::{Cause, CauseCode, State};
 use crate::model::{Condition, ConditionStatus, Object, WorkloadStatus};
 use chrono::{DateTime, Utc};
 
@@ -27,17 +28,25 @@ pub(super) fn assess_workload(
     is_controller: bool,
 ) -> Finding {
     let Some(counts) = workload.status.workload.as_ref() else {
-        return timing.in_progress("no status yet", "", workload.created, EdgeSet::NONE);
+        let cause = Cause::new(CauseCode::NoStatusYet);
+        return timing.in_progress(cause, "no status yet", "", workload.created, EdgeSet::NONE);
     };
     let pods = PodEvidence::gather(pods, timing.clock);
     if workload.spec.paused {
         let message = join_nonempty(&available(counts), &pods.failures());
-        return Finding::new(State::Suspended, "rollout paused (spec.paused)", message);
+        let cause = Cause::new(CauseCode::Suspended).with("field", "spec.paused");
+        return Finding::new(
+            State::Suspended,
+            cause,
+            "rollout paused (spec.paused)",
+            message,
+        );
     }
     if let Some(behind) = generation_behind(workload) {
         // The counts describe the previous spec. No object says when the spec changed, so its
         // age comes from when it was first seen in progress.
-        return timing.in_progress(&behind, &pods.failures(), None, EdgeSet::NONE);
+        let cause = Cause::new(CauseCode::GenerationPending);
+        return timing.in_progress(cause, &behind, &pods.failures(), None, EdgeSet::NONE);
     }
     // Progressing=False: past the progress deadline, or the new ReplicaSet could not be
     // created (deployment_util.go ReplicaSetCreateError): the rollout stopped.
@@ -48,14 +57,24 @@ pub(super) fn assess_workload(
         let message = join_nonempty(&deadline.message, &pods.failures());
         // The pods, the ReplicaSet's refusal or a lost node say why the rollout stalled; the
         // deadline alone does not.
-        let reason = match (pods.failing.first(), shortfall_cause(workload, &pods)) {
-            (Some((pod, failure)), _) => format!("rollout stalled: pod {pod}: {failure}"),
-            (None, Some(cause)) => format!("rollout stalled: {cause}"),
-            (None, None) => format!("rollout stalled ({})", deadline.reason.as_ref()),
+        let stalled = Cause::new(CauseCode::RolloutStalled);
+        let (cause, reason) = match (pods.failing.first(), shortfall_cause(workload, &pods)) {
+            (Some((pod, (why, failure))), _) => (
+                stalled.because(why),
+                format!("rollout stalled: pod {pod}: {failure}"),
+            ),
+            (None, Some((why, shortfall))) => (
+                stalled.because(&why),
+                format!("rollout stalled: {shortfall}"),
+            ),
+            (None, None) => (
+                stalled.with("reason", deadline.reason.as_ref()),
+                format!("rollout stalled ({})", deadline.reason.as_ref()),
+            ),
         };
-        return Finding::new(State::Failed, reason, message).since(deadline.last_transition);
+        return Finding::new(State::Failed, cause, reason, message).since(deadline.last_transition);
     }
-    if let Some((pod, failure)) = pods.failing.first() {
+    if let Some((pod, (cause, failure))) = pods.failing.first() {
         let none_available = counts.available == 0 && counts.desired > 0;
         let reason = if none_available {
             failure.clone()
@@ -64,7 +83,8 @@ pub(super) fn assess_workload(
             format!("{failing}/{} pods failing: {pod}: {failure}", pods.live)
         };
         let message = join_nonempty(&available(counts), &pods.failures());
-        return Finding::new(State::Failed, reason, message).since(unavailable_since(workload));
+        return Finding::new(State::Failed, cause.clone(), reason, message)
+            .since(unavailable_since(workload));
     }
     if let Some(finding) = recurring_rejections(workload, counts, &pods, timing.clock) {
         return finding;
@@ -72,16 +92,19 @@ pub(super) fn assess_workload(
     // A controller rolling out (Recreate leaves none available meanwhile) is judged as any
     // rollout: progressing, then stuck.
     if is_controller && counts.available == 0 && active_rollout(workload).is_none() {
-        let reason = match counts.desired {
-            0 => "scaled to zero".to_string(),
-            desired => format!("no available replicas (0/{desired})"),
+        let cause = Cause::new(CauseCode::NoAvailableReplicas);
+        let (cause, reason) = match counts.desired {
+            0 => (cause.with("scaled_to", "0"), "scaled to zero".to_string()),
+            desired => (cause, format!("no available replicas (0/{desired})")),
         };
-        return Finding::new(State::Failed, reason, available(counts))
+        return Finding::new(State::Failed, cause, reason, available(counts))
             .since(unavailable_since(workload));
     }
+    let healthy =
+        |reason: String| Finding::new(State::Healthy, Cause::new(CauseCode::Available), reason, "");
     match pending(workload, counts) {
-        None if counts.desired == 0 => Finding::new(State::Healthy, "scaled to zero", ""),
-        None => Finding::new(State::Healthy, available(counts), ""),
+        None if counts.desired == 0 => healthy("scaled to zero".into()),
+        None => healthy(available(counts)),
         Some(pending) => incomplete(workload, counts, &pending, &pods, timing),
     }
 }
@@ -102,14 +125,20 @@ fn incomplete(
             .unwrap_or_default(),
         &pods.not_ready(),
     );
-    let counts_and_cause = match shortfall_cause(workload, pods) {
-        Some(cause) => format!("{}: {cause}", pending.counts),
+    let shortfall = shortfall_cause(workload, pods);
+    let because = |cause: Cause| match &shortfall {
+        Some((why, _)) => cause.because(why),
+        None => cause,
+    };
+    let counts_and_cause = match &shortfall {
+        Some((_, words)) => format!("{}: {words}", pending.counts),
         None => pending.counts.clone(),
     };
+    let rolling_out = because(Cause::new(CauseCode::RollingOut));
     if let Some(progressing) = active_rollout(workload) {
         let since = last_progress(workload, progressing, pods);
         let reason = format!("rolling out: {counts_and_cause}");
-        return timing.in_progress(&reason, &message, since, EdgeSet::NONE);
+        return timing.in_progress(rolling_out, &reason, &message, since, EdgeSet::NONE);
     }
     // No rollout under way: a shortfall, dated by when the Deployment lost availability, else
     // by its longest-unready pod or its failing ReplicaSet.
@@ -134,11 +163,12 @@ fn incomplete(
     match timing.overdue(since) {
         Some((since, age)) if down => Finding::new(
             State::Failed,
+            because(Cause::new(CauseCode::Unavailable)),
             format!("unavailable for {age}: {}", pending.counts),
             message,
         )
         .since(Some(since)),
-        _ => timing.in_progress(&reason, &message, since, EdgeSet::NONE),
+        _ => timing.in_progress(rolling_out, &reason, &message, since, EdgeSet::NONE),
     }
 }
 
@@ -193,21 +223,38 @@ fn generation_behind(workload: &Object) -> Option<String> {
 /// (ReplicaFailure, copied onto the Deployment by its controller: kubernetes@v1.37.2
 /// pkg/controller/deployment/progress.go), else a pod stranded on a lost node, which a
 /// StatefulSet cannot replace until it is gone.
-fn shortfall_cause(workload: &Object, pods: &PodEvidence) -> Option<String> {
+fn shortfall_cause(workload: &Object, pods: &PodEvidence) -> Option<Failure> {
     if let Some(failure) = workload.condition("ReplicaFailure").filter(|c| c.is_true()) {
         let words = explain_message(&failure.message)
             .unwrap_or_else(|| failure.message.lines().next().unwrap_or("").to_string());
-        return Some(format!("{}: {words}", failure.reason));
+        let cause = Cause::new(CauseCode::ReplicaCreationRefused)
+            .with("reason", failure.reason.as_ref())
+            .with("refusal", refusal_kind(&failure.message));
+        return Some((cause, format!("{}: {words}", failure.reason)));
     }
     let stranded = pods.stranded.first()?;
     let more = match pods.stranded.len() - 1 {
         0 => String::new(),
         more => format!(" (and {more} more)"),
     };
-    Some(format!(
-        "pod {} stuck terminating on unreachable node {}{more}",
-        stranded.pod, stranded.node
+    let cause = Cause::new(CauseCode::NodeLost).with("node", stranded.node);
+    Some((
+        cause,
+        format!(
+            "pod {} stuck terminating on unreachable node {}{more}",
+            stranded.pod, stranded.node
+        ),
     ))
+}
+
+/// Which admission refused a pod, without its figures (a quota's requested and used amounts
+/// change from pod to pod): `exceeded quota: compute`, `violates PodSecurity "restricted:latest"`.
+fn refusal_kind(message: &str) -> String {
+    let refusal = message.split_once("is forbidden: ").map_or("", |(_, r)| r);
+    if let Some(quota) = refusal.strip_prefix("exceeded quota: ") {
+        return format!("exceeded quota: {}", quota.split(',').next().unwrap_or(""));
+    }
+    refusal.split(':').next().unwrap_or("").to_string()
 }
 
 /// The kubelet rejecting the workload's new pods at admission again and again (OutOfcpu,
@@ -220,7 +267,7 @@ fn recurring_rejections(
     pods: &PodEvidence,
     clock: Clock,
 ) -> Option<Finding> {
-    let (_, rejection) = pods.rejected.first()?;
+    let (_, (cause, rejection)) = pods.rejected.first()?;
     let recent = pods
         .newest_rejection
         .is_some_and(|at| !clock.past(at, CRASH_LOOP_WINDOW));
@@ -236,18 +283,18 @@ fn recurring_rejections(
         .rejected
         .iter()
         .take(10)
-        .map(|(pod, why)| format!("pod {pod}: {why}"))
+        .map(|(pod, (_, why))| format!("pod {pod}: {why}"))
         .collect();
     let message = join_nonempty(&available(counts), &named.join("; "));
-    Some(Finding::new(State::Failed, reason, message).since(pods.first_rejection))
+    Some(Finding::new(State::Failed, cause.clone(), reason, message).since(pods.first_rejection))
 }
 
 /// What the workload's live pods say: which fail and why, and since when any is unready.
 struct PodEvidence<'a> {
-    failing: Vec<(&'a str, String)>,
+    failing: Vec<(&'a str, Failure)>,
     /// Pods the kubelet rejected at admission, with why, and when the first and newest were
     /// created.
-    rejected: Vec<(&'a str, String)>,
+    rejected: Vec<(&'a str, Failure)>,
     first_rejection: Option<DateTime<Utc>>,
     newest_rejection: Option<DateTime<Utc>>,
     /// Pods left Terminating on a node that stopped reporting.
@@ -267,7 +314,7 @@ impl<'a> PodEvidence<'a> {
             .iter()
             .filter_map(|&pod| Some((pod, unready_since(pod)?)))
             .collect();
-        let rejected: Vec<(&'a Object, String)> = pods
+        let rejected: Vec<(&'a Object, Failure)> = pods
             .iter()
             .filter_map(|&pod| Some((pod, rejected_at_admission(pod)?)))
             .collect();
@@ -305,7 +352,7 @@ impl<'a> PodEvidence<'a> {
         let described: Vec<String> = self
             .failing
             .iter()
-            .map(|(name, failure)| format!("pod {name}: {failure}"))
+            .map(|(name, (_, failure))| format!("pod {name}: {failure}"))
             .collect();
         described.join("; ")
     }

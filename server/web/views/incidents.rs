@@ -7,7 +7,7 @@ use super::present::{Moment, href_of_id, label_of_id};
 use super::problems::{anchor, slug};
 use crate::alerts::{Candidate, rules};
 use crate::config::Severity;
-use crate::health::State;
+use crate::health::{State, reason_beside_clusters};
 use crate::incidents::{
     self, Cause, DomainVersion, ENTRIES_COUNTED, FLAP_WINDOW, Flap, Incident, RESOLVED_WINDOW,
     ResolvedCause, ResolvedIncident, RingOrder,
@@ -88,17 +88,12 @@ impl IncidentView {
     /// together instead of after the first.
     pub fn clusters_head(&self) -> Option<ClustersHead> {
         let incident = &self.incident;
-        let first = incident.clusters.first()?;
-        let together = incident.clusters.len() > 1
-            && (incident.root_causes.first())
-                .is_some_and(|id| crate::health::cluster_of_cluster_id(id).is_some());
+        let first = incident.root_causes.first()?;
+        let together =
+            incident.clusters.len() > 1 && crate::health::cluster_of_cluster_id(first).is_some();
         together.then(|| ClustersHead {
             who: format!("{} clusters", incident.clusters.len()),
-            why: incident
-                .reason
-                .strip_prefix(&format!("cluster {first} "))
-                .unwrap_or(&incident.reason)
-                .to_string(),
+            why: reason_beside_clusters(first, &incident.reason).to_string(),
         })
     }
 
@@ -238,6 +233,7 @@ impl Incidents {
                     .unwrap_or_else(|| "ungrouped".to_string()),
                 state: row.verdict.state,
                 since: row.verdict.since,
+                cause: row.cause.clone(),
                 reason: row.verdict.reason.clone(),
                 affected: row.affected.clone(),
                 blocks: blocked
@@ -367,6 +363,7 @@ fn severity_of(
             cluster: cause.cluster.clone(),
             ..verdict
         },
+        cause: cause.cause.clone(),
         affected_count: cause.affected.len(),
         affected_sample: Vec::new(),
         domains: cause.blocks.iter().map(|d| d.domain.clone()).collect(),
@@ -396,6 +393,7 @@ fn resolved_cause(row: &ResolvedRow) -> ResolvedCause {
         cluster: row.cluster.clone(),
         state: row.state,
         since: row.since,
+        cause: row.cause.clone(),
         reason: row.reason.clone(),
         resolved_at: row.resolved_at,
     }
@@ -424,6 +422,7 @@ mod tests {
             group: "prod".into(),
             state: State::Failed,
             since: None,
+            cause: Default::default(),
             reason: "x".into(),
             affected: vec![],
             blocks: vec![],
