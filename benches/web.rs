@@ -220,7 +220,9 @@ async fn seed(store: &Store) -> String {
         }
         let causes: Vec<RootCauseRow> = (0..CAUSES_PER_CLUSTER)
             .map(|k| {
-                let id = ObjectId(format!("{cluster}/Kustomization/ns-{k}/object-{}", k * 5));
+                let id = format!("{cluster}/Kustomization/ns-{k}/object-{}", k * 5)
+                    .parse::<ObjectId>()
+                    .unwrap();
                 RootCauseRow {
                     affected: (0..50)
                         .map(|a| format!("{cluster}/Pod/ns-{k}/object-{}", a * 5 + 4))
@@ -251,7 +253,7 @@ async fn seed(store: &Store) -> String {
                 objects: (objects_per_cluster() / DOMAINS) as i32,
                 healthy: (objects_per_cluster() / DOMAINS) as i32 - 1,
                 blockers: if d % 5 == 0 {
-                    vec![causes[0].verdict.id.0.clone()]
+                    vec![causes[0].verdict.id.to_string()]
                 } else {
                     Vec::new()
                 },
@@ -289,7 +291,9 @@ async fn seed(store: &Store) -> String {
         // object-0 (a Kustomization) provides a CRD that the next objects consume.
         let id = |i: usize| {
             let kind = KINDS[i % KINDS.len()];
-            ObjectId(format!("{cluster}/{kind}/ns-{}/object-{i}", i % DOMAINS))
+            format!("{cluster}/{kind}/ns-{}/object-{i}", i % DOMAINS)
+                .parse::<ObjectId>()
+                .unwrap()
         };
         let edges: Vec<Dependency> = (1..=20.min(objects_per_cluster() - 1))
             .map(|i| Dependency {

@@ -8,12 +8,13 @@ use chrono::{TimeDelta, Utc};
 use common::alerts::{Receiver, block_kit_problems, cause, evaluation};
 use fleetglass::alerts::rules::Policy;
 use fleetglass::alerts::silences::NewSilence;
+use fleetglass::alerts::tables::silences;
 use fleetglass::alerts::{DeliverySettings, Dispatcher, Sinks, Worker};
 use fleetglass::config::{AlertsConfig, Config, Secret, SlackTarget, WebhookTarget};
 use fleetglass::health::{Parts, State};
 use fleetglass::ingest::{Runner, RunnerSettings};
 use fleetglass::sources::demo::{WorldDiff, apply_to_config};
-use fleetglass::store::{Store, silences};
+use fleetglass::store::Store;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -600,7 +601,10 @@ async fn the_demo_fleet_pages_once_per_incident() {
     let messages = receiver.accepted();
     let mut ids: Vec<&str> = problems.iter().map(|c| c.id.as_str()).collect();
     ids.sort();
-    let mut seeds: Vec<_> = seed_incidents().into_iter().map(|c| c.id.0).collect();
+    let mut seeds: Vec<_> = seed_incidents()
+        .into_iter()
+        .map(|c| c.id.into_string())
+        .collect();
     seeds.sort();
     assert_eq!(
         ids, seeds,

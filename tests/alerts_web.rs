@@ -305,11 +305,14 @@ async fn the_page_shows_alerts_and_its_forms_need_the_csrf_cookie() {
 /// the notice queued for the sink (read back through the outbox, as the sender reads it).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_firing_alert_carries_its_warning_events_as_evidence() {
+    use fleetglass::alerts::tables::outbox;
     use fleetglass::model::{ObjectId, Warning};
-    use fleetglass::store::{outbox, write_warnings};
+    use fleetglass::store::write_warnings;
     let store = common::fresh_store().await;
     let warning = Warning {
-        regarding: ObjectId("prod-eu-1/Deployment/flux-system/tofu-controller".into()),
+        regarding: "prod-eu-1/Deployment/flux-system/tofu-controller"
+            .parse::<ObjectId>()
+            .unwrap(),
         uid: "u-1".into(),
         reason: "Failed".into(),
         note: "Failed to pull image \"ghcr.io/flux-iac/tofu-controller:v0.16.0-rc.5\"".into(),

@@ -89,7 +89,9 @@ async fn warning_events_reach_the_store_as_evidence_of_their_object() {
         Source::Kube,
         "events-test".into(),
     );
-    let id = ObjectId(format!("{one}/Kustomization/{ns}/app"));
+    let id = format!("{one}/Kustomization/{ns}/app")
+        .parse::<ObjectId>()
+        .unwrap();
     let found = eventually("the Warning event stored", DEADLINE, || async {
         let found = store.warnings_of(std::slice::from_ref(&id)).await.ok()?;
         (!found.is_empty()).then_some(found)
@@ -121,7 +123,9 @@ async fn warning_events_reach_the_store_as_evidence_of_their_object() {
     // The Service's event never arrives, however long the collector has run.
     let objects = objects_in(&store, one, &ns).await;
     assert!(!objects.is_empty());
-    let service = ObjectId(format!("{one}/Service/{ns}/web"));
+    let service = format!("{one}/Service/{ns}/web")
+        .parse::<ObjectId>()
+        .unwrap();
     assert!(store.warnings_of(&[service]).await.unwrap().is_empty());
     collector.stop().await;
 }

@@ -77,7 +77,7 @@ async fn stop_writes_what_the_last_round_could_not() {
         .fleet
         .parts()
         .flat_map(|part| &part.objects)
-        .map(|verdict| verdict.id.0.clone())
+        .map(|verdict| verdict.id.to_string())
         .collect();
     assert!(
         evaluated

@@ -215,9 +215,11 @@ async fn a_removed_crd_is_caught_on_day_0_and_the_impact_query_warned_before() {
 
     // The upgrade drops the subchart: the CRD and its inventory entry are gone.
     apply(&mut runner, &gateway(false));
-    runner.apply(SourceEvent::Delete(fleetglass::model::ObjectId(format!(
-        "{CLUSTER}/CustomResourceDefinition//{CRD}"
-    ))));
+    runner.apply(SourceEvent::Delete(
+        format!("{CLUSTER}/CustomResourceDefinition//{CRD}")
+            .parse::<fleetglass::model::ObjectId>()
+            .unwrap(),
+    ));
     runner.run_round(Utc::now()).await;
     let (_, netop) = get_json(&app, "/api/v1/objects/dev-1/HelmRelease/networking/netop").await;
     let object = if netop.get("object").is_some() {

@@ -192,7 +192,7 @@ async fn edge_lookups_use_the_edges_index_before_the_table_is_analysed() {
         |kind: &str, namespace: &str, name: &str| format!("prod-eu-1/{kind}/{namespace}/{name}");
     let edge = |kind: EdgeKind, target: String| ObjectEdge {
         kind,
-        target: ObjectId(target),
+        target: target.parse::<ObjectId>().unwrap(),
     };
     let repository = id("GitRepository", "flux-system", "repo");
     let app = |i: usize| ObjectRow {
@@ -216,11 +216,13 @@ async fn edge_lookups_use_the_edges_index_before_the_table_is_analysed() {
     drop(conn);
 
     let waiting = store
-        .waited_on_by(&ObjectId(repository.clone()), 500)
+        .waited_on_by(&repository.parse::<ObjectId>().unwrap(), 500)
         .await
         .unwrap();
     assert_eq!(waiting.len(), 500, "the first 500 of the 20,000 waiting");
-    let kustomization = ObjectId(id("Kustomization", "flux-system", "app-0"));
+    let kustomization = id("Kustomization", "flux-system", "app-0")
+        .parse::<ObjectId>()
+        .unwrap();
     assert!(store.applier(&kustomization).await.unwrap().is_none());
     sqlx::query("SELECT pg_stat_force_next_flush()")
         .execute(store.pool())
@@ -264,7 +266,9 @@ async fn json_columns_sent_as_text_are_stored_as_the_values_they_serialise() {
     .unwrap();
     let edge = ObjectEdge {
         kind: EdgeKind::DependsOn,
-        target: ObjectId("prod-eu-1/Kustomization/flux-system/infra".into()),
+        target: "prod-eu-1/Kustomization/flux-system/infra"
+            .parse::<ObjectId>()
+            .unwrap(),
     };
     let written = ObjectRow {
         // Each travels inside an array literal: quotes, backslashes, its separators and
@@ -355,7 +359,9 @@ async fn rollups_are_replaced_per_cluster() {
     let now = Utc::now();
     let cause = |cluster: &str| RootCauseRow {
         verdict: ObjectVerdict::new(
-            ObjectId(format!("{cluster}/Deployment/flux-system/tofu-controller")),
+            format!("{cluster}/Deployment/flux-system/tofu-controller")
+                .parse::<ObjectId>()
+                .unwrap(),
             State::Failed,
             None,
             "controller down".into(),
@@ -457,7 +463,9 @@ async fn rollups_write_only_the_rows_that_changed_and_resolve_the_causes_that_we
     let later = Utc.with_ymd_and_hms(2026, 11, 29, 11, 0, 0).unwrap();
     let cause = |name: &str, message: &str| RootCauseRow {
         verdict: ObjectVerdict::new(
-            ObjectId(format!("a/Kustomization/flux-system/{name}")),
+            format!("a/Kustomization/flux-system/{name}")
+                .parse::<ObjectId>()
+                .unwrap(),
             State::Failed,
             None,
             "BuildFailed".into(),
@@ -573,14 +581,17 @@ async fn cross_stack_edges_and_crd_history_round_trip() {
     let mut conn = store.pool().acquire().await.unwrap();
     let edge = Dependency {
         cluster: "dev-1".into(),
-        provider: ObjectId(gateway.into()),
-        consumer: ObjectId(netop.into()),
+        provider: gateway.parse::<ObjectId>().unwrap(),
+        consumer: netop.parse::<ObjectId>().unwrap(),
         object: crd.into(),
     };
     let shared = CoOwnership {
         cluster: "dev-1".into(),
         object: crd.into(),
-        providers: vec![ObjectId(gateway.into()), ObjectId(netop.into())],
+        providers: vec![
+            gateway.parse::<ObjectId>().unwrap(),
+            netop.parse::<ObjectId>().unwrap(),
+        ],
     };
     replace_dependencies(&mut conn, &["dev-1".to_string()], &[edge], &[shared])
         .await
@@ -602,7 +613,7 @@ async fn cross_stack_edges_and_crd_history_round_trip() {
         group: "ratelimit.solo.io".into(),
         kind: "RateLimitConfig".into(),
         crd: "ratelimitconfigs.ratelimit.solo.io".into(),
-        provider: ObjectId(gateway.into()),
+        provider: gateway.parse::<ObjectId>().unwrap(),
     };
     let seen = Utc.with_ymd_and_hms(2026, 11, 28, 14, 0, 0).unwrap();
     record_crd_providers(&mut conn, &[provider], seen)
@@ -691,7 +702,9 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
 
     let cause = RootCauseRow {
         verdict: ObjectVerdict::new(
-            ObjectId("prod-eu-1/Kustomization/flux-system/apps".into()),
+            "prod-eu-1/Kustomization/flux-system/apps"
+                .parse::<ObjectId>()
+                .unwrap(),
             State::Failed,
             None,
             "BuildFailed".into(),
@@ -821,9 +834,10 @@ async fn an_alert_row_in_the_stored_members_format_loads_and_writes_back_the_sam
     .await
     .unwrap();
     let mut conn = store.pool().acquire().await.unwrap();
-    let alerts = fleetglass::store::alerts::lock_open(&mut conn, &["prod-eu-1".into()], &[])
-        .await
-        .unwrap();
+    let alerts =
+        fleetglass::alerts::tables::alerts::lock_open(&mut conn, &["prod-eu-1".into()], &[])
+            .await
+            .unwrap();
     assert_eq!(alerts.len(), 1);
     assert_eq!(serde_json::to_value(&alerts[0].members).unwrap(), members);
     let member = &alerts[0].members[0].verdict;
@@ -837,7 +851,7 @@ async fn an_alert_row_in_the_stored_members_format_loads_and_writes_back_the_sam
         "the parts the JSON lacks are read from the id"
     );
     let id = alerts[0].id.unwrap();
-    fleetglass::store::alerts::update(&mut conn, id, &alerts[0], Utc::now())
+    fleetglass::alerts::tables::alerts::update(&mut conn, id, &alerts[0], Utc::now())
         .await
         .unwrap();
     let (stored,): (serde_json::Value,) =
@@ -924,8 +938,10 @@ async fn warning_events_are_kept_bounded_and_found_through_pods() {
     use fleetglass::model::Warning;
     use fleetglass::store::{KEPT_PER_OBJECT, delete_warnings_before, write_warnings};
     let store = common::fresh_store().await;
-    let deployment = ObjectId("prod-eu-1/Deployment/apps/api".into());
-    let pod = ObjectId("prod-eu-1/Pod/apps/api-7d9f8b6c5-x2k4q".into());
+    let deployment = "prod-eu-1/Deployment/apps/api".parse::<ObjectId>().unwrap();
+    let pod = "prod-eu-1/Pod/apps/api-7d9f8b6c5-x2k4q"
+        .parse::<ObjectId>()
+        .unwrap();
     let pod_row = ObjectRow {
         key: ObjectKey {
             cluster: "prod-eu-1".into(),

@@ -12,9 +12,9 @@
 
 use super::Notice;
 use super::sinks::{Attempt, SendError, Sent, Sinks};
+use super::tables::outbox::{self, Claimed};
 use crate::config::DeliveryConfig;
 use crate::store::Store;
-use crate::store::outbox::{self, Claimed};
 use chrono::TimeDelta;
 use std::sync::Arc;
 use std::time::Duration;

@@ -16,13 +16,13 @@ use super::grouping::{self, CauseGroup, adopted_key, merged};
 use super::lifecycle::{Context, Step, step};
 use super::rules::Policy;
 use super::sinks::Route;
+use super::tables::alerts as records;
+use super::tables::{outbox, silences};
 use crate::health::{Parts, same_cause_on};
 use crate::incidents::{REASONS_SHOWN, alert_version_split, by_reason};
 use crate::ingest::Latest;
 use crate::model::ObjectId;
 use crate::store::Store;
-use crate::store::alerts as records;
-use crate::store::{outbox, silences};
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -113,7 +113,9 @@ mod tests {
         Candidate {
             cause: Cause::new(CauseCode::FluxFailure).with("reason", reason),
             verdict: ObjectVerdict::new(
-                ObjectId(format!("{cluster}/Deployment/flux-system/tofu-controller")),
+                format!("{cluster}/Deployment/flux-system/tofu-controller")
+                    .parse::<ObjectId>()
+                    .unwrap(),
                 State::Failed,
                 None,
                 reason.into(),

@@ -176,7 +176,7 @@ mod tests {
     fn candidate_on(id: &str, affected: usize) -> Candidate {
         Candidate {
             verdict: ObjectVerdict::new(
-                ObjectId(id.into()),
+                id.parse::<ObjectId>().unwrap(),
                 State::Failed,
                 None,
                 "RBAC Forbidden".into(),
@@ -294,7 +294,7 @@ mod tests {
         let mut w = World::new();
         w.silences.push(Silence {
             id: 1,
-            root_cause: Some(candidate(1).verdict.id.0),
+            root_cause: Some(candidate(1).verdict.id.into_string()),
             domain: None,
             cluster: None,
             until: w.now + TimeDelta::days(1),

@@ -16,24 +16,24 @@ mod dispatcher;
 pub mod grouping;
 pub mod lifecycle;
 mod notice;
+pub mod records;
 pub mod rules;
 pub mod silences;
 mod sinks;
 mod slack;
+pub mod tables;
 mod webhook;
 
-// The records the store persists; their behaviour is here.
 // A rule may name only alertable states, so the config owns the test.
 pub use crate::config::alertable;
-pub use crate::store::{
-    Alert, AlertStatus, AlertView, Candidate, Delivery, Event, Notice, list_alerts,
-};
 pub use blocks::render_slack;
 pub use candidates::candidates;
 pub use delivery::{DeliverySettings, Outcome, Worker};
 pub use dispatcher::Dispatcher;
 pub use grouping::CauseGroup;
+pub use records::{Alert, AlertStatus, Candidate, Event, NewSilence, Notice, Silence};
 pub use sinks::{Route, Sinks};
+pub use tables::alerts::{AlertView, Delivery, list_alerts};
 pub use webhook::{WEBHOOK_VERSION, WebhookAlert, WebhookBody};
 
 use crate::config::{AlertRule, Config};

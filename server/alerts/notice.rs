@@ -1,5 +1,5 @@
 //! Building a notice from an alert, and what it says: the object, the clusters, the headline
-//! reason, which sinks get it. The notice itself is a stored record (`store::Notice`).
+//! reason, which sinks get it. The notice itself is a stored record (`records::Notice`).
 
 use super::{Alert, Event, Notice};
 use crate::health::reason_beside_clusters;
@@ -41,7 +41,7 @@ impl Notice {
                 )
             }),
             key: alert.key.clone(),
-            root_cause: alert.root_cause.0.clone(),
+            root_cause: alert.root_cause.to_string(),
             cluster: alert.cluster.clone(),
             clusters: alert.clusters.clone(),
             joined,

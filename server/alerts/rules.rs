@@ -61,7 +61,7 @@ mod tests {
     fn cause(id: &str, state: State, ring: &str, domains: &[&str]) -> Candidate {
         Candidate {
             verdict: ObjectVerdict::new(
-                ObjectId(id.into()),
+                id.parse::<ObjectId>().unwrap(),
                 state,
                 None,
                 String::new(),

@@ -1,7 +1,7 @@
 //! Silences: "don't tell anyone about this root cause / domain / cluster until then". Silenced
 //! alerts are still recorded; their notifications are not sent.
 
-pub use crate::store::{NewSilence, Silence};
+pub use super::records::{NewSilence, Silence};
 use chrono::{DateTime, Utc};
 
 impl Silence {

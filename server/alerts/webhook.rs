@@ -3,8 +3,9 @@
 //! trip on is a new version (a new type), never an edit of this one.
 
 use super::Notice;
+use super::{AlertStatus, Event};
+use crate::config::Severity;
 use crate::health::State;
-use crate::store::{AlertStatus, Event, Severity};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 

@@ -6,11 +6,62 @@ use super::Secret;
 use crate::health::State;
 use crate::model::{Kind, serde_go};
 // Stored with every alert, so the store owns it; a rule names one.
-pub use crate::store::Severity;
+// Most severe first: the derived order is `Critical` < `Warning` < `Info`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Deserialize,
+    serde::Serialize,
+    schemars::JsonSchema,
+    utoipa::ToSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Critical,
+    #[default]
+    Warning,
+    Info,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Critical => "critical",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+impl FromStr for Severity {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        [Severity::Critical, Severity::Warning, Severity::Info]
+            .into_iter()
+            .find(|s| s.as_str() == text)
+            .ok_or_else(|| format!("unknown severity {text:?}"))
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 use chrono::TimeDelta;
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -83,7 +83,7 @@ mod tests {
 
     fn warning(on: &str, reason: &str, count: i32, note: &str) -> Warning {
         Warning {
-            regarding: ObjectId(format!("c/Pod/apps/{on}")),
+            regarding: format!("c/Pod/apps/{on}").parse::<ObjectId>().unwrap(),
             uid: format!("{on}-{reason}-{note}"),
             reason: reason.into(),
             note: note.into(),

@@ -208,7 +208,7 @@ impl Written {
                 .as_array()
                 .into_iter()
                 .flatten()
-                .filter_map(|v| v.as_str().map(|s| ObjectId(s.to_string())))
+                .filter_map(|v| v.as_str()?.parse::<ObjectId>().ok())
                 .collect();
             by_cluster
                 .entry(&stored.cluster)
@@ -287,7 +287,11 @@ fn row_changes(
         since: verdict.since,
         reason: verdict.reason.clone(),
         message: verdict.message.clone(),
-        root_causes: verdict.root_causes.iter().map(|id| id.0.clone()).collect(),
+        root_causes: verdict
+            .root_causes
+            .iter()
+            .map(|id| id.to_string())
+            .collect(),
         domains: verdict.domains.clone(),
         edges: verdict.edges.clone(),
         body,

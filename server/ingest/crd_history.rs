@@ -93,7 +93,7 @@ impl CrdHistory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ObjectId;
+    use crate::model::{Kind, ObjectId};
 
     fn provider(by: &str) -> CrdProvider {
         CrdProvider {
@@ -101,7 +101,7 @@ mod tests {
             group: "ratelimit.solo.io".into(),
             kind: "RateLimitConfig".into(),
             crd: "ratelimitconfigs.ratelimit.solo.io".into(),
-            provider: ObjectId(by.into()),
+            provider: ObjectId::new("dev-1", Kind::HelmRelease, "gateway", by),
         }
     }
 
@@ -134,6 +134,9 @@ mod tests {
             ..ClusterInfo::default()
         }];
         history.inject(&mut clusters);
-        assert_eq!(clusters[0].former_crd_providers[0].provider.as_str(), "b");
+        assert_eq!(
+            clusters[0].former_crd_providers[0].provider.as_str(),
+            "dev-1/HelmRelease/gateway/b"
+        );
     }
 }

@@ -122,7 +122,7 @@ impl WrittenRollups {
             diff(
                 &before.causes,
                 &rollup.causes,
-                |r| (r.verdict.cluster.clone(), r.verdict.id.0.clone()),
+                |r| (r.verdict.cluster.clone(), r.verdict.id.to_string()),
                 &mut changes.causes,
             );
             diff(
@@ -135,7 +135,7 @@ impl WrittenRollups {
                 &before.dependencies,
                 &rollup.dependencies,
                 |d| {
-                    let (provider, consumer) = (d.provider.0.clone(), d.consumer.0.clone());
+                    let (provider, consumer) = (d.provider.to_string(), d.consumer.to_string());
                     (d.cluster.clone(), provider, consumer, d.object.clone())
                 },
                 &mut changes.dependencies,
@@ -230,7 +230,7 @@ fn rollup_of(cluster: &str, evaluation: &Evaluation) -> ClusterRollup {
 }
 
 fn id_strings(ids: &[ObjectId]) -> Vec<String> {
-    ids.iter().map(|id| id.0.clone()).collect()
+    ids.iter().map(|id| id.to_string()).collect()
 }
 
 #[cfg(test)]
@@ -241,7 +241,9 @@ mod tests {
     fn cause(name: &str, message: &str) -> RootCauseRow {
         RootCauseRow {
             verdict: ObjectVerdict::new(
-                ObjectId(format!("a/Kustomization/flux-system/{name}")),
+                format!("a/Kustomization/flux-system/{name}")
+                    .parse::<ObjectId>()
+                    .unwrap(),
                 State::Failed,
                 None,
                 "BuildFailed".into(),
@@ -259,7 +261,7 @@ mod tests {
             diff(
                 &pair[0],
                 &pair[1],
-                |r| (r.verdict.cluster.clone(), r.verdict.id.0.clone()),
+                |r| (r.verdict.cluster.clone(), r.verdict.id.to_string()),
                 &mut later.causes,
             );
             pending.absorb(later);
@@ -269,7 +271,7 @@ mod tests {
 
     fn messages(rows: &[&RootCauseRow]) -> Vec<String> {
         rows.iter()
-            .map(|r| format!("{} {}", r.verdict.id.0, r.verdict.message))
+            .map(|r| format!("{} {}", r.verdict.id, r.verdict.message))
             .collect()
     }
 

@@ -87,11 +87,13 @@ impl Sightings {
             }
         }
         for key in deleted {
-            let id = ObjectId(format!(
+            let id = format!(
                 "{}/{}/{}/{}",
                 key.cluster, key.kind, key.namespace, key.name
-            ));
-            self.since.remove(&id);
+            );
+            if let Ok(id) = id.parse::<ObjectId>() {
+                self.since.remove(&id);
+            }
         }
         changed
     }
@@ -147,7 +149,9 @@ mod tests {
     /// at each attempt); it goes once the object is healthy again.
     #[test]
     fn a_failed_object_keeps_its_first_sighting_until_it_is_healthy() {
-        let id = ObjectId(testkit::id("Kustomization", "flux-system", "apps"));
+        let id = testkit::id("Kustomization", "flux-system", "apps")
+            .parse::<ObjectId>()
+            .unwrap();
         let mut sightings = Sightings::default();
         let first = now();
         sightings.observe([&evaluation(true)], &[], first);

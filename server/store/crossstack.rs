@@ -2,9 +2,9 @@
 //! read by the impact query; the history survives restarts so a vanished CRD still has a name.
 
 use super::Store;
+use super::decode::Stored;
 use super::rollups::RowChanges;
 use crate::health::{CoOwnership, CrdProvider, Dependency, FormerCrdProvider};
-use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use sqlx::PgConnection;
@@ -152,19 +152,20 @@ impl Store {
         )
         .fetch_all(self.pool())
         .await?;
-        Ok(rows
-            .into_iter()
+        rows.into_iter()
             .map(|row| {
+                let provider =
+                    Stored::new("crd_providers", &row.crd).parsed("provider", &row.provider)?;
                 let former = FormerCrdProvider {
                     group: row.crd_group,
                     kind: row.crd_kind,
                     crd: row.crd,
-                    provider: ObjectId(row.provider),
+                    provider,
                     last_seen: row.last_seen,
                 };
-                (row.cluster, former)
+                Ok((row.cluster, former))
             })
-            .collect())
+            .collect()
     }
 
     /// Every edge whose provider is `provider` (one Flux object, by id).

@@ -33,7 +33,7 @@ impl std::error::Error for BadStoredValue {}
 
 /// One row of `table`, named by `id` (its integer id, or its key columns as [`Key`]), which
 /// is formatted only when a value is bad.
-pub(super) struct Stored<I> {
+pub(crate) struct Stored<I> {
     table: &'static str,
     id: I,
 }

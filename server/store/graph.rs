@@ -3,6 +3,7 @@
 //! an edge from an object's spec.
 
 use super::Store;
+use super::decode::Stored;
 use super::reads::{ObjectRecord, StoredObject, typed};
 use crate::health::{EdgeKind, ObjectEdge};
 use crate::model::ObjectId;
@@ -27,7 +28,7 @@ impl Store {
             .iter()
             .filter(|e| e.kind != EdgeKind::Applied)
             .collect();
-        let ids: Vec<String> = edges.iter().map(|e| e.target.0.clone()).collect();
+        let ids: Vec<String> = edges.iter().map(|e| e.target.to_string()).collect();
         let records = self.objects_by_ids(&ids).await?;
         Ok(edges
             .into_iter()
@@ -87,7 +88,7 @@ impl Store {
             .edges
             .iter()
             .filter(|e| e.kind == EdgeKind::Applied)
-            .map(|e| e.target.0.clone())
+            .map(|e| e.target.to_string())
             .collect();
         ids.sort_unstable();
         ids.truncate(limit);
@@ -104,17 +105,16 @@ impl Store {
         .fetch_all(self.pool())
         .await?;
         let records = self.objects_by_ids(&ids).await?;
-        Ok(ids
-            .into_iter()
+        ids.into_iter()
             .map(|id| {
-                let id = ObjectId(id);
-                Linked {
+                let id: ObjectId = Stored::new("clusters", cluster).parsed("controllers", &id)?;
+                Ok(Linked {
                     kind: EdgeKind::Controller,
                     record: records.iter().find(|r| r.verdict.id == id).cloned(),
                     id,
-                }
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// The Flux controller Deployments the engine matched on every cluster, with their rows
@@ -134,7 +134,8 @@ impl Store {
             .map(|record| (record.verdict.id.clone(), record))
             .collect();
         let mut by_cluster: BTreeMap<String, Vec<Linked>> = BTreeMap::new();
-        for id in ids.into_iter().map(ObjectId) {
+        for id in ids {
+            let id: ObjectId = Stored::new("clusters", &id).parsed("controllers", &id)?;
             let Some(cluster) = id.parts().map(|(cluster, ..)| cluster.to_string()) else {
                 continue;
             };

@@ -9,6 +9,7 @@ use crate::health::{Cause, State};
 use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
+use std::collections::HashMap;
 
 /// One object's newest entries into a problem state since a moment: how many were counted,
 /// and the first and the last of those.
@@ -123,16 +124,18 @@ impl Store {
         // Matched column by column so the lookup uses transitions_object (cluster, kind,
         // namespace, name, at): a concatenated id would scan every transition of the window.
         let mut columns: [Vec<&str>; 4] = Default::default();
+        let mut asked = HashMap::new();
         for id in ids {
-            if let Some((cluster, kind, namespace, name)) = ObjectId::split(id) {
+            if let Some(parts @ (cluster, kind, namespace, name)) = ObjectId::split(id) {
                 for (column, value) in columns.iter_mut().zip([cluster, kind, namespace, name]) {
                     column.push(value);
                 }
+                asked.insert(parts, id);
             }
         }
         let [clusters, kinds, namespaces, names] = columns;
         let rows = sqlx::query!(
-            r#"SELECT c.cluster || '/' || c.kind || '/' || c.namespace || '/' || c.name AS "id!",
+            r#"SELECT c.cluster AS "cluster!", c.kind AS "kind!", c.namespace AS "namespace!", c.name AS "name!",
                       count(*) AS "times!", min(e.at) AS "first!", max(e.at) AS "last!"
              FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[])
                   AS c(cluster, kind, namespace, name)
@@ -154,15 +157,23 @@ impl Store {
         )
         .fetch_all(self.pool())
         .await?;
+        // Each row answers the id it was asked for, as asked (never an id spelled here).
         Ok(rows
             .into_iter()
-            .map(|row| {
+            .filter_map(|row| {
+                let parts = (
+                    row.cluster.as_str(),
+                    row.kind.as_str(),
+                    row.namespace.as_str(),
+                    row.name.as_str(),
+                );
+                let id = (*asked.get(&parts)?).clone();
                 let entries = ProblemEntries {
                     times: usize::try_from(row.times).unwrap_or(0),
                     first: row.first,
                     last: row.last,
                 };
-                (row.id, entries)
+                Some((id, entries))
             })
             .collect())
     }

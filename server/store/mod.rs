@@ -7,8 +7,6 @@
 //! parameter: a column of borrowed text is passed as `column as Vec<&str>`, which skips that
 //! one check (Postgres still checks the type).
 
-mod alert_records;
-pub mod alerts;
 pub mod audit;
 mod clusters;
 mod crossstack;
@@ -18,26 +16,21 @@ mod graph;
 mod incident_history;
 pub mod leases;
 mod objects;
-pub mod outbox;
 mod progress;
 mod reads;
 pub mod retention;
 mod rollups;
 pub mod sign_ins;
-pub mod silences;
 mod suggestions;
 mod verdict;
 mod warnings;
 pub mod web_sessions;
 
-pub use alert_records::{
-    Alert, AlertStatus, Candidate, Event, NewSilence, Notice, Severity, Silence,
-};
-pub use alerts::{AlertView, Delivery, list_alerts};
 pub use audit::{AuditEvent, NewAuditEvent};
 pub use clusters::{ClusterRow, upsert_clusters};
 pub use crossstack::{DependencyRow, record_crd_providers, replace_dependencies};
 pub use decode::BadStoredValue;
+pub(crate) use decode::Stored;
 pub use delivery::{
     ClusterDurations, DURATIONS_KEPT, OutageRow, RolloutRow, SeededHistory, VersionSummary,
     is_outage, version_in_flight,
@@ -46,6 +39,7 @@ pub use graph::Linked;
 pub use incident_history::{ProblemEntries, ResolvedRow};
 pub use objects::{ChangeSet, JsonText, ObjectKey, ObjectRow, TransitionRow, write_changes};
 pub use progress::{SightingChanges, write_seen_in_progress};
+pub(crate) use reads::typed;
 pub use reads::{ObjectFilter, ObjectPage, ObjectRecord, TransitionRecord, key_of_id};
 pub use rollups::{
     DomainRow, ROLLUPS_CHANNEL, RollupWrite, RootCauseRow, RowChanges, replace_rollups,

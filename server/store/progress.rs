@@ -2,6 +2,7 @@
 //! written with each batch, only what changed.
 
 use super::Store;
+use super::decode::Stored;
 use crate::model::ObjectId;
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
@@ -31,10 +32,12 @@ impl Store {
         )
         .fetch_all(self.pool())
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|row| (ObjectId(row.id), row.since))
-            .collect())
+        rows.into_iter()
+            .map(|row| {
+                let id = Stored::new("seen_in_progress", &row.id).parsed("id", &row.id)?;
+                Ok((id, row.since))
+            })
+            .collect()
     }
 }
 

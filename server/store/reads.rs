@@ -69,7 +69,7 @@ impl TryFrom<StoredObject> for ObjectRecord {
 }
 
 /// Reads stored rows as their typed records; the first bad one fails the read.
-pub(super) fn typed<S, T: TryFrom<S, Error = sqlx::Error>>(
+pub(crate) fn typed<S, T: TryFrom<S, Error = sqlx::Error>>(
     rows: Vec<S>,
 ) -> Result<Vec<T>, sqlx::Error> {
     rows.into_iter().map(T::try_from).collect()
@@ -284,7 +284,7 @@ impl Store {
             );
             let kind: Kind = stored.parsed("kind", &row.kind)?;
             let id = ObjectId::new(&row.cluster, kind, &row.namespace, &row.name);
-            ids.entry(row.cluster).or_default().push(id.0);
+            ids.entry(row.cluster).or_default().push(id.into_string());
         }
         Ok(ids)
     }

@@ -2,6 +2,7 @@
 //! grows in place), at most [`KEPT_PER_OBJECT`] per object, read newest first.
 
 use super::Store;
+use super::decode::Stored;
 use super::objects::Columns;
 use crate::model::{ObjectId, Warning};
 use chrono::{DateTime, Utc};
@@ -136,11 +137,12 @@ impl Store {
         )
         .fetch_all(self.pool())
         .await?;
-        Ok(rows
-            .into_iter()
+        rows.into_iter()
             .map(|row| {
+                let stored = Stored::new("warning_events", row.uid.clone());
+                let regarding = [row.cluster, row.kind, row.namespace, row.name].join("/");
                 let warning = Warning {
-                    regarding: ObjectId([row.cluster, row.kind, row.namespace, row.name].join("/")),
+                    regarding: stored.parsed("object", &regarding)?,
                     uid: row.uid,
                     reason: row.reason,
                     note: row.note,
@@ -148,8 +150,8 @@ impl Store {
                     last_seen: row.last_seen,
                     reporter: row.reporter,
                 };
-                (ObjectId(row.asked), warning)
+                Ok((stored.parsed("asked", &row.asked)?, warning))
             })
-            .collect())
+            .collect()
     }
 }

@@ -629,7 +629,9 @@ mod tests {
     fn a_root_cause_in_the_fleet_api_has_exactly_the_fields_it_always_had() {
         let row = RootCauseRow {
             verdict: ObjectVerdict::new(
-                ObjectId("prod-eu-1/HelmRelease/apps/payments".to_string()),
+                "prod-eu-1/HelmRelease/apps/payments"
+                    .parse::<ObjectId>()
+                    .unwrap(),
                 State::Degraded,
                 Some(Utc.with_ymd_and_hms(2026, 11, 20, 10, 0, 0).unwrap()),
                 "UpgradeFailed".to_string(),

@@ -149,7 +149,7 @@ impl Freshness {
                 row.state = State::Unverifiable;
                 row.fully_healthy = false;
                 row.healthy = 0;
-                row.blockers = vec![cluster_id(&row.cluster).0];
+                row.blockers = vec![cluster_id(&row.cluster).into_string()];
             }
         }
         let present: BTreeSet<(String, String)> = rows
@@ -172,7 +172,7 @@ impl Freshness {
                         fully_healthy: false,
                         objects: 0,
                         healthy: 0,
-                        blockers: vec![cluster_id(&cluster.name).0],
+                        blockers: vec![cluster_id(&cluster.name).into_string()],
                     });
                 }
             }
@@ -338,7 +338,7 @@ mod tests {
 
     fn healthy(id: &str) -> ObjectVerdict {
         ObjectVerdict::new(
-            ObjectId(id.into()),
+            id.parse::<ObjectId>().unwrap(),
             State::Healthy,
             None,
             "ready".into(),
@@ -384,7 +384,10 @@ mod tests {
         for cluster in ["old", "configured", "down"] {
             assert_eq!(by[cluster].state, State::Unverifiable, "{cluster}");
             assert!(!by[cluster].fully_healthy, "{cluster}");
-            assert_eq!(by[cluster].blockers, vec![cluster_id(cluster).0]);
+            assert_eq!(
+                by[cluster].blockers,
+                vec![cluster_id(cluster).into_string()]
+            );
         }
     }
 
@@ -393,7 +396,7 @@ mod tests {
         let (freshness, _) = judged();
         let cause = |id: &str| RootCauseRow {
             verdict: ObjectVerdict::new(
-                ObjectId(id.into()),
+                id.parse::<ObjectId>().unwrap(),
                 State::Failed,
                 None,
                 "x".into(),

@@ -138,7 +138,7 @@ impl Scope {
             .root_cause
             .parts()
             .map(|(_, _, ns, _)| ns.to_string())?;
-        let is_cluster = crate::health::cluster_of_cluster_id(&alert.root_cause.0).is_some();
+        let is_cluster = crate::health::cluster_of_cluster_id(alert.root_cause.as_str()).is_some();
         let seen = |cluster: &String| match is_cluster {
             true => self.sees_cluster(cluster),
             false => self.sees_object(cluster, &namespace),
@@ -146,8 +146,7 @@ impl Scope {
         let clusters: Vec<String> = alert.clusters.iter().filter(|c| seen(c)).cloned().collect();
         let first = clusters.first()?.clone();
         if first != alert.cluster {
-            let (_, kind, ns, name) = alert.root_cause.parts()?;
-            alert.root_cause = crate::model::ObjectId(format!("{first}/{kind}/{ns}/{name}"));
+            alert.root_cause = crate::health::same_cause_on(alert.root_cause.as_str(), &first);
             alert.cluster = first;
         }
         alert.clusters = clusters;
@@ -284,7 +283,7 @@ impl Scope {
         if self.is_everything() {
             return rows;
         }
-        rows.retain(|row| self.sees_id(&row.verdict.id.0));
+        rows.retain(|row| self.sees_id(row.verdict.id.as_str()));
         for row in &mut rows {
             row.affected.retain(|id| self.sees_id(id));
         }

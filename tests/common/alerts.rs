@@ -303,7 +303,7 @@ pub fn block_kit_problems(message: &Value) -> Vec<String> {
 /// A root cause with `affected` symptoms (plus itself) on its cluster.
 pub fn cause(id: &str, state: State, reason: &str, affected: usize, since_hours: i64) -> RootCause {
     let cluster = id.split('/').next().unwrap();
-    let oid = ObjectId(id.to_string());
+    let oid = id.parse::<ObjectId>().unwrap();
     let mut all = vec![oid.clone()];
     all.extend((0..affected).map(|i| {
         ObjectId::new(

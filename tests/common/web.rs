@@ -140,7 +140,7 @@ pub fn flux_failure(reason: &str) -> fleetglass::health::Cause {
 pub fn cause_row(id: &str, reason: &str, affected: &[&str]) -> RootCauseRow {
     RootCauseRow {
         verdict: ObjectVerdict::new(
-            ObjectId(id.to_string()),
+            id.parse::<ObjectId>().unwrap(),
             State::Failed,
             Some(Utc::now() - TimeDelta::minutes(38)),
             reason.to_string(),

@@ -93,7 +93,7 @@ impl Fleetglass {
                 .await
                 .expect("read root causes")
                 .into_iter()
-                .filter(|c| ids.contains(&c.verdict.id.0))
+                .filter(|c| ids.contains(&c.verdict.id.to_string()))
                 .map(|c| json!({"id": c.verdict.id, "state": c.verdict.state, "reason": c.verdict.reason, "message": c.verdict.message, "affected": c.affected}))
                 .collect();
             let domains: Vec<Value> = self

@@ -7,10 +7,12 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-/// `cluster/Kind/namespace/name`; the namespace is empty for cluster-scoped objects.
+/// `cluster/Kind/namespace/name`; the namespace is empty for cluster-scoped objects. Outside
+/// the engine an id is made by [`ObjectId::new`] from its parts or read back from text with
+/// `parse` (`FromStr`), never spelled by hand.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct ObjectId(pub String);
+pub struct ObjectId(pub(crate) String);
 
 impl ObjectId {
     /// The one constructor, with the one scope rule every path (watch events, parsing, the
@@ -28,6 +30,10 @@ impl ObjectId {
 
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
     }
 
     /// Splits the id back into (cluster, kind, namespace, name).

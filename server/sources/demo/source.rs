@@ -241,7 +241,7 @@ mod verdict_tests {
                 .find(|v| v.id.as_str() == id)
                 .unwrap_or_else(|| panic!("no verdict for {id}"))
         };
-        let id = |s: &str| ObjectId(s.to_string());
+        let id = |s: &str| s.parse::<ObjectId>().unwrap();
         let tofu = "prod-eu-1/Deployment/flux-system/tofu-controller";
         let terraform = verdict("prod-eu-1/Terraform/flux-system/nlb-security-groups");
         assert_eq!(terraform.state, State::Unverifiable);

@@ -5,9 +5,9 @@
 //! without a CORS preflight, which this server never grants.
 
 use crate::alerts::silences::{NewSilence, Silence};
+use crate::alerts::tables::silences;
 use crate::alerts::{AlertView, list_alerts};
 use crate::store::audit::{self, NewAuditEvent};
-use crate::store::silences;
 use crate::web::AppState;
 use crate::web::audit::Source;
 use crate::web::auth::Identity;

@@ -3,10 +3,10 @@
 
 use super::render;
 use crate::alerts::silences::{MAX_SILENCE, NewSilence, Silence};
+use crate::alerts::tables::silences;
 use crate::alerts::{AlertView, Delivery};
 use crate::model::{human, parse_go_duration};
 use crate::store::audit::{self, NewAuditEvent};
-use crate::store::silences;
 use crate::web::AppState;
 use crate::web::api::alerts::{AlertsReply, add_silence};
 use crate::web::audit::Source;
@@ -353,7 +353,7 @@ fn row(alert: AlertView, domains: &[crate::health::DomainSpec], now: DateTime<Ut
             0 | 1 => Vec::new(),
             _ => alert.clusters,
         },
-        root_cause: alert.root_cause.0,
+        root_cause: alert.root_cause.into_string(),
     }
 }
 
@@ -370,7 +370,7 @@ fn silence_targets(root_cause: &str, clusters: &[String]) -> Vec<SilenceTarget> 
         .iter()
         .map(|cluster| SilenceTarget {
             cluster: cluster.clone(),
-            root_cause: crate::health::same_cause_on(root_cause, cluster).0,
+            root_cause: crate::health::same_cause_on(root_cause, cluster).into_string(),
         })
         .collect()
 }

@@ -78,10 +78,10 @@ impl ClusterDetail {
         let mut records = store
             .objects_of_kinds(name, &["Kustomization", "HelmRelease"])
             .await?;
-        records.retain(|r| scope.sees_id(&r.verdict.id.0));
+        records.retain(|r| scope.sees_id(r.verdict.id.as_str()));
         let records = freshness.records(records);
         let mut linked = store.controllers(name).await?;
-        linked.retain(|l| scope.sees_id(&l.id.0));
+        linked.retain(|l| scope.sees_id(l.id.as_str()));
         let controllers = controllers(&linked, now);
         let fresh = freshness.is_fresh(name);
         Ok(ClusterDetail {

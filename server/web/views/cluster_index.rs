@@ -58,7 +58,7 @@ impl ClusterIndex {
                 Ok(store.controllers_everywhere().await?)
             })?;
         for linked in controllers.values_mut() {
-            linked.retain(|l| scope.sees_id(&l.id.0));
+            linked.retain(|l| scope.sees_id(l.id.as_str()));
         }
         // A ring no cluster is in is a bad filter value (400), never an empty "all fine" list.
         if let Some(group) = &group

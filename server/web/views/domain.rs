@@ -302,7 +302,7 @@ pub async fn blockers_of(
     Ok(freshness
         .root_causes(stored, BTreeMap::new())
         .into_iter()
-        .map(|c| (c.verdict.id.0.clone(), c))
+        .map(|c| (c.verdict.id.to_string(), c))
         .collect())
 }
 

@@ -95,7 +95,7 @@ impl ImpactView {
         let mut impacts = Vec::new();
         let mut consumers_total = std::collections::BTreeSet::new();
         for cluster in clusters {
-            let provider_id = ObjectId::new(cluster, kind, namespace, name).0;
+            let provider_id = ObjectId::new(cluster, kind, namespace, name).into_string();
             let provider = freshness.records(
                 store
                     .objects_by_ids(std::slice::from_ref(&provider_id))
@@ -108,7 +108,7 @@ impl ImpactView {
                 .iter()
                 .map(|r| {
                     let item = ObjectItem::new(r, now);
-                    (item.verdict.id.0.clone(), item)
+                    (item.verdict.id.to_string(), item)
                 })
                 .collect();
             consumers_total.extend(consumer_ids);
@@ -148,7 +148,9 @@ impl ImpactView {
         let outside = impacts.iter().any(|i| {
             let consumers = i.provides.iter().flat_map(|p| &p.consumers);
             let holders = i.co_owned.iter().flat_map(|c| &c.also_held_by);
-            consumers.clone().any(|c| !scope.sees_id(&c.verdict.id.0))
+            consumers
+                .clone()
+                .any(|c| !scope.sees_id(c.verdict.id.as_str()))
                 || holders.clone().any(|h| !scope.sees_id(h))
         });
         if outside || consumers_total.iter().any(|id| !scope.sees_id(id)) {

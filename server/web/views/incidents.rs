@@ -174,9 +174,9 @@ impl Incidents {
         now: DateTime<Utc>,
         with_warnings: bool,
     ) -> Result<Incidents, sqlx::Error> {
-        let ids: Vec<String> = causes.iter().map(|c| c.verdict.id.0.clone()).collect();
+        let ids: Vec<String> = causes.iter().map(|c| c.verdict.id.to_string()).collect();
         let object_ids: Vec<ObjectId> = match with_warnings {
-            true => ids.iter().cloned().map(ObjectId).collect(),
+            true => causes.iter().map(|c| c.verdict.id.clone()).collect(),
             false => Vec::new(),
         };
         let (entries, own_domains, warnings) = tokio::try_join!(
@@ -224,7 +224,7 @@ impl Incidents {
         let inputs: Vec<Cause> = causes
             .iter()
             .map(|row| Cause {
-                id: row.verdict.id.0.clone(),
+                id: row.verdict.id.to_string(),
                 cluster: row.verdict.cluster.clone(),
                 group: labels
                     .get(row.verdict.cluster.as_str())
@@ -352,7 +352,7 @@ fn severity_of(
     labels: &HashMap<&str, BTreeMap<String, String>>,
 ) -> Option<Severity> {
     let verdict = ObjectVerdict::new(
-        ObjectId(cause.id.clone()),
+        cause.id.parse().ok()?,
         cause.state,
         cause.since,
         cause.reason.clone(),

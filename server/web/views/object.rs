@@ -256,7 +256,7 @@ impl ObjectDetail {
         };
         let log_targets = pods
             .iter()
-            .filter(|(pod, _)| scope.sees_id(&pod.0))
+            .filter(|(pod, _)| scope.sees_id(pod.as_str()))
             .flat_map(|(pod, body)| log_targets(pod, body.as_ref()))
             .collect();
         let mut downstream: Vec<Related> = waiters
@@ -324,7 +324,7 @@ impl ObjectDetail {
                         .clone()
                         .or_else(|| s.flux.artifact_revision.clone())
                 }),
-                source: source_edge.map(|l| l.id.0.clone()),
+                source: source_edge.map(|l| l.id.to_string()),
                 ..Revisions::default()
             }
             .with_source(source.as_ref(), &site.commit_links),
@@ -360,7 +360,7 @@ impl ObjectDetail {
         self.downstream.retain(|r| scope.sees_id(&r.id));
         self.applied = std::mem::take(&mut self.applied)
             .into_iter()
-            .filter(|a| scope.sees_id(&a.object.verdict.id.0))
+            .filter(|a| scope.sees_id(a.object.verdict.id.as_str()))
             .map(|mut a| {
                 a.object = scope.item(a.object);
                 a
@@ -403,7 +403,7 @@ pub fn reconciled(controller: &Linked, body: Option<&Object>) -> Option<Reconcil
         controller: name.to_string(),
         shard: (!shard.is_empty()).then(|| shard.to_string()),
         deployment: deployment.to_string(),
-        deployment_id: controller.id.0.clone(),
+        deployment_id: controller.id.to_string(),
         interval: body
             .and_then(|o| o.spec.interval())
             .map(crate::model::human),

@@ -69,7 +69,7 @@ impl OwnerView {
                 applied: status.and_then(|s| s.flux.last_applied_revision.clone()),
                 source: source_record
                     .as_ref()
-                    .map(|s| ObjectItem::new(s, now).verdict.id.0),
+                    .map(|s| ObjectItem::new(s, now).verdict.id.into_string()),
                 ..Revisions::default()
             }
             .with_source(
@@ -88,7 +88,7 @@ impl OwnerView {
         if scope.is_everything() {
             return self;
         }
-        let seen = |item: &ObjectItem| scope.sees_id(&item.verdict.id.0);
+        let seen = |item: &ObjectItem| scope.sees_id(item.verdict.id.as_str());
         self.object = scope.item(self.object);
         self.applied_by = self.applied_by.filter(seen).map(|i| scope.item(i));
         self.source = self.source.filter(seen).map(|i| scope.item(i));

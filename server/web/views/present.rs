@@ -98,7 +98,7 @@ impl ObjectItem {
     pub fn other_causes(&self) -> Vec<NamedCause> {
         self.root_causes
             .iter()
-            .filter(|c| **c != self.verdict.id.0)
+            .filter(|c| *c != self.verdict.id.as_str())
             .map(|id| NamedCause {
                 href: href_of_id(id),
                 chain_href: format!("/problems#{}", super::problems::anchor(id)),

@@ -97,7 +97,7 @@ impl ProblemsView {
         let causes = scope.causes(causes);
         let mut wanted: Vec<String> = Vec::new();
         for cause in &causes {
-            wanted.push(cause.verdict.id.0.clone());
+            wanted.push(cause.verdict.id.to_string());
             wanted.extend(cause.affected.iter().take(AFFECTED_SHOWN).cloned());
         }
         wanted.sort();
@@ -169,14 +169,14 @@ impl Problem {
 fn by_id(records: Vec<ObjectRecord>) -> HashMap<String, ObjectRecord> {
     records
         .into_iter()
-        .map(|r| (r.verdict.id.0.clone(), r))
+        .map(|r| (r.verdict.id.to_string(), r))
         .collect()
 }
 
 /// The id of an object's source, as the engine resolved it (a HelmRelease's HelmChart).
 fn source_id(record: &ObjectRecord) -> Option<String> {
     let edge = record.edges.iter().find(|e| e.kind == EdgeKind::Source)?;
-    Some(edge.target.0.clone())
+    Some(edge.target.to_string())
 }
 
 fn problem(
@@ -260,7 +260,7 @@ fn problem(
         href: href_of_id(cause_id),
         anchor: anchor(cause_id),
         since_moment: Moment::of(cause.verdict.since, now),
-        root_causes: vec![cause.verdict.id.0.clone()],
+        root_causes: vec![cause.verdict.id.to_string()],
         affected_count: cause.affected.iter().filter(|id| *id != cause_id).count(),
         verdict: cause.verdict.clone(),
         affected,

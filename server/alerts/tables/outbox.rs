@@ -3,7 +3,7 @@
 //! at once), sent, then recorded. State lives in the table, so a restart loses nothing; a
 //! crash between sending and recording sends again (at least once).
 
-use super::Notice;
+use crate::alerts::Notice;
 use serde_json::Value;
 use sqlx::{PgConnection, PgPool};
 use std::time::Duration;

@@ -1,12 +1,11 @@
-//! The alert records as stored: alerts, their members, notices (outbox payloads) and silences.
-//!
-//! Plain data with the serde attributes that fix their stored JSON; what they mean and how
-//! they change (matching, building a notice, the lifecycle) is the `alerts` module,
-//! which re-exports them.
+//! The alert records: alerts, their members, notices (outbox payloads) and silences, with
+//! the serde attributes that fix their stored JSON. `tables` persists them; what they mean
+//! and how they change (matching, building a notice, the lifecycle) is the rest of `alerts`.
 
-use super::ObjectVerdict;
+use crate::config::Severity;
 use crate::health::{Cause, State};
 use crate::model::ObjectId;
+use crate::store::ObjectVerdict;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -18,7 +17,7 @@ use std::str::FromStr;
 /// its members as these (`alerts.members`), so a collector that evaluates only some of an
 /// incident's clusters keeps the others' as last seen.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(from = "StoredCandidate<'static>")]
+#[serde(try_from = "StoredCandidate<'static>")]
 pub struct Candidate {
     /// The root cause and its verdict.
     pub verdict: ObjectVerdict,
@@ -76,16 +75,18 @@ impl Serialize for Candidate {
     }
 }
 
-impl From<StoredCandidate<'static>> for Candidate {
-    fn from(stored: StoredCandidate<'static>) -> Candidate {
+impl TryFrom<StoredCandidate<'static>> for Candidate {
+    type Error = String;
+
+    fn try_from(stored: StoredCandidate<'static>) -> Result<Candidate, String> {
         let verdict = ObjectVerdict::new(
-            ObjectId(stored.root_cause.into_owned()),
+            stored.root_cause.parse()?,
             stored.state,
             stored.since,
             stored.reason.into_owned(),
             stored.message.into_owned(),
         );
-        Candidate {
+        Ok(Candidate {
             // As stored: the member's cluster is the one it was evaluated on.
             verdict: ObjectVerdict {
                 cluster: stored.cluster.into_owned(),
@@ -96,57 +97,7 @@ impl From<StoredCandidate<'static>> for Candidate {
             affected_sample: stored.affected_sample.into_owned(),
             domains: stored.domains.into_owned(),
             cluster_labels: BTreeMap::new(),
-        }
-    }
-}
-
-// Most severe first: the derived order is `Critical` < `Warning` < `Info`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Deserialize,
-    serde::Serialize,
-    schemars::JsonSchema,
-    utoipa::ToSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Critical,
-    #[default]
-    Warning,
-    Info,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Critical => "critical",
-            Severity::Warning => "warning",
-            Severity::Info => "info",
-        }
-    }
-}
-
-impl FromStr for Severity {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        [Severity::Critical, Severity::Warning, Severity::Info]
-            .into_iter()
-            .find(|s| s.as_str() == text)
-            .ok_or_else(|| format!("unknown severity {text:?}"))
-    }
-}
-
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        })
     }
 }
 
@@ -344,7 +295,9 @@ mod tests {
         assert_eq!(
             member.verdict,
             ObjectVerdict::new(
-                ObjectId("prod-eu-1/Deployment/flux-system/tofu-controller".into()),
+                "prod-eu-1/Deployment/flux-system/tofu-controller"
+                    .parse::<ObjectId>()
+                    .unwrap(),
                 State::Failed,
                 Some(Utc.with_ymd_and_hms(2026, 11, 20, 10, 0, 0).unwrap()),
                 "ImagePullBackOff".into(),

@@ -1,7 +1,7 @@
 //! The `silences` table: creating a silence, the ones in force, ending one. What a silence
 //! matches and what is a valid one is `alerts::silences`.
 
-use super::{NewSilence, Silence};
+use crate::alerts::records::{NewSilence, Silence};
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 

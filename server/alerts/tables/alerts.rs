@@ -1,11 +1,10 @@
 //! The `alerts` table: loading open alerts for the lifecycle (locked, so two collectors take
 //! turns), storing what the lifecycle decided, and the listing the page and the API show.
 
-use super::decode::Stored;
-use super::reads::typed;
-use super::{Alert, Candidate};
+use crate::alerts::{Alert, Candidate};
 use crate::health::State;
 use crate::model::ObjectId;
+use crate::store::{Stored, typed};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
