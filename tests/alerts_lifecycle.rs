@@ -633,6 +633,29 @@ async fn the_demo_fleet_pages_once_per_incident() {
     }
 }
 
+/// An open alert on prod-eu-1 under `key`, paged already, as an earlier version wrote it: its
+/// one member in the JSON stored since migration 0010, without a cause. Returns its id.
+async fn stored_open_alert(store: &Store, key: &str, root_cause: &str) -> i64 {
+    let (id,): (i64,) = sqlx::query_as(
+        "INSERT INTO alerts (incident_key, root_cause, cluster, clusters, members, rule, severity,
+             status, state, reason, message, affected_count, affected_sample, domains,
+             first_seen, fired_at, notified, last_notified_at, updated_at)
+         VALUES ($1, $2, 'prod-eu-1', '{prod-eu-1}',
+             jsonb_build_array(jsonb_build_object('root_cause', $2::text, 'cluster', 'prod-eu-1',
+                 'state', 'failed', 'since', NULL, 'reason', 'ImagePullBackOff', 'message', 'm',
+                 'affected_count', 3, 'affected_sample', '[]'::jsonb, 'domains', '[]'::jsonb)),
+             'root-cause', 'warning', 'firing', 'failed', 'ImagePullBackOff', 'm', 3, '[]', '[]',
+             now(), now(), true, now(), now())
+         RETURNING id",
+    )
+    .bind(key)
+    .bind(root_cause)
+    .fetch_one(store.pool())
+    .await
+    .unwrap();
+    id
+}
+
 /// An alert stored before incidents (keyed by its root cause, as migration 0010 leaves it)
 /// carries on under its incident's key: no second page, no resolve.
 #[tokio::test(flavor = "multi_thread")]
@@ -641,21 +664,7 @@ async fn an_alert_from_before_incidents_carries_on_under_its_incident() {
     let receiver = Receiver::start().await;
     let s = setup(&store, webhook(&receiver), Vec::new());
     let id = "prod-eu-1/Deployment/flux-system/tofu-controller";
-    sqlx::query(
-        "INSERT INTO alerts (incident_key, root_cause, cluster, clusters, members, rule, severity,
-             status, state, reason, message, affected_count, affected_sample, domains,
-             first_seen, fired_at, notified, last_notified_at, updated_at)
-         VALUES ($1, $1, 'prod-eu-1', '{prod-eu-1}',
-             jsonb_build_array(jsonb_build_object('root_cause', $1::text, 'cluster', 'prod-eu-1',
-                 'state', 'failed', 'since', NULL, 'reason', 'ImagePullBackOff', 'message', 'm',
-                 'affected_count', 3, 'affected_sample', '[]'::jsonb, 'domains', '[]'::jsonb)),
-             'root-cause', 'warning', 'firing', 'failed', 'ImagePullBackOff', 'm', 3, '[]', '[]',
-             now(), now(), true, now(), now())",
-    )
-    .bind(id)
-    .execute(store.pool())
-    .await
-    .unwrap();
+    stored_open_alert(&store, id, id).await;
     let now = Utc::now();
     for minutes in [0, 20] {
         s.evaluator
@@ -765,23 +774,7 @@ async fn an_alert_keyed_by_its_reason_carries_on_under_its_cause() {
         .map(|b| format!("{b:02x}"))
         .collect();
     let old_key = format!("Deployment/flux-system/tofu-controller/{digest}");
-    let (alert_id,): (i64,) = sqlx::query_as(
-        "INSERT INTO alerts (incident_key, root_cause, cluster, clusters, members, rule, severity,
-             status, state, reason, message, affected_count, affected_sample, domains,
-             first_seen, fired_at, notified, last_notified_at, updated_at)
-         VALUES ($1, $2, 'prod-eu-1', '{prod-eu-1}',
-             jsonb_build_array(jsonb_build_object('root_cause', $2::text, 'cluster', 'prod-eu-1',
-                 'state', 'failed', 'since', NULL, 'reason', 'ImagePullBackOff', 'message', 'm',
-                 'affected_count', 3, 'affected_sample', '[]'::jsonb, 'domains', '[]'::jsonb)),
-             'root-cause', 'warning', 'firing', 'failed', 'ImagePullBackOff', 'm', 3, '[]', '[]',
-             now(), now(), true, now(), now())
-         RETURNING id",
-    )
-    .bind(&old_key)
-    .bind(id)
-    .fetch_one(store.pool())
-    .await
-    .unwrap();
+    let alert_id = stored_open_alert(&store, &old_key, id).await;
     s.evaluator
         .round(&tofu_on(&["prod-eu-1"]), Utc::now())
         .await

@@ -296,18 +296,22 @@ fn revision_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Op
         "source offers {offered}, applied {}",
         applied.unwrap_or("nothing")
     );
+    Some(behind_source(context, source, &reason, ready))
+}
+
+/// Ready, and behind what its source offers: since the source's artifact changed.
+fn behind_source(
+    context: &FluxContext,
+    source: &Object,
+    reason: &str,
+    ready: &Condition,
+) -> Finding {
     let since = source
         .status
         .flux
         .artifact_updated
         .or(ready.last_transition);
-    Some(lagging(
-        context,
-        CauseCode::BehindSource,
-        &reason,
-        ready,
-        since,
-    ))
+    lagging(context, CauseCode::BehindSource, reason, ready, since)
 }
 
 /// Ready, and behind: a revision in flight or one the source offers not applied yet.
@@ -354,18 +358,7 @@ fn chart_lag(object: &Object, ready: &Condition, context: &FluxContext) -> Optio
         return None;
     }
     let reason = format!("chart {offered} offered, {deployed} deployed");
-    let since = source
-        .status
-        .flux
-        .artifact_updated
-        .or(ready.last_transition);
-    Some(lagging(
-        context,
-        CauseCode::BehindSource,
-        &reason,
-        ready,
-        since,
-    ))
+    Some(behind_source(context, source, &reason, ready))
 }
 
 /// The controller's message, plus the revision it is trying when that is not the one applied:
