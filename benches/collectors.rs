@@ -221,14 +221,14 @@ impl World {
 }
 
 async fn objects_written(store: &Store) -> usize {
-    sqlx::query_scalar::<_, i64>("SELECT count(*) FROM objects")
+    sqlx::query_scalar!(r#"SELECT count(*) AS "count!" FROM objects"#)
         .fetch_one(store.pool())
         .await
         .unwrap_or(0) as usize
 }
 
 async fn transitions_written(store: &Store) -> i64 {
-    sqlx::query_scalar::<_, i64>("SELECT count(*) FROM transitions")
+    sqlx::query_scalar!(r#"SELECT count(*) AS "count!" FROM transitions"#)
         .fetch_one(store.pool())
         .await
         .unwrap_or(0)

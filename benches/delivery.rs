@@ -247,14 +247,15 @@ async fn with_database() {
         DOMAINS.len(),
         started.elapsed().as_secs_f64()
     );
-    sqlx::query("ANALYZE")
+    sqlx::query!("ANALYZE")
         .execute(store.pool())
         .await
         .expect("analyze");
-    let bytes: i64 = sqlx::query_scalar("SELECT pg_total_relation_size('rollouts')")
-        .fetch_one(store.pool())
-        .await
-        .expect("size");
+    let bytes: i64 =
+        sqlx::query_scalar!(r#"SELECT pg_total_relation_size('rollouts') AS "bytes!""#)
+            .fetch_one(store.pool())
+            .await
+            .expect("size");
     let cluster_days = clusters.len() as f64 * DAYS as f64;
     println!(
         "rollout table: {:.1} MiB with its indexes, {:.0} bytes per cluster-day ({} domains)",

@@ -85,7 +85,7 @@ fn clusters_asked() -> Vec<usize> {
 }
 
 async fn transitions(store: &fleetglass::store::Store) -> i64 {
-    sqlx::query_scalar("SELECT count(*) FROM transitions")
+    sqlx::query_scalar!(r#"SELECT count(*) AS "count!" FROM transitions"#)
         .fetch_one(store.pool())
         .await
         .expect("count transitions")
@@ -223,11 +223,13 @@ async fn batches_of(
         written >= (changes * rounds) as i64,
         "only {written} transitions written for {} changes (states: {:?})",
         changes * rounds,
-        sqlx::query_as::<_, (String, String, i64)>(
-            "SELECT kind, state, count(*) FROM objects GROUP BY 1, 2"
-        )
-        .fetch_all(store.pool())
-        .await
+        sqlx::query!("SELECT kind, state, count(*) FROM objects GROUP BY 1, 2")
+            .fetch_all(store.pool())
+            .await
+            .map(|rows| rows
+                .into_iter()
+                .map(|row| (row.kind, row.state, row.count))
+                .collect::<Vec<_>>())
     );
     let ms = |seconds: f64| seconds * 1e3 / rounds as f64;
     let round_ms = ms(round_s);

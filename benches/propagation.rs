@@ -113,11 +113,13 @@ async fn collect(bed: &Testbed, objects: usize) -> (Store, Collector, axum::Rout
     let collector = Collector::start(&config, store.clone(), Source::Kube, "bench".into());
     let expected = bed.clusters.len() * (2 * objects + 1);
     eventually("every object written", LOAD_DEADLINE, || async {
-        let count: i64 = sqlx::query_scalar("SELECT count(*) FROM objects WHERE namespace = $1")
-            .bind(NAMESPACE)
-            .fetch_one(store.pool())
-            .await
-            .ok()?;
+        let count: i64 = sqlx::query_scalar!(
+            r#"SELECT count(*) AS "count!" FROM objects WHERE namespace = $1"#,
+            NAMESPACE
+        )
+        .fetch_one(store.pool())
+        .await
+        .ok()?;
         (count as usize >= expected).then_some(())
     })
     .await;

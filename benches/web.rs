@@ -106,7 +106,7 @@ async fn bench() {
         );
     }
     fleet_page_under_steady_ingest(&store, &app).await;
-    let database: String = sqlx::query_scalar("SELECT current_database()")
+    let database: String = sqlx::query_scalar!(r#"SELECT current_database() AS "database!""#)
         .fetch_one(store.pool())
         .await
         .unwrap();
@@ -308,6 +308,6 @@ async fn seed(store: &Store) -> String {
             .unwrap();
         tx.commit().await.unwrap();
     }
-    sqlx::query("ANALYZE").execute(store.pool()).await.unwrap();
+    sqlx::query!("ANALYZE").execute(store.pool()).await.unwrap();
     format!("{clusters_yaml}{domains_yaml}")
 }

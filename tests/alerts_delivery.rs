@@ -91,10 +91,13 @@ async fn queue(store: &Store, sinks: &Sinks, count: usize) {
 }
 
 async fn outbox_statuses(store: &Store) -> Vec<(String, i32, Option<String>)> {
-    sqlx::query_as("SELECT status, attempts, last_error FROM alert_outbox ORDER BY id")
+    sqlx::query!("SELECT status, attempts, last_error FROM alert_outbox ORDER BY id")
         .fetch_all(store.pool())
         .await
         .unwrap()
+        .into_iter()
+        .map(|row| (row.status, row.attempts, row.last_error))
+        .collect()
 }
 
 /// The outbox once every row is recorded delivered (the receiver may have a message before
@@ -390,15 +393,16 @@ async fn a_crash_between_posting_and_recording_finds_the_slack_message_instead_o
     // The process dies before it can record the delivery.
     first.abort();
     let _ = first.await;
-    let (status, claims): (String, i32) = sqlx::query_as("SELECT status, claims FROM alert_outbox")
+    let row = sqlx::query!("SELECT status, claims FROM alert_outbox")
         .fetch_one(store.pool())
         .await
         .unwrap();
+    let (status, claims) = (row.status, row.claims);
     assert_eq!((status.as_str(), claims), ("pending", 1));
 
     let restarted = tokio::spawn(worker(&store, sinks).run());
     let delivered = || async {
-        sqlx::query_scalar::<_, String>("SELECT status FROM alert_outbox")
+        sqlx::query_scalar!("SELECT status FROM alert_outbox")
             .fetch_one(store.pool())
             .await
             .unwrap()
@@ -423,7 +427,7 @@ async fn a_crash_between_posting_and_recording_finds_the_slack_message_instead_o
             .any(|r| r.path.ends_with("/conversations.history")),
         "looked for the earlier post"
     );
-    let ts: Option<String> = sqlx::query_scalar("SELECT slack_ts FROM alerts")
+    let ts: Option<String> = sqlx::query_scalar!("SELECT slack_ts FROM alerts")
         .fetch_one(store.pool())
         .await
         .unwrap();

@@ -325,10 +325,13 @@ async fn bot_mode_edits_one_message_per_incident_as_clusters_join_and_leave() {
     assert!(text_of(&calls[3]).contains("resolved"));
     assert_eq!(calls[4].body["thread_ts"], ts);
     assert!(text_of(&calls[4]).contains("resolved"));
-    let alerts: Vec<(String, Vec<String>)> = sqlx::query_as("SELECT status, clusters FROM alerts")
+    let alerts: Vec<(String, Vec<String>)> = sqlx::query!("SELECT status, clusters FROM alerts")
         .fetch_all(store.pool())
         .await
-        .unwrap();
+        .unwrap()
+        .into_iter()
+        .map(|row| (row.status, row.clusters))
+        .collect();
     assert_eq!(
         alerts,
         [(
@@ -535,14 +538,16 @@ async fn nothing_is_sent_while_silenced_and_the_alert_is_still_recorded() {
     s.evaluator.round(&eval, now).await.unwrap();
     drain(&s.worker).await;
     assert!(receiver.requests().is_empty(), "silenced: nothing sent");
-    let (status, silence_id): (String, Option<i64>) =
-        sqlx::query_as("SELECT status, silence_id FROM alerts WHERE root_cause = $1")
-            .bind(id)
-            .fetch_one(&mut *conn)
-            .await
-            .unwrap();
+    let row = sqlx::query!(
+        "SELECT status, silence_id FROM alerts WHERE root_cause = $1",
+        id
+    )
+    .fetch_one(&mut *conn)
+    .await
+    .unwrap();
+    let (status, silence_id) = (row.status, row.silence_id);
     assert_eq!((status.as_str(), silence_id), ("firing", Some(silence.id)));
-    let recorded: Vec<String> = sqlx::query_scalar("SELECT status FROM alert_outbox")
+    let recorded: Vec<String> = sqlx::query_scalar!("SELECT status FROM alert_outbox")
         .fetch_all(&mut *conn)
         .await
         .unwrap();
@@ -636,7 +641,7 @@ async fn the_demo_fleet_pages_once_per_incident() {
 /// An open alert on prod-eu-1 under `key`, paged already, as an earlier version wrote it: its
 /// one member in the JSON stored since migration 0010, without a cause. Returns its id.
 async fn stored_open_alert(store: &Store, key: &str, root_cause: &str) -> i64 {
-    let (id,): (i64,) = sqlx::query_as(
+    sqlx::query_scalar!(
         "INSERT INTO alerts (incident_key, root_cause, cluster, clusters, members, rule, severity,
              status, state, reason, message, affected_count, affected_sample, domains,
              first_seen, fired_at, notified, last_notified_at, updated_at)
@@ -647,13 +652,12 @@ async fn stored_open_alert(store: &Store, key: &str, root_cause: &str) -> i64 {
              'root-cause', 'warning', 'firing', 'failed', 'ImagePullBackOff', 'm', 3, '[]', '[]',
              now(), now(), true, now(), now())
          RETURNING id",
+        key,
+        root_cause,
     )
-    .bind(key)
-    .bind(root_cause)
     .fetch_one(store.pool())
     .await
-    .unwrap();
-    id
+    .unwrap()
 }
 
 /// An alert stored before incidents (keyed by its root cause, as migration 0010 leaves it)
@@ -677,10 +681,13 @@ async fn an_alert_from_before_incidents_carries_on_under_its_incident() {
     }
     drain(&s.worker).await;
     let alerts: Vec<(String, String, Vec<String>)> =
-        sqlx::query_as("SELECT incident_key, status, clusters FROM alerts")
+        sqlx::query!("SELECT incident_key, status, clusters FROM alerts")
             .fetch_all(store.pool())
             .await
-            .unwrap();
+            .unwrap()
+            .into_iter()
+            .map(|row| (row.incident_key, row.status, row.clusters))
+            .collect();
     assert_eq!(alerts.len(), 1, "{alerts:?}");
     let (key, status, clusters) = &alerts[0];
     assert!(
@@ -747,10 +754,13 @@ async fn one_crash_loop_on_two_clusters_with_different_restart_counts_is_one_ale
     s.evaluator.round(&evaluation, Utc::now()).await.unwrap();
     drain(&s.worker).await;
     let alerts: Vec<(String, Vec<String>)> =
-        sqlx::query_as("SELECT incident_key, clusters FROM alerts")
+        sqlx::query!("SELECT incident_key, clusters FROM alerts")
             .fetch_all(store.pool())
             .await
-            .unwrap();
+            .unwrap()
+            .into_iter()
+            .map(|row| (row.incident_key, row.clusters))
+            .collect();
     assert_eq!(alerts.len(), 1, "{alerts:?}");
     assert_eq!(alerts[0].1, ["prod-eu-1", "prod-eu-2"]);
     assert_eq!(receiver.accepted().len(), 1);
@@ -781,10 +791,13 @@ async fn an_alert_keyed_by_its_reason_carries_on_under_its_cause() {
         .unwrap();
     drain(&s.worker).await;
     let alerts: Vec<(i64, String, String, serde_json::Value)> =
-        sqlx::query_as("SELECT id, incident_key, status, members FROM alerts")
+        sqlx::query!("SELECT id, incident_key, status, members FROM alerts")
             .fetch_all(store.pool())
             .await
-            .unwrap();
+            .unwrap()
+            .into_iter()
+            .map(|row| (row.id, row.incident_key, row.status, row.members))
+            .collect();
     assert_eq!(alerts.len(), 1, "{alerts:?}");
     let (same, key, status, members) = &alerts[0];
     assert_eq!((*same, status.as_str()), (alert_id, "firing"));

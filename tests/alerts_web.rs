@@ -186,7 +186,7 @@ async fn without_authentication_nothing_is_written_and_no_form_is_shown() {
     )
     .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
-    let silences: i64 = sqlx::query_scalar("SELECT count(*) FROM silences")
+    let silences: i64 = sqlx::query_scalar!(r#"SELECT count(*) AS "count!" FROM silences"#)
         .fetch_one(store.pool())
         .await
         .unwrap();
@@ -253,7 +253,7 @@ async fn the_page_shows_alerts_and_its_forms_need_the_csrf_cookie() {
         .insert("sec-fetch-site", "same-site".parse().unwrap());
     assert_eq!(send(&app, cross_site).await.0, StatusCode::FORBIDDEN);
     let count = || async {
-        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM silences")
+        sqlx::query_scalar!(r#"SELECT count(*) AS "count!" FROM silences"#)
             .fetch_one(store.pool())
             .await
             .unwrap()
@@ -263,7 +263,7 @@ async fn the_page_shows_alerts_and_its_forms_need_the_csrf_cookie() {
     let (status, headers, _) = send(&app, alice(post(silences, Some(&cookie), form(&token)))).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     assert_eq!(headers[header::LOCATION], "/alerts");
-    let by: String = sqlx::query_scalar("SELECT created_by FROM silences")
+    let by: String = sqlx::query_scalar!("SELECT created_by FROM silences")
         .fetch_one(store.pool())
         .await
         .unwrap();
@@ -283,7 +283,7 @@ async fn the_page_shows_alerts_and_its_forms_need_the_csrf_cookie() {
         page.contains("root cause prod-eu-1/Deployment/flux-system/tofu-controller"),
         "{page}"
     );
-    let id: i64 = sqlx::query_scalar("SELECT id FROM silences")
+    let id: i64 = sqlx::query_scalar!("SELECT id FROM silences")
         .fetch_one(store.pool())
         .await
         .unwrap();
@@ -294,10 +294,11 @@ async fn the_page_shows_alerts_and_its_forms_need_the_csrf_cookie() {
     );
     let (status, _, _) = send(&app, alice(expire)).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
-    let active: i64 = sqlx::query_scalar("SELECT count(*) FROM silences WHERE until > now()")
-        .fetch_one(store.pool())
-        .await
-        .unwrap();
+    let active: i64 =
+        sqlx::query_scalar!(r#"SELECT count(*) AS "count!" FROM silences WHERE until > now()"#)
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
     assert_eq!(active, 0);
 }
 
@@ -375,7 +376,7 @@ async fn one_action_silences_an_incident_on_all_its_clusters() {
         )
     };
     let count = || async {
-        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM silences")
+        sqlx::query_scalar!(r#"SELECT count(*) AS "count!" FROM silences"#)
             .fetch_one(store.pool())
             .await
             .unwrap()
@@ -385,11 +386,12 @@ async fn one_action_silences_an_incident_on_all_its_clusters() {
     assert_eq!(count().await, 0, "a bad id among them sets none");
     let (status, _, _) = send(&app, post(ids)).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
-    let silenced: Vec<String> =
-        sqlx::query_scalar("SELECT root_cause FROM silences ORDER BY root_cause")
-            .fetch_all(store.pool())
-            .await
-            .unwrap();
+    let silenced: Vec<String> = sqlx::query_scalar!(
+        r#"SELECT root_cause AS "root_cause!" FROM silences ORDER BY root_cause"#
+    )
+    .fetch_all(store.pool())
+    .await
+    .unwrap();
     assert_eq!(
         silenced,
         [
@@ -455,7 +457,7 @@ async fn silences_last_at_most_ninety_days_and_the_proxy_names_one_user_in_any_s
         assert_eq!(status, StatusCode::BAD_REQUEST, "{duration}: {body}");
         assert!(body.contains("at most 90 days"), "{duration}: {body}");
     }
-    let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM silences")
+    let stored: i64 = sqlx::query_scalar!(r#"SELECT count(*) AS "count!" FROM silences"#)
         .fetch_one(store.pool())
         .await
         .unwrap();

@@ -272,8 +272,7 @@ async fn a_restart_keeps_the_window_of_work_without_a_start_time() {
             never_started_verdict(latest)
         };
     let stored = async || -> Option<chrono::DateTime<Utc>> {
-        sqlx::query_scalar("SELECT since FROM seen_in_progress WHERE id = $1")
-            .bind(&id)
+        sqlx::query_scalar!("SELECT since FROM seen_in_progress WHERE id = $1", id)
             .fetch_optional(store.pool())
             .await
             .unwrap()

@@ -100,7 +100,7 @@ async fn browser_with(webdriver: &str, profile: &Path, extra: &[&str]) -> Client
 /// the name of its database, and the collector (collecting while it is kept).
 async fn serve_demo() -> (String, String, Collector) {
     let store = fresh_store().await;
-    let database: String = sqlx::query_scalar("SELECT current_database()")
+    let database: String = sqlx::query_scalar!(r#"SELECT current_database() AS "database!""#)
         .fetch_one(store.pool())
         .await
         .unwrap();

@@ -22,7 +22,7 @@ async fn transitions_made_while_the_database_is_down_are_written_later() {
     common::collector::apply(&bed, one, &flux_pair(&ns));
     common::collector::set_status(&bed, one, "kustomization/app", &ns, &ready_status(true));
     let store = common::fresh_store().await;
-    let database: String = sqlx::query_scalar("SELECT current_database()")
+    let database: String = sqlx::query_scalar!(r#"SELECT current_database() AS "database!""#)
         .fetch_one(store.pool())
         .await
         .unwrap();

@@ -112,11 +112,11 @@ async fn written_rows(store: &Store, cluster: Option<&str>) -> Vec<String> {
 }
 
 async fn state_of(store: &Store, cluster: &str, name: &str) -> String {
-    sqlx::query_scalar(
+    sqlx::query_scalar!(
         "SELECT state FROM objects WHERE cluster = $1 AND kind = 'Kustomization' AND name = $2",
+        cluster,
+        name,
     )
-    .bind(cluster)
-    .bind(name)
     .fetch_one(store.pool())
     .await
     .unwrap()
@@ -253,11 +253,16 @@ async fn the_loop_evaluates_a_change_as_it_arrives_and_that_cluster_alone() {
 
 /// Each root cause's row with the transaction that last wrote it.
 async fn root_cause_rows(store: &Store, cluster: &str) -> Vec<(String, String, String)> {
-    sqlx::query_as("SELECT id, reason, xmin::text FROM root_causes WHERE cluster = $1 ORDER BY id")
-        .bind(cluster)
-        .fetch_all(store.pool())
-        .await
-        .unwrap()
+    sqlx::query!(
+        r#"SELECT id, reason, xmin::text AS "xmin!" FROM root_causes WHERE cluster = $1 ORDER BY id"#,
+        cluster,
+    )
+    .fetch_all(store.pool())
+    .await
+    .unwrap()
+    .into_iter()
+    .map(|row| (row.id, row.reason, row.xmin))
+    .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -31,10 +31,13 @@ async fn collectors_split_the_clusters_and_take_over_from_a_dead_one() {
     })
     .await;
     let holders: Vec<(String, String)> =
-        sqlx::query_as("SELECT cluster, holder FROM collector_leases ORDER BY cluster")
+        sqlx::query!("SELECT cluster, holder FROM collector_leases ORDER BY cluster")
             .fetch_all(store.pool())
             .await
-            .unwrap();
+            .unwrap()
+            .into_iter()
+            .map(|row| (row.cluster, row.holder))
+            .collect();
     assert_eq!(holders.len(), 2, "{holders:?}");
     for (cluster, holder) in &holders {
         let expected = if held_a.contains(cluster) {
@@ -90,18 +93,20 @@ async fn collectors_split_the_clusters_and_take_over_from_a_dead_one() {
         },
     )
     .await;
-    let holder: String =
-        sqlx::query_scalar("SELECT holder FROM collector_leases WHERE cluster = $1")
-            .bind(&orphan)
-            .fetch_one(store.pool())
-            .await
-            .unwrap();
+    let holder: String = sqlx::query_scalar!(
+        "SELECT holder FROM collector_leases WHERE cluster = $1",
+        orphan
+    )
+    .fetch_one(store.pool())
+    .await
+    .unwrap();
     assert_eq!(holder, "collector-b");
     b.stop().await;
-    let left: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM collector_leases WHERE holder = 'collector-b'")
-            .fetch_one(store.pool())
-            .await
-            .unwrap();
+    let left: i64 = sqlx::query_scalar!(
+        r#"SELECT count(*) AS "left!" FROM collector_leases WHERE holder = 'collector-b'"#
+    )
+    .fetch_one(store.pool())
+    .await
+    .unwrap();
     assert_eq!(left, 0, "a stopped collector releases its leases");
 }

@@ -25,17 +25,17 @@ async fn stop_writes_what_the_last_round_could_not() {
     let config = common::web::demo_config();
     let (kept, others) = DEMO_CLUSTERS.split_first().expect("demo clusters");
     for other in others {
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO collector_leases (cluster, holder, expires_at)
              VALUES ($1, 'elsewhere', now() + interval '1 hour')",
+            other.name,
         )
-        .bind(other.name)
         .execute(store.pool())
         .await
         .unwrap();
     }
     let mut hold = store.pool().begin().await.unwrap();
-    sqlx::query("LOCK TABLE objects IN SHARE MODE")
+    sqlx::query!("LOCK TABLE objects IN SHARE MODE")
         .execute(&mut *hold)
         .await
         .unwrap();
@@ -43,10 +43,10 @@ async fn stop_writes_what_the_last_round_could_not() {
     let collector = Collector::start(&config, store.clone(), Source::Demo, "stopping".into());
     let latest = collector.latest.clone();
     let blocked: i32 = eventually("a round waiting to write objects", DEADLINE, || async {
-        sqlx::query_scalar(
-            "SELECT pid FROM pg_stat_activity
+        sqlx::query_scalar!(
+            r#"SELECT pid AS "pid!" FROM pg_stat_activity
              WHERE datname = current_database() AND wait_event_type = 'Lock'
-               AND query LIKE 'INSERT INTO objects%'",
+               AND query LIKE 'INSERT INTO objects%'"#,
         )
         .fetch_optional(store.pool())
         .await
@@ -56,22 +56,21 @@ async fn stop_writes_what_the_last_round_could_not() {
     .await;
     // `join!` polls `stop` first: the source is told to end before the write is cancelled.
     tokio::join!(collector.stop(), async {
-        sqlx::query("SELECT pg_terminate_backend($1)")
-            .bind(blocked)
-            .execute(store.pool())
+        sqlx::query!("SELECT pg_terminate_backend($1)", blocked)
+            .fetch_all(store.pool())
             .await
             .unwrap();
         hold.rollback().await.unwrap();
     });
 
-    let stored: BTreeSet<String> = sqlx::query_scalar(
-        "SELECT cluster || '/' || kind || '/' || namespace || '/' || name FROM objects",
-    )
-    .fetch_all(store.pool())
-    .await
-    .unwrap()
-    .into_iter()
-    .collect();
+    let stored: BTreeSet<String> =
+        sqlx::query!("SELECT cluster, kind, namespace, name FROM objects")
+            .fetch_all(store.pool())
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|row| [row.cluster, row.kind, row.namespace, row.name].join("/"))
+            .collect();
     let evaluated: BTreeSet<String> = latest
         .borrow()
         .fleet

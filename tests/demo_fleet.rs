@@ -139,11 +139,12 @@ async fn demo_collectors_share_the_clusters_through_leases_like_real_ones() {
     .await;
 
     a.stop().await;
-    let leases_of_a: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM collector_leases WHERE holder = 'demo-a'")
-            .fetch_one(store.pool())
-            .await
-            .unwrap();
+    let leases_of_a: i64 = sqlx::query_scalar!(
+        r#"SELECT count(*) AS "leases!" FROM collector_leases WHERE holder = 'demo-a'"#
+    )
+    .fetch_one(store.pool())
+    .await
+    .unwrap();
     assert_eq!(leases_of_a, 0, "a stopped collector releases its leases");
     eventually("b takes every demo cluster over", DEADLINE, || async {
         (b.held.borrow().len() == demo_clusters).then_some(())
@@ -151,7 +152,7 @@ async fn demo_collectors_share_the_clusters_through_leases_like_real_ones() {
     .await;
     eventually("every demo cluster's objects written", DEADLINE, || async {
         let clusters: Vec<String> =
-            sqlx::query_scalar("SELECT DISTINCT cluster FROM objects ORDER BY cluster")
+            sqlx::query_scalar!("SELECT DISTINCT cluster FROM objects ORDER BY cluster")
                 .fetch_all(store.pool())
                 .await
                 .ok()?;

@@ -285,7 +285,7 @@ async fn a_send_whose_record_meets_a_stopped_database_is_recorded_later_not_sent
     tokio::time::sleep(give_up + claim * 2).await;
     pg.start_again();
     eventually("the delivery is recorded", DEADLINE, || async {
-        let status: String = sqlx::query_scalar("SELECT status FROM alert_outbox")
+        let status: String = sqlx::query_scalar!("SELECT status FROM alert_outbox")
             .fetch_one(store.pool())
             .await
             .ok()?;
@@ -394,15 +394,17 @@ async fn readyz_and_pages_follow_a_stopped_and_an_exhausted_database() {
     // and delivery workers reconnect within milliseconds of being cut, and a refused attempt
     // still holds a slot while it starts, so the hog can be refused one slot short. Its role
     // is shut out until the hog lets go.
-    sqlx::query("ALTER ROLE app CONNECTION LIMIT 0")
+    sqlx::query!("ALTER ROLE app CONNECTION LIMIT 0")
         .execute(&mut admin)
         .await
         .unwrap();
     for _ in 0..20 {
-        sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'app'")
-            .execute(&mut admin)
-            .await
-            .unwrap();
+        sqlx::query!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'app'"
+        )
+        .fetch_all(&mut admin)
+        .await
+        .unwrap();
         loop {
             match sqlx::PgConnection::connect(&hog_url).await {
                 Ok(connection) => hogs.push(connection),
@@ -416,8 +418,8 @@ async fn readyz_and_pages_follow_a_stopped_and_an_exhausted_database() {
                 "max_connections is not limiting connections"
             );
         }
-        let held: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM pg_stat_activity WHERE usename = 'app' AND state IS NOT NULL",
+        let held: i64 = sqlx::query_scalar!(
+            r#"SELECT count(*) AS "held!" FROM pg_stat_activity WHERE usename = 'app' AND state IS NOT NULL"#,
         )
         .fetch_one(&mut admin)
         .await
@@ -440,7 +442,7 @@ async fn readyz_and_pages_follow_a_stopped_and_an_exhausted_database() {
         .await
         .unwrap();
     assert_eq!(status, 503, "{body}");
-    sqlx::query("ALTER ROLE app CONNECTION LIMIT -1")
+    sqlx::query!("ALTER ROLE app CONNECTION LIMIT -1")
         .execute(&mut admin)
         .await
         .unwrap();

@@ -19,15 +19,16 @@ const POOL_MAX: i64 = 8;
 
 /// Transactions committed in `database` so far, and its connections now.
 async fn activity(admin: &mut sqlx::PgConnection, database: &str) -> (i64, i64) {
-    sqlx::query_as(
-        "SELECT xact_commit + xact_rollback,
-                (SELECT count(*) FROM pg_stat_activity WHERE datname = $1)
-         FROM pg_stat_database WHERE datname = $1",
+    let row = sqlx::query!(
+        r#"SELECT xact_commit + xact_rollback AS "transactions!",
+                (SELECT count(*) FROM pg_stat_activity WHERE datname = $1) AS "connections!"
+         FROM pg_stat_database WHERE datname = $1"#,
+        database as &str,
     )
-    .bind(database)
     .fetch_one(admin)
     .await
-    .unwrap()
+    .unwrap();
+    (row.transactions, row.connections)
 }
 
 async fn transactions_per_second(admin: &mut sqlx::PgConnection, database: &str) -> f64 {

@@ -654,7 +654,7 @@ async fn refusals_and_outages_are_error_bodies_the_document_describes() {
     }
     common::set_database_outage(&database, false).await;
     // A schema the queries do not expect: the database answers, the query fails.
-    sqlx::query("ALTER TABLE silences RENAME COLUMN comment TO comment_renamed")
+    sqlx::query!("ALTER TABLE silences RENAME COLUMN comment TO comment_renamed")
         .execute(store.pool())
         .await
         .unwrap();

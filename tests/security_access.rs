@@ -267,7 +267,7 @@ async fn silence_forms_refuse_posts_without_the_csrf_pair() {
             "{uri} from evil.example: {text}"
         );
     }
-    let silences: i64 = sqlx::query_scalar("SELECT count(*) FROM silences")
+    let silences: i64 = sqlx::query_scalar!(r#"SELECT count(*) AS "count!" FROM silences"#)
         .fetch_one(store.pool())
         .await
         .unwrap();
@@ -312,7 +312,7 @@ async fn without_authentication_every_write_is_refused_with_a_reason() {
             "{reason}"
         );
     }
-    let silences: i64 = sqlx::query_scalar("SELECT count(*) FROM silences")
+    let silences: i64 = sqlx::query_scalar!(r#"SELECT count(*) AS "count!" FROM silences"#)
         .fetch_one(store.pool())
         .await
         .unwrap();

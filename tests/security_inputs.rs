@@ -172,7 +172,7 @@ async fn control_characters_and_broken_json_in_bodies_are_400s() {
         .unwrap();
     let (status, _) = common::web::send(&app, form).await;
     assert!(status.is_client_error(), "{status}");
-    let silences: i64 = sqlx::query_scalar("SELECT count(*) FROM silences")
+    let silences: i64 = sqlx::query_scalar!(r#"SELECT count(*) AS "count!" FROM silences"#)
         .fetch_one(store.pool())
         .await
         .unwrap();

@@ -156,13 +156,14 @@ async fn a_state_change_is_written_in_place_without_index_entries() {
     write_changes(&mut tx, &all(State::Failed), now)
         .await
         .unwrap();
-    let (updated, in_place): (i64, i64) = sqlx::query_as(
-        "SELECT pg_stat_get_xact_tuples_updated('objects'::regclass),
-                pg_stat_get_xact_tuples_hot_updated('objects'::regclass)",
+    let row = sqlx::query!(
+        r#"SELECT pg_stat_get_xact_tuples_updated('objects'::regclass) AS "updated!",
+                pg_stat_get_xact_tuples_hot_updated('objects'::regclass) AS "in_place!""#,
     )
     .fetch_one(&mut *tx)
     .await
     .unwrap();
+    let (updated, in_place) = (row.updated, row.in_place);
     tx.commit().await.unwrap();
     assert_eq!(updated, 12, "every row's state changed");
     assert!(
@@ -224,17 +225,20 @@ async fn edge_lookups_use_the_edges_index_before_the_table_is_analysed() {
         .parse::<ObjectId>()
         .unwrap();
     assert!(store.applier(&kustomization).await.unwrap().is_none());
-    sqlx::query("SELECT pg_stat_force_next_flush()")
-        .execute(store.pool())
+    sqlx::query!("SELECT pg_stat_force_next_flush()")
+        .fetch_all(store.pool())
         .await
         .unwrap();
-    let scans: Vec<(String, i64)> = sqlx::query_as(
-        "SELECT indexrelname::text, idx_scan FROM pg_stat_user_indexes
-         WHERE relname = 'objects' AND idx_scan > 0 ORDER BY 1",
+    let scans: Vec<(String, i64)> = sqlx::query!(
+        r#"SELECT indexrelname::text AS "index!", idx_scan AS "scans!" FROM pg_stat_user_indexes
+         WHERE relname = 'objects' AND idx_scan > 0 ORDER BY 1"#,
     )
     .fetch_all(store.pool())
     .await
-    .unwrap();
+    .unwrap()
+    .into_iter()
+    .map(|row| (row.index, row.scans))
+    .collect();
     assert!(
         scans
             .iter()
@@ -445,14 +449,17 @@ async fn rollups_are_replaced_per_cluster() {
 
 /// Each row of a roll-up table with the transaction that last wrote it and its `updated_at`.
 async fn stored_rollups(store: &fleetglass::store::Store) -> Vec<(String, String, String)> {
-    sqlx::query_as(
-        "SELECT 'cause ' || id, xmin::text, updated_at::text FROM root_causes
+    sqlx::query!(
+        r#"SELECT 'cause ' || id AS "row!", xmin::text AS "xmin!", updated_at::text AS "updated_at!" FROM root_causes
          UNION ALL SELECT 'domain ' || cluster || '/' || domain, xmin::text, updated_at::text FROM domain_verdicts
-         ORDER BY 1",
+         ORDER BY 1"#,
     )
     .fetch_all(store.pool())
     .await
     .unwrap()
+    .into_iter()
+    .map(|row| (row.row, row.xmin, row.updated_at))
+    .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -661,7 +668,7 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
     };
     let mut conn = store.pool().acquire().await.unwrap();
     write_changes(&mut conn, &changes, now).await.unwrap();
-    sqlx::query("UPDATE objects SET state = 'on fire' WHERE name = 'apps'")
+    sqlx::query!("UPDATE objects SET state = 'on fire' WHERE name = 'apps'")
         .execute(&mut *conn)
         .await
         .unwrap();
@@ -685,7 +692,7 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
     assert!(listed.is_err(), "a list with the row fails too: {listed:?}");
 
     // A kind loosely spelled is not taken either: it is not how fleetglass writes it.
-    sqlx::query("UPDATE objects SET state = 'failed', kind = 'kustomization' WHERE name = 'apps'")
+    sqlx::query!("UPDATE objects SET state = 'failed', kind = 'kustomization' WHERE name = 'apps'")
         .execute(&mut *conn)
         .await
         .unwrap();
@@ -716,7 +723,7 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
     replace_rollups(&mut conn, &["prod-eu-1".to_string()], &[cause], &[], now)
         .await
         .unwrap();
-    sqlx::query("UPDATE root_causes SET state = 'Failed'")
+    sqlx::query!("UPDATE root_causes SET state = 'Failed'")
         .execute(&mut *conn)
         .await
         .unwrap();
@@ -732,7 +739,7 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
     );
 
     // A root cause's id is an object id (cluster/Kind/namespace/name) like the ones it names.
-    sqlx::query("UPDATE root_causes SET state = 'failed', id = 'prod-eu-1/apps'")
+    sqlx::query!("UPDATE root_causes SET state = 'failed', id = 'prod-eu-1/apps'")
         .execute(&mut *conn)
         .await
         .unwrap();
@@ -744,7 +751,7 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
     );
 
     // Its affected ids are a list of strings; anything else names the row, not an empty list.
-    sqlx::query(
+    sqlx::query!(
         "UPDATE root_causes SET id = 'prod-eu-1/Kustomization/flux-system/apps', affected = '[1, 2]'",
     )
     .execute(&mut *conn)
@@ -760,9 +767,9 @@ async fn a_bad_stored_state_or_kind_is_an_error_naming_the_row_not_unverifiable(
             "[1, 2]"
         )
     );
-    sqlx::query(
-        "INSERT INTO domain_verdicts (domain, cluster, version, state, fully_healthy, objects, healthy, blockers, updated_at)
-         VALUES ('gateway', 'prod-eu-1', 'v1', 'failed', false, 1, 0, '\"prod-eu-1/apps\"', now())",
+    sqlx::query!(
+        r#"INSERT INTO domain_verdicts (domain, cluster, version, state, fully_healthy, objects, healthy, blockers, updated_at)
+         VALUES ('gateway', 'prod-eu-1', 'v1', 'failed', false, 1, 0, '"prod-eu-1/apps"', now())"#,
     )
     .execute(&mut *conn)
     .await
@@ -821,15 +828,15 @@ async fn an_alert_row_in_the_stored_members_format_loads_and_writes_back_the_sam
         "affected_sample": ["prod-eu-1/Kustomization/flux-system/apps"],
         "domains": ["payments"]
     }]);
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO alerts (incident_key, root_cause, cluster, clusters, members, rule, severity,
              status, state, reason, message, affected_count, affected_sample, domains,
              first_seen, updated_at)
          VALUES ('key', 'prod-eu-1/Deployment/flux-system/tofu-controller', 'prod-eu-1',
              '{prod-eu-1}', $1::text::jsonb, 'root-cause', 'warning', 'firing', 'failed',
              'ImagePullBackOff', 'm', 3, '[]', '[]', now(), now())",
+        members.to_string(),
     )
-    .bind(members.to_string())
     .execute(store.pool())
     .await
     .unwrap();
@@ -854,12 +861,10 @@ async fn an_alert_row_in_the_stored_members_format_loads_and_writes_back_the_sam
     fleetglass::alerts::tables::alerts::update(&mut conn, id, &alerts[0], Utc::now())
         .await
         .unwrap();
-    let (stored,): (serde_json::Value,) =
-        sqlx::query_as("SELECT members FROM alerts WHERE id = $1")
-            .bind(id)
-            .fetch_one(&mut *conn)
-            .await
-            .unwrap();
+    let stored = sqlx::query_scalar!("SELECT members FROM alerts WHERE id = $1", id)
+        .fetch_one(&mut *conn)
+        .await
+        .unwrap();
     assert_eq!(stored, members);
 }
 
@@ -875,14 +880,14 @@ async fn problem_entries_count_each_objects_newest_entries_up_to_the_cap() {
     let insert = |name: &'static str, from: Option<&'static str>, to: &'static str, minutes| {
         let store = store.clone();
         async move {
-            sqlx::query(
+            sqlx::query!(
                 "INSERT INTO transitions (cluster, kind, namespace, name, from_state, to_state, reason, message, at)
                  VALUES ('prod-eu-1', 'Kustomization', 'flux-system', $1, $2, $3, 'r', '', $4)",
+                name,
+                from,
+                to,
+                now - TimeDelta::minutes(minutes),
             )
-            .bind(name)
-            .bind(from)
-            .bind(to)
-            .bind(now - TimeDelta::minutes(minutes))
             .execute(store.pool())
             .await
             .unwrap();

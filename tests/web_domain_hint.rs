@@ -103,7 +103,7 @@ async fn the_hint_is_read_again_once_a_minute_old_not_on_every_page() {
     let (_, first) = get(&app, "/").await;
     assert!(suggests(&first), "{first}");
 
-    sqlx::query("DELETE FROM objects WHERE kind = 'Kustomization'")
+    sqlx::query!("DELETE FROM objects WHERE kind = 'Kustomization'")
         .execute(store.pool())
         .await
         .unwrap();

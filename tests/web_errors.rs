@@ -86,7 +86,7 @@ async fn a_database_that_refuses_connections_is_503_not_answering() {
 async fn an_internal_error_is_500_and_not_reported_as_the_database() {
     let (store, _) = database().await;
     // A schema the queries do not expect: the database answers, the query fails.
-    sqlx::query("ALTER TABLE objects RENAME COLUMN reason TO reason_renamed")
+    sqlx::query!("ALTER TABLE objects RENAME COLUMN reason TO reason_renamed")
         .execute(store.pool())
         .await
         .unwrap();

@@ -253,7 +253,7 @@ async fn waits_on_and_waited_on_by_agree_with_the_chains_on_problems() {
 async fn edges_are_read_from_the_store_after_a_restart() {
     let (store, url) = fleet_with_flux_outside_flux_system().await;
     // What the web could re-derive edges from is gone; only the stored edges remain.
-    sqlx::query("UPDATE objects SET body = '{}'::jsonb")
+    sqlx::query!("UPDATE objects SET body = '{}'")
         .execute(store.pool())
         .await
         .unwrap();

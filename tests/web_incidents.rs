@@ -373,11 +373,11 @@ async fn a_cause_that_keeps_failing_says_it_flaps() {
     let now = Utc::now();
     // Five entries into failed in 16 minutes, each after a recovery.
     for minutes in [36, 32, 28, 24, 20] {
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO transitions (cluster, kind, namespace, name, from_state, to_state, reason, message, at)
              VALUES ('prod-eu-2', 'Deployment', 'flux-system', 'tofu-controller', 'healthy', 'failed', 'x', '', $1)",
+            now - TimeDelta::minutes(minutes),
         )
-        .bind(now - TimeDelta::minutes(minutes))
         .execute(store.pool())
         .await
         .unwrap();

@@ -197,11 +197,13 @@ pub async fn set_database_outage(database: &str, down: bool) {
     .await
     .unwrap();
     if down {
-        sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1")
-            .bind(database)
-            .execute(&mut admin)
-            .await
-            .unwrap();
+        sqlx::query!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1",
+            database as &str,
+        )
+        .fetch_all(&mut admin)
+        .await
+        .unwrap();
     }
 }
 
