@@ -1,23 +1,26 @@
 //! An incident's key: what makes root causes on several clusters one incident. The engine's
-//! cause (its code and identifying parameters, never its words) and the subject it is on: the
-//! object's kind, namespace and name, or any cluster for a cluster that is itself the cause.
+//! cause (its code and identifying parameters, never its words) and its subject: the object's
+//! kind, namespace and name, or any cluster for a cluster that is itself the cause.
 
-use crate::health::{Cause, cluster_of_cluster_id};
+use crate::health::{CLUSTER_KIND, Cause, Subject};
 use crate::model::ObjectId;
 use sha2::{Digest, Sha256};
 
 /// `Kind/namespace/name/<digest>`, `Cluster//*/<digest>` for a cluster: readable, and short
 /// however many parameters the cause has.
 pub fn key_of(id: &str, cause: &Cause) -> String {
-    let (kind, namespace, name) = object_of(id);
-    let name = if cluster_of_cluster_id(id).is_some() {
-        "*"
-    } else {
-        name
+    let subject = match Subject::of(id) {
+        Some(Subject::Object {
+            kind,
+            namespace,
+            name,
+        }) => format!("{kind}/{namespace}/{name}"),
+        Some(Subject::Cluster) => format!("{CLUSTER_KIND}//*"),
+        None => id.to_string(),
     };
     let digest = Sha256::digest(cause.identity().as_bytes());
     let short: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
-    format!("{kind}/{namespace}/{name}/{short}")
+    format!("{subject}/{short}")
 }
 
 /// `cluster/Kind/namespace/name` → (kind, namespace, name).

@@ -133,7 +133,7 @@ cause_codes! {
     BehindSource = "behind_source",
     /// Ready=True with Reconciling=True left behind.
     StaleStatus = "stale_status",
-    /// Ready=True (`reason`).
+    /// Ready=True with a reason that proves it.
     Ready = "ready",
     /// Healthy by design without a status (an OCI HelmRepository).
     NoStatusByDesign = "no_status_by_design",

@@ -158,3 +158,26 @@ fn a_cluster_causes_reason_beside_its_clusters_leaves_out_the_cluster_it_names()
         "cluster prod-1 x"
     );
 }
+
+/// A fleet is mostly healthy: a healthy verdict's cause is its code alone, so the verdicts
+/// held for every object carry no parameters (an empty map allocates nothing).
+#[test]
+fn healthy_verdicts_carry_a_code_and_no_parameters() {
+    let run = run(&[
+        git_repository("flux-system", SHA),
+        kustomization("apps", &[]),
+        deployment("apps", "web", 2, 2),
+        pod("apps", "web", "x2k4q", None),
+    ]);
+    let healthy: Vec<_> = run
+        .evaluation
+        .objects
+        .iter()
+        .filter(|v| v.state == Healthy)
+        .collect();
+    assert_eq!(healthy.len(), 4, "{:#?}", run.evaluation.objects);
+    for verdict in healthy {
+        assert!(verdict.cause.params.is_empty(), "{verdict:?}");
+        assert_ne!(verdict.cause.code, CauseCode::Unrecorded, "{verdict:?}");
+    }
+}

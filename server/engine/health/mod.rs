@@ -130,7 +130,7 @@ pub use paths::PathsToRoot;
 pub use state::{State, StateCounts, worst_first};
 pub use verdict::{
     CLUSTER_KIND, CoOwnership, CrdProvider, Dependency, DomainVerdict, Evaluation, ObjectEdge,
-    RootCause, Verdict, cluster_id, cluster_of_cluster_id, same_cause_on,
+    RootCause, Subject, Verdict, cluster_id, cluster_of_cluster_id, same_cause_on,
 };
 pub use versions::{image_tag, short_revision};
 

@@ -178,14 +178,50 @@ pub fn cluster_of_cluster_id(id: &str) -> Option<&str> {
     (kind == CLUSTER_KIND && namespace.is_empty() && name == cluster).then_some(cluster)
 }
 
+/// What a root cause is about, the same on every cluster it is on: an object by kind,
+/// namespace and name, or the cluster itself ([`cluster_id`]: its data cannot be trusted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Subject<'a> {
+    Object {
+        kind: &'a str,
+        namespace: &'a str,
+        name: &'a str,
+    },
+    Cluster,
+}
+
+impl<'a> Subject<'a> {
+    /// The subject of an id; None for text that is not one.
+    pub fn of(id: &'a str) -> Option<Subject<'a>> {
+        if cluster_of_cluster_id(id).is_some() {
+            return Some(Subject::Cluster);
+        }
+        let (_, kind, namespace, name) = ObjectId::split(id)?;
+        Some(Subject::Object {
+            kind,
+            namespace,
+            name,
+        })
+    }
+
+    /// The subject on `cluster`: the object there, or that cluster itself.
+    pub fn on(self, cluster: &str) -> ObjectId {
+        match self {
+            Subject::Cluster => cluster_id(cluster),
+            Subject::Object {
+                kind,
+                namespace,
+                name,
+            } => ObjectId(format!("{cluster}/{kind}/{namespace}/{name}")),
+        }
+    }
+}
+
 /// The same root cause on another cluster: the object of the same kind, namespace and name
 /// there, or that cluster itself when `id` is a cluster ([`cluster_id`]).
 pub fn same_cause_on(id: &str, cluster: &str) -> ObjectId {
-    match ObjectId::split(id) {
-        Some(_) if cluster_of_cluster_id(id).is_some() => cluster_id(cluster),
-        Some((_, kind, namespace, name)) => {
-            ObjectId(format!("{cluster}/{kind}/{namespace}/{name}"))
-        }
+    match Subject::of(id) {
+        Some(subject) => subject.on(cluster),
         None => ObjectId(id.to_string()),
     }
 }
