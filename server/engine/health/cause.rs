@@ -5,15 +5,17 @@
 //! it is for people and may change words freely.
 
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Cause {
     pub code: CauseCode,
-    /// What identifies this cause among others of its code, by name.
+    /// What identifies this cause among others of its code, by name (the engine's names are
+    /// static: no allocation for them).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub params: BTreeMap<String, String>,
+    pub params: BTreeMap<Cow<'static, str>, String>,
 }
 
 impl Cause {
@@ -25,10 +27,10 @@ impl Cause {
     }
 
     /// With one identifying parameter (an empty value says nothing and is left out).
-    pub fn with(mut self, name: &str, value: impl Into<String>) -> Cause {
+    pub fn with(mut self, name: &'static str, value: impl Into<String>) -> Cause {
         let value = value.into();
         if !value.is_empty() {
-            self.params.insert(name.to_string(), value);
+            self.params.insert(Cow::Borrowed(name), value);
         }
         self
     }
@@ -36,9 +38,10 @@ impl Cause {
     /// With another cause as what explains this one: its code and parameters under `because`.
     pub fn because(mut self, other: &Cause) -> Cause {
         self.params
-            .insert("because".to_string(), other.code.as_str().to_string());
+            .insert(Cow::Borrowed("because"), other.code.as_str().to_string());
         for (name, value) in &other.params {
-            self.params.insert(format!("because.{name}"), value.clone());
+            let name = Cow::Owned(format!("because.{name}"));
+            self.params.insert(name, value.clone());
         }
         self
     }

@@ -405,7 +405,7 @@ fn consume_namespace(
 }
 
 /// A consumed CRD, kind or namespace (`what` names it) in a state that breaks its consumers.
-fn consumed(what: &str, name: &str, state: &str) -> Cause {
+fn consumed(what: &'static str, name: &str, state: &str) -> Cause {
     Cause::new(CauseCode::CrossStack)
         .with(what, name)
         .with("state", state)
